@@ -1,0 +1,1 @@
+SELECT run_id FROM reservations WHERE ds = :ds

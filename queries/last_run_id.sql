@@ -1,0 +1,1 @@
+SELECT max(run_id) FROM runs

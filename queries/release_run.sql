@@ -1,0 +1,4 @@
+-- `sqlrun release`: the run will not compute anything more.
+UPDATE runs
+SET status = 'released', finished_at = datetime('now')
+WHERE run_id = :run_id AND status IN ('reserved', 'running')

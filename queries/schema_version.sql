@@ -1,0 +1,1 @@
+SELECT max(version) FROM sqlrun_schema_history

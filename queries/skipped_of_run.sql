@@ -1,0 +1,7 @@
+-- A run's skipped dates with who holds them, for the report on stderr.
+SELECT p.ds, p.held_by, h.kind, h.requested_by, h.status, v.reserved_at
+FROM run_partitions p
+LEFT JOIN runs h ON h.run_id = p.held_by
+LEFT JOIN reservations v ON v.ds = p.ds AND v.run_id = p.held_by
+WHERE p.run_id = :run_id AND p.status = 'skipped'
+ORDER BY p.ds

@@ -1,0 +1,551 @@
+//! `sqlrun apply`: one code path for the regular run and every backfill. Reserve the dates
+//! first (one transaction), then each date in ascending order in its own transaction:
+//! replace (or, sealed, correct) every model, record the date, release its reservation.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rusqlite::{named_params, Connection, ErrorCode, TransactionBehavior};
+use serde::Serialize;
+
+use crate::cli::{default_user, ApplyArgs, Global, Kind, Only};
+use crate::error::{Error, Result};
+use crate::holder::Identity;
+use crate::interval::{fmt_date, parse_date, today_utc, Interval};
+use crate::pipeline::{DateVars, Pipeline};
+use crate::queries;
+use crate::report::{self, Output};
+use crate::reserve::{self, DateState, Reclaim, Skip, LEASE};
+use crate::store::{self, now};
+
+/// How one date ended in this run.
+#[derive(Debug, Clone, Serialize)]
+pub struct DateOutcome {
+    pub ds: String,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub millis: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ApplyReport {
+    pub run_id: i64,
+    pub kind: String,
+    pub interval: String,
+    pub status: String,
+    pub exit_code: u8,
+    pub dates: Vec<DateOutcome>,
+    pub reclaimed: Vec<Reclaim>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+/// What `apply` was asked to do, validated before the database is touched.
+struct Request {
+    interval: Interval,
+    kind: Kind,
+    by: String,
+    reason: Option<String>,
+    only: Option<Only>,
+}
+
+pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
+    let request = match args.run {
+        Some(_) => None,
+        None => Some(request_from(args)?),
+    };
+    let pipeline = Pipeline::load(global.templates.as_deref())?;
+    let mut conn = store::open(&global.db)?;
+    pipeline.sync(&mut conn)?;
+    store::verify_templates(&conn, &pipeline.templates)?;
+
+    let (interval, reserved_run) = match (args.run, &request) {
+        (Some(run_id), _) => {
+            let run = store::existing_run(&conn, run_id)?;
+            if run.status != "reserved" {
+                return Err(Error::bad(format!(
+                    "run {run_id} is {}, not reserved: `apply --run` carries out a run made by `sqlrun reserve` \
+                     that has not started; for a new computation use `sqlrun apply --interval {}..{}`",
+                    run.status, run.interval_start, run.interval_end
+                )));
+            }
+            let start = parse_date(&run.interval_start, "run interval")?;
+            let end = parse_date(&run.interval_end, "run interval")?;
+            (Interval::new(start, end)?, Some(run))
+        }
+        (None, Some(r)) => (r.interval, None),
+        (None, None) => unreachable!("a request exists without --run"),
+    };
+
+    // Every date's SQL must render before anything is written: a template error is bad
+    // input (exit 2), not a failed date.
+    preflight(&pipeline, interval)?;
+
+    if args.dry_run {
+        return dry_run(
+            &conn,
+            &pipeline,
+            interval,
+            request.as_ref(),
+            reserved_run.as_ref(),
+            out,
+        );
+    }
+
+    let me = Identity::current();
+    let signature = pipeline.signature();
+    let lease_until = reserve::lease_until(LEASE);
+
+    // One transaction: the run row, its template versions, reclaims, reservations, skips.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let (run_id, kind) = match (&reserved_run, &request) {
+        (Some(run), _) => {
+            let started = tx.execute(
+                queries::START_RESERVED_RUN,
+                named_params! {
+                    ":run_id": run.run_id, ":keep_going": args.keep_going,
+                    ":templates_from": pipeline.templates.origin, ":version": env!("CARGO_PKG_VERSION"),
+                    ":host": me.host, ":pid": me.pid, ":pid_started": me.started,
+                },
+            )?;
+            if started != 1 {
+                return Err(Error::bad(format!(
+                    "run {} stopped being reserved meanwhile (released, or started by another process); see `sqlrun runs {}`",
+                    run.run_id, run.run_id
+                )));
+            }
+            (run.run_id, run.kind.clone())
+        }
+        (None, Some(r)) => {
+            tx.execute(
+                queries::INSERT_RUN,
+                named_params! {
+                    ":kind": r.kind.as_str(), ":start": fmt_date(r.interval.start), ":end": fmt_date(r.interval.end),
+                    ":by": r.by, ":reason": r.reason, ":status": "running", ":only": r.only.map(Only::as_str),
+                    ":keep_going": args.keep_going, ":command": command_line(),
+                    ":templates_from": pipeline.templates.origin, ":version": env!("CARGO_PKG_VERSION"),
+                    ":host": me.host, ":pid": me.pid, ":pid_started": me.started,
+                },
+            )?;
+            (tx.last_insert_rowid(), r.kind.as_str().to_string())
+        }
+        (None, None) => unreachable!(),
+    };
+    store::record_templates(&tx, &pipeline.templates, run_id)?;
+    let reclaimed = reserve::sweep(&tx, &pipeline, &me, Some(run_id))?;
+    let selected: Vec<String> = match &request {
+        Some(r) => reserve::date_states(&tx, &pipeline, interval)?
+            .into_iter()
+            .filter(|s| s.selected_by(r.only, &signature))
+            .map(|s| s.ds)
+            .collect(),
+        None => reserve::held_by_run(&tx, run_id)?,
+    };
+    reserve::reserve(&tx, &pipeline, run_id, &selected, Some(lease_until))?;
+    tx.commit()?;
+
+    for line in reserve::reclaim_lines(&reclaimed) {
+        out.note(&line);
+    }
+    let skips = reserve::skipped_of_run(&conn, run_id)?;
+    for line in reserve::skip_lines(&skips) {
+        out.note(&line);
+    }
+
+    let signal = install_signal_handler(&conn);
+    let work = reserve::held_by_run(&conn, run_id)?;
+    let mut outcomes = compute_dates(
+        &mut conn,
+        &pipeline,
+        run_id,
+        &work,
+        args.keep_going,
+        &signal,
+        out,
+    )?;
+
+    // Whatever is still held (after a stop, a failure, a signal) is released, recorded.
+    let stopped = outcomes.stopped.take();
+    if let Some(why) = &stopped {
+        let n = reserve::release(&conn, &pipeline, run_id, why)?;
+        if n > 0 {
+            out.note(&format!(
+                "released {n} date{} not computed: {why}",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+    } else {
+        reserve::release(&conn, &pipeline, run_id, "run ended")?;
+    }
+
+    let failed = outcomes.dates.iter().any(|d| d.status == "failed");
+    let (status, code) = if failed {
+        ("failed", 1)
+    } else if let Some(sig) = outcomes.signal {
+        ("interrupted", 128 + sig as u8)
+    } else if outcomes.lost {
+        ("interrupted", 1)
+    } else if !skips.is_empty() {
+        ("partial", 99)
+    } else {
+        ("success", 0)
+    };
+    conn.execute(
+        queries::FINISH_RUN,
+        named_params! {":run_id": run_id, ":status": status, ":error": stopped},
+    )?;
+
+    let mut dates: Vec<DateOutcome> = skips.iter().map(skipped_outcome).collect();
+    dates.append(&mut outcomes.dates);
+    dates.sort_by(|a, b| a.ds.cmp(&b.ds));
+    let report = ApplyReport {
+        run_id,
+        kind,
+        interval: interval.to_string(),
+        status: status.to_string(),
+        exit_code: code,
+        dates,
+        reclaimed,
+        stopped,
+    };
+    report::apply_summary(&report, out)?;
+    Ok(code)
+}
+
+fn request_from(args: &ApplyArgs) -> Result<Request> {
+    let interval = match (&args.interval, &args.as_of) {
+        (Some(text), _) => Interval::parse(text)?,
+        (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?),
+        (None, None) => Interval::yesterday_of(today_utc()),
+    };
+    let kind = args.kind.unwrap_or(if args.interval.is_some() {
+        Kind::Backfill
+    } else {
+        Kind::Regular
+    });
+    Ok(Request {
+        interval,
+        kind,
+        by: args.by.clone().unwrap_or_else(default_user),
+        reason: args.reason.clone(),
+        only: args.only,
+    })
+}
+
+/// Renders the first date both ways (replaced and sealed) so that template errors surface
+/// before anything is written.
+fn preflight(pipeline: &Pipeline, interval: Interval) -> Result<()> {
+    let ds = fmt_date(interval.start);
+    for sealed in [false, true] {
+        pipeline.render_date(&DateVars {
+            ds: &ds,
+            run_id: 0,
+            sealed,
+            started_at: "",
+            lease_until: "",
+            renew_before: "",
+        })?;
+    }
+    Ok(())
+}
+
+struct Outcomes {
+    dates: Vec<DateOutcome>,
+    /// Why the loop stopped early, if it did.
+    stopped: Option<String>,
+    signal: Option<i32>,
+    /// Another run took over a date this run held (it was found dead meanwhile).
+    lost: bool,
+}
+
+fn compute_dates(
+    conn: &mut Connection,
+    pipeline: &Pipeline,
+    run_id: i64,
+    work: &[String],
+    keep_going: bool,
+    signal: &AtomicI32,
+    out: &mut Output,
+) -> Result<Outcomes> {
+    let mut result = Outcomes {
+        dates: Vec::new(),
+        stopped: None,
+        signal: None,
+        lost: false,
+    };
+    let progress = (out.progress_bar() && work.len() > 1).then(|| {
+        let bar = ProgressBar::new(work.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {pos}/{len} dates [{bar:30}] {elapsed} eta {eta} {msg}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        bar
+    });
+    for ds in work {
+        let sig = signal.load(Ordering::SeqCst);
+        if sig != 0 {
+            result.signal = Some(sig);
+            result.stopped = Some(format!("stopped by signal {sig} before {ds}"));
+            break;
+        }
+        let clock = Instant::now();
+        let started_at = now();
+        let outcome = compute_date(conn, pipeline, run_id, ds, &started_at);
+        let millis = clock.elapsed().as_millis() as u64;
+        let (status, error) = match outcome {
+            Ok(DateResult::Done(status)) => (status, None),
+            Ok(DateResult::Lost(holder)) => {
+                result.lost = true;
+                result.stopped = Some(format!(
+                    "{ds} is no longer held by this run ({}); stopping",
+                    holder
+                        .map(|h| format!("run {h} holds it now"))
+                        .unwrap_or_else(|| "released by someone else".into())
+                ));
+                break;
+            }
+            Err(e) if is_interrupt(&e) && signal.load(Ordering::SeqCst) != 0 => {
+                let sig = signal.load(Ordering::SeqCst);
+                result.signal = Some(sig);
+                result.stopped = Some(format!("stopped by signal {sig} during {ds} (rolled back)"));
+                break;
+            }
+            Err(e) => {
+                let message = e.to_string();
+                record_failure(conn, pipeline, run_id, ds, &started_at, &message)?;
+                ("failed".to_string(), Some(message))
+            }
+        };
+        let line = match &error {
+            Some(e) => format!("{ds}  failed  ({millis} ms): {e}"),
+            None => format!("{ds}  {status}  ({millis} ms)"),
+        };
+        match &progress {
+            Some(bar) => {
+                bar.inc(1);
+                if error.is_some() {
+                    bar.suspend(|| out.note(&line));
+                }
+            }
+            None => out.progress(&line),
+        }
+        let failed = error.is_some();
+        result.dates.push(DateOutcome {
+            ds: ds.clone(),
+            status,
+            error,
+            held_by: None,
+            millis: Some(millis),
+        });
+        if failed && !keep_going {
+            result.stopped = Some(format!(
+                "stopped after {ds} failed (use --keep-going to go on past a failed date)"
+            ));
+            break;
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    Ok(result)
+}
+
+enum DateResult {
+    Done(String),
+    /// The date's reservation is not this run's any more; the holder, if any.
+    Lost(Option<i64>),
+}
+
+/// One date, one transaction: the partition(s), the record, the release.
+fn compute_date(
+    conn: &mut Connection,
+    pipeline: &Pipeline,
+    run_id: i64,
+    ds: &str,
+    started_at: &str,
+) -> Result<DateResult> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let holder: Option<i64> = {
+        use rusqlite::OptionalExtension;
+        tx.query_row(queries::HOLDER_OF_DATE, named_params! {":ds": ds}, |r| {
+            r.get(0)
+        })
+        .optional()?
+    };
+    if holder != Some(run_id) {
+        return Ok(DateResult::Lost(holder));
+    }
+    let sealed: bool = tx.query_row(queries::IS_SEALED, named_params! {":ds": ds}, |r| r.get(0))?;
+    let lease_until = reserve::lease_until(LEASE);
+    let renew_before = reserve::lease_until(LEASE / 2);
+    let sql = pipeline.render_date(&DateVars {
+        ds,
+        run_id,
+        sealed,
+        started_at,
+        lease_until: &lease_until,
+        renew_before: &renew_before,
+    })?;
+    tx.execute_batch(&sql)?;
+    let status: String = tx.query_row(
+        queries::DATE_STATUS_IN_RUN,
+        named_params! {":run_id": run_id, ":ds": ds},
+        |r| r.get(0),
+    )?;
+    tx.commit()?;
+    Ok(DateResult::Done(status))
+}
+
+fn record_failure(
+    conn: &Connection,
+    pipeline: &Pipeline,
+    run_id: i64,
+    ds: &str,
+    started_at: &str,
+    message: &str,
+) -> Result<()> {
+    let sql = pipeline.render_system(
+        "record_failure",
+        minijinja::context! { run_id => run_id, ds => ds, started_at => started_at, error => message },
+    )?;
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(&sql)?;
+    tx.commit()?;
+    Ok(())
+}
+
+fn is_interrupt(e: &Error) -> bool {
+    matches!(e, Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) if f.code == ErrorCode::OperationInterrupted)
+}
+
+fn skipped_outcome(skip: &Skip) -> DateOutcome {
+    DateOutcome {
+        ds: skip.ds.clone(),
+        status: "skipped".into(),
+        error: None,
+        held_by: skip.held_by,
+        millis: None,
+    }
+}
+
+/// The first SIGINT/SIGTERM lets the current date finish, then the run stops; a second one
+/// interrupts the current statement, so the date rolls back. Either way the transaction
+/// ends whole and the run releases what it holds.
+fn install_signal_handler(conn: &Connection) -> Arc<AtomicI32> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let first = Arc::new(AtomicI32::new(0));
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return first;
+    };
+    let handle = conn.get_interrupt_handle();
+    let seen = Arc::clone(&first);
+    std::thread::spawn(move || {
+        for sig in signals.forever() {
+            if seen
+                .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                handle.interrupt();
+            }
+        }
+    });
+    first
+}
+
+pub fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// `--dry-run`: each date and what would happen to it, then the SQL. Writes nothing.
+fn dry_run(
+    conn: &Connection,
+    pipeline: &Pipeline,
+    interval: Interval,
+    request: Option<&Request>,
+    reserved: Option<&store::RunRow>,
+    out: &mut Output,
+) -> Result<u8> {
+    let signature = pipeline.signature();
+    let me = Identity::current();
+    let states = reserve::date_states(conn, pipeline, interval)?;
+    let dead = reserve::dead_holders(conn, &me, reserved.map(|r| r.run_id))?;
+    let run_id: i64 = match reserved {
+        Some(r) => r.run_id,
+        None => conn.query_row(queries::NEXT_RUN_ID, [], |r| r.get(0))?,
+    };
+    let mut plan = Vec::new();
+    for state in &states {
+        let selected = match (request, reserved) {
+            (Some(r), _) => state.selected_by(r.only, &signature),
+            (None, _) => state.held_by == Some(run_id),
+        };
+        let action = plan_action(state, selected, run_id, &signature, &dead)?;
+        plan.push((state, action));
+    }
+    let mut sql = Vec::new();
+    for (state, action) in &plan {
+        if action.starts_with("compute")
+            || action.starts_with("correct")
+            || action.starts_with("reclaim")
+        {
+            let body = pipeline.render_date(&DateVars {
+                ds: &state.ds,
+                run_id,
+                sealed: state.sealed(),
+                started_at: &now(),
+                lease_until: &reserve::lease_until(LEASE),
+                renew_before: &reserve::lease_until(LEASE / 2),
+            })?;
+            sql.push((state.ds.clone(), body));
+        }
+    }
+    report::dry_run(run_id, interval, &plan, &sql, out)?;
+    Ok(0)
+}
+
+fn plan_action(
+    state: &DateState,
+    selected: bool,
+    run_id: i64,
+    signature: &str,
+    dead: &[(i64, String)],
+) -> Result<String> {
+    if !selected {
+        return Ok("not selected".into());
+    }
+    if let Some(holder) = state.held_by.filter(|h| *h != run_id) {
+        let gone = dead.iter().find(|(run, _)| *run == holder);
+        return Ok(match gone {
+            Some((_, why)) => format!("reclaim from run {holder} ({why}), then compute"),
+            None => format!(
+                "skip: held by run {holder} ({}, requested by {}, since {})",
+                state.holder_kind.as_deref().unwrap_or("?"),
+                state.holder_by.as_deref().unwrap_or("?"),
+                state.held_since.as_deref().unwrap_or("?")
+            ),
+        });
+    }
+    let why = if !state.computed() {
+        "missing"
+    } else if state.failed() {
+        "last attempt failed"
+    } else if state.stale(signature) {
+        "stale"
+    } else {
+        "recompute"
+    };
+    Ok(if state.sealed() {
+        format!("correct: sealed, compare and record a correction if it differs ({why})")
+    } else {
+        format!("compute: replace the partition ({why})")
+    })
+}

@@ -1,0 +1,218 @@
+//! The command line: every flag of the contract, as clap derive types.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sqlrun",
+    version,
+    about = "A backfill runner for date-partitioned SQL pipelines",
+    long_about = "A backfill runner for date-partitioned SQL pipelines.\n\n\
+        A backfill is the regular run with another interval. Each date is replaced whole, in its own \
+        transaction, with its record in the state store. Dates held by another run are skipped and \
+        reported (exit 99). Sealed dates are corrected, never overwritten.",
+    after_help = "Exit codes: 0 every date done; 1 a date failed (earlier dates stay committed); \
+        2 bad input, nothing written; 99 some dates skipped because another run holds them; \
+        130 stopped by Ctrl-C or SIGTERM (the current date finished or rolled back)."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// The database: data and state store in one SQLite file, created on first use.
+    #[arg(long, global = true, env = "SQLRUN_DB", default_value = "sqlrun.db")]
+    pub db: PathBuf,
+
+    /// A pipeline folder (models/*.sql, views/*.sql) to use instead of the built-in one.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+
+    /// Machine-readable output on stdout (one JSON document).
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Say more: per-date timings, where templates come from.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create or migrate the database (every other command migrates too).
+    Init,
+    /// Reserve, then recompute each date of the interval, one date per transaction.
+    Apply(ApplyArgs),
+    /// Reserve dates for a planned backfill; prints the new run id. Nothing is computed yet.
+    Reserve(ReserveArgs),
+    /// Give up what a reserved or running run still holds (recorded).
+    Release {
+        /// The run to release.
+        run_id: i64,
+        /// Who releases it (default: $USER).
+        #[arg(long)]
+        by: Option<String>,
+    },
+    /// Mark dates as sent: a sealed date is never overwritten again, only corrected.
+    Seal(SealArgs),
+    /// Per date: computed by which run, stale or not, sealed, corrections, held by whom, last failure.
+    Status {
+        #[arg(long, value_name = "START..END")]
+        interval: Option<String>,
+    },
+    /// The audit trail: runs, or one run's dates, events and template versions.
+    Runs {
+        run_id: Option<i64>,
+        /// How many runs to list, newest first.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
+    /// Corrections of sealed dates: what was sent, what is true now, and the difference.
+    Corrections {
+        #[arg(long, value_name = "START..END")]
+        interval: Option<String>,
+    },
+    /// Print the exact SQL one date would execute, for review.
+    Render {
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        date: String,
+        /// Only this model's SELECT.
+        model: Option<String>,
+    },
+    /// The pipeline's templates, their versions and whether the state store has recorded them.
+    Templates {
+        /// Print a recorded version's text, e.g. `models/daily_revenue@1`.
+        #[arg(long, value_name = "NAME@VERSION")]
+        show: Option<String>,
+    },
+    /// Insert seeded synthetic orders (with re-sent records) for demos and benchmarks.
+    Generate(GenerateArgs),
+    /// The worked example from the design notes, in a scratch database.
+    Demo,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    Regular,
+    Backfill,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Regular => "regular",
+            Kind::Backfill => "backfill",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Only {
+    /// Dates never computed.
+    Missing,
+    /// Dates whose latest attempt failed.
+    Failed,
+    /// Dates built by an older version of a model.
+    Stale,
+}
+
+impl Only {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Only::Missing => "missing",
+            Only::Failed => "failed",
+            Only::Stale => "stale",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ApplyArgs {
+    /// START..END (both included) or one date; without it, the regular run for yesterday.
+    #[arg(long, value_name = "START..END", conflicts_with_all = ["as_of", "run"])]
+    pub interval: Option<String>,
+
+    /// The regular run's "today" (default: today, UTC); it computes the day before.
+    #[arg(long, value_name = "YYYY-MM-DD", conflicts_with = "run")]
+    pub as_of: Option<String>,
+
+    /// Record the run as this kind (default: regular without --interval, else backfill).
+    #[arg(long, value_enum, conflicts_with = "run")]
+    pub kind: Option<Kind>,
+
+    /// Who asked for the run (default: $USER).
+    #[arg(long, conflicts_with = "run")]
+    pub by: Option<String>,
+
+    /// Why (recorded in the audit trail).
+    #[arg(long, conflicts_with = "run")]
+    pub reason: Option<String>,
+
+    /// Only the dates of the interval in this state.
+    #[arg(long, value_enum, conflicts_with = "run")]
+    pub only: Option<Only>,
+
+    /// Go on after a failed date (the run still ends failed, exit 1).
+    #[arg(long)]
+    pub keep_going: bool,
+
+    /// Print the plan and the SQL; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Carry out a run made earlier by `sqlrun reserve`.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<i64>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReserveArgs {
+    #[arg(long, value_name = "START..END")]
+    pub interval: String,
+    #[arg(long)]
+    pub by: Option<String>,
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Hold the dates for this long (e.g. 90m, 2h, 1d); default: until `apply --run` or `release`.
+    #[arg(long = "for", value_name = "DURATION")]
+    pub hold_for: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SealArgs {
+    #[arg(long, value_name = "START..END")]
+    pub interval: String,
+    /// Why these dates are sealed (what went out). Required.
+    #[arg(long)]
+    pub reason: String,
+    #[arg(long)]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GenerateArgs {
+    /// First order date.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub start: String,
+    #[arg(long, default_value_t = 14)]
+    pub days: u32,
+    #[arg(long, default_value_t = 1000)]
+    pub per_day: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// `--by` default: $USER, else "unknown".
+pub fn default_user() -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}

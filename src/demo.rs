@@ -1,0 +1,251 @@
+//! `sqlrun demo`: the story of the design notes, replayed in a scratch database with the
+//! same commands a user runs. Fourteen regular runs, a backfill, the additive cumulative
+//! total beside the derived one; then a seal and a late voucher that becomes a correction.
+
+use std::path::Path;
+
+use rusqlite::{named_params, Connection};
+
+use crate::apply;
+use crate::cli::{ApplyArgs, Global, Kind, SealArgs};
+use crate::error::Result;
+use crate::queries;
+use crate::report::{table, won, Output};
+use crate::seal;
+use crate::store;
+
+pub fn run(out: &Output) -> Result<u8> {
+    let scratch = tempfile::Builder::new().prefix("sqlrun-demo-").tempdir()?;
+    let db = scratch.path().join("demo.db");
+    let global = Global {
+        db: db.clone(),
+        templates: None,
+        json: false,
+        verbose: 0,
+    };
+    let conn = store::open(&db)?;
+    conn.execute_batch(queries::DEMO_ORDERS)?;
+    let mut say = String::new();
+    say.push_str(&format!(
+        "sqlrun demo, in a scratch database ({})\n\n",
+        db.display()
+    ));
+
+    // 1. The regular runs: each morning, yesterday.
+    let mut additive = 0i64;
+    for day in 2..=15 {
+        let as_of = format!("2026-02-{day:02}");
+        apply_quietly(&global, regular(&as_of))?;
+        additive += last_run_total(&conn)?;
+    }
+    let derived = last_cumulative(&conn)?;
+    say.push_str("1. Regular runs for 2026-02-01..2026-02-14 (`sqlrun apply --as-of 2026-02-02`, ... `--as-of 2026-02-15`):\n");
+    say.push_str(&format!(
+        "   daily revenue sums to {} won\n\n",
+        won(derived)
+    ));
+
+    // 2. A backfill of three days, with the same code path.
+    apply_quietly(&global, backfill("2026-02-09..2026-02-11"))?;
+    let backfilled = last_run_total(&conn)?;
+    let after_first = additive + backfilled;
+    apply_quietly(&global, backfill("2026-02-09..2026-02-11"))?;
+    let after_second = after_first + last_run_total(&conn)?;
+    let derived_after = last_cumulative(&conn)?;
+    say.push_str("2. A backfill of 2026-02-09..2026-02-11 (`sqlrun apply --interval 2026-02-09..2026-02-11`):\n");
+    say.push_str(&format!(
+        "   its dates sum to {} won; the partitions were replaced in place\n\n",
+        won(backfilled)
+    ));
+
+    say.push_str(
+        "3. A cumulative total that is added to, beside one derived from the daily rows:\n\n",
+    );
+    let rows = vec![
+        vec!["after the regular runs".into(), won(additive), won(derived)],
+        vec![
+            "after the backfill".into(),
+            format!(
+                "{} (off by {})",
+                won(after_first),
+                won(after_first - derived)
+            ),
+            won(derived_after),
+        ],
+        vec![
+            "after running it again".into(),
+            format!(
+                "{} (off by {})",
+                won(after_second),
+                won(after_second - derived)
+            ),
+            won(last_cumulative(&conn)?),
+        ],
+    ];
+    say.push_str(&indent(&table(
+        &[
+            "",
+            "additive (+= each run)",
+            "derived (view cumulative_revenue)",
+        ],
+        &rows,
+    )));
+    say.push_str("\n   The derived total does not move however often the backfill runs.\n\n");
+
+    // 4. The first week went out in a report; a voucher for 2026-02-03 arrives late.
+    seal::run(
+        &global,
+        &SealArgs {
+            interval: "2026-02-01..2026-02-07".into(),
+            reason: "weekly report, week 1".into(),
+            by: Some("demo".into()),
+        },
+        &Output::quiet(),
+    )?;
+    let sent_week = revenue_between(&conn, "2026-02-01", "2026-02-07")?;
+    conn.execute_batch(queries::DEMO_LATE_VOUCHER)?;
+    let (_, outcomes) = apply_quietly(&global, backfill("2026-02-01..2026-02-07"))?;
+    let corrected: Vec<&str> = outcomes
+        .iter()
+        .filter(|(_, s)| s == "corrected")
+        .map(|(d, _)| d.as_str())
+        .collect();
+    let unchanged = outcomes.iter().filter(|(_, s)| s == "unchanged").count();
+    let (sent, now): (i64, i64) = conn.query_row(
+        queries::SENT_AND_NOW,
+        named_params! {":ds": "2026-02-03"},
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    say.push_str("4. The first week is sealed (`sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report, week 1\"`);\n");
+    say.push_str(
+        "   a voucher of 350,000 won for 2026-02-03 arrives late, and the week is applied again:\n",
+    );
+    say.push_str(&format!(
+        "   {} corrected, {unchanged} unchanged; the sealed rows keep what was sent\n\n",
+        corrected.join(", ")
+    ));
+    let rows = vec![
+        vec![
+            "2026-02-03".into(),
+            won(sent),
+            won(now),
+            format!("+{}", won(now - sent)),
+        ],
+        vec![
+            "week 2026-02-01..07".into(),
+            won(sent_week),
+            won(revenue_between(&conn, "2026-02-01", "2026-02-07")?),
+            format!(
+                "+{}",
+                won(revenue_between(&conn, "2026-02-01", "2026-02-07")? - sent_week)
+            ),
+        ],
+        vec![
+            "cumulative to 2026-02-14".into(),
+            won(conn.query_row(queries::LAST_CUMULATIVE_AS_SENT, [], |r| r.get(0))?),
+            won(last_cumulative(&conn)?),
+            format!(
+                "+{}",
+                won(last_cumulative(&conn)?
+                    - conn.query_row::<i64, _, _>(queries::LAST_CUMULATIVE_AS_SENT, [], |r| r
+                        .get(0))?)
+            ),
+        ],
+    ];
+    say.push_str(&indent(&table(
+        &["", "what we sent", "what is true now", "delta"],
+        &rows,
+    )));
+    say.push_str(
+        "\n   Sent: seals, daily_revenue, cumulative_revenue_as_sent. True now: daily_revenue_current,\n   \
+         cumulative_revenue. The difference: daily_revenue_corrections (`sqlrun corrections`).\n",
+    );
+    out.json(&serde_json::json!({
+        "regular_total": derived, "backfill_total": backfilled, "additive_after_backfill": after_first,
+        "derived_after_backfill": derived_after, "sent_2026_02_03": sent, "now_2026_02_03": now,
+    }))?;
+    out.text(&say)?;
+    drop(conn);
+    remove_scratch(&db);
+    Ok(0)
+}
+
+fn regular(as_of: &str) -> ApplyArgs {
+    ApplyArgs {
+        interval: None,
+        as_of: Some(as_of.into()),
+        kind: None,
+        by: Some("demo".into()),
+        reason: None,
+        only: None,
+        keep_going: false,
+        dry_run: false,
+        run: None,
+    }
+}
+
+fn backfill(interval: &str) -> ApplyArgs {
+    ApplyArgs {
+        interval: Some(interval.into()),
+        as_of: None,
+        kind: Some(Kind::Backfill),
+        reason: Some("the fix for the bug".into()),
+        ..regular("2026-02-15")
+    }
+}
+
+/// Runs `apply` and returns its run id and each date's status.
+fn apply_quietly(global: &Global, args: ApplyArgs) -> Result<(i64, Vec<(String, String)>)> {
+    let mut out = Output::quiet();
+    let code = apply::run(
+        global,
+        &ApplyArgs {
+            as_of: args.as_of.clone(),
+            ..args
+        },
+        &mut out,
+    )?;
+    let conn = Connection::open(&global.db)?;
+    let run_id: i64 = conn.query_row(queries::LAST_RUN_ID, [], |r| r.get(0))?;
+    if code != 0 {
+        return Err(crate::Error::bad(format!(
+            "demo: run {run_id} ended with exit {code}"
+        )));
+    }
+    let mut stmt = conn.prepare(queries::RUN_PARTITIONS_OF_RUN)?;
+    let rows = stmt.query_map(named_params! {":run_id": run_id}, |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?;
+    Ok((run_id, rows.collect::<Result<_, _>>()?))
+}
+
+fn last_run_total(conn: &Connection) -> Result<i64> {
+    let run_id: i64 = conn.query_row(queries::LAST_RUN_ID, [], |r| r.get(0))?;
+    Ok(
+        conn.query_row(queries::RUN_TOTAL, named_params! {":run_id": run_id}, |r| {
+            r.get(0)
+        })?,
+    )
+}
+
+fn last_cumulative(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row(queries::LAST_CUMULATIVE, [], |r| r.get(0))?)
+}
+
+fn revenue_between(conn: &Connection, start: &str, end: &str) -> Result<i64> {
+    Ok(conn.query_row(
+        queries::REVENUE_BETWEEN,
+        named_params! {":start": start, ":end": end},
+        |r| r.get(0),
+    )?)
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("   {l}\n")).collect()
+}
+
+fn remove_scratch(db: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+}

@@ -1,0 +1,438 @@
+//! The commands that read: `init`, `status`, `runs`, `corrections`, `render`, `templates`.
+
+use minijinja::context;
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{named_params, Connection, OptionalExtension};
+use serde_json::{Map, Value as Json};
+
+use crate::cli::Global;
+use crate::error::{Error, Result};
+use crate::interval::{fmt_date, parse_date, Interval};
+use crate::pipeline::{DateVars, Pipeline};
+use crate::queries;
+use crate::report::{self, table, won, Output};
+use crate::reserve::{self, LEASE};
+use crate::store::{self, now};
+
+fn open(global: &Global) -> Result<(Pipeline, Connection)> {
+    let pipeline = Pipeline::load(global.templates.as_deref())?;
+    let mut conn = store::open(&global.db)?;
+    pipeline.sync(&mut conn)?;
+    Ok((pipeline, conn))
+}
+
+pub fn init(global: &Global, out: &Output) -> Result<u8> {
+    let (pipeline, conn) = open(global)?;
+    store::verify_templates(&conn, &pipeline.templates)?;
+    let models: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
+    out.json(&serde_json::json!({"db": global.db, "models": models, "templates": pipeline.templates.origin}))?;
+    out.text(&format!(
+        "{} is ready: state store and pipeline ({} templates; models: {})",
+        global.db.display(),
+        pipeline.templates.origin,
+        models.join(", ")
+    ))?;
+    Ok(0)
+}
+
+pub fn status(global: &Global, interval: Option<&str>, out: &Output) -> Result<u8> {
+    let interval = interval.map(Interval::parse).transpose()?;
+    let (pipeline, conn) = open(global)?;
+    store::verify_templates(&conn, &pipeline.templates)?;
+    let interval = match interval {
+        Some(i) => i,
+        None => {
+            let (start, end): (Option<String>, Option<String>) =
+                conn.query_row(queries::DATE_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            match (start, end) {
+                (Some(s), Some(e)) => {
+                    Interval::new(parse_date(&s, "date")?, parse_date(&e, "date")?)?
+                }
+                _ => {
+                    out.json(&Vec::<()>::new())?;
+                    out.text(
+                        "no dates computed or held yet; run `sqlrun apply --interval START..END`",
+                    )?;
+                    return Ok(0);
+                }
+            }
+        }
+    };
+    let states = reserve::date_states(&conn, &pipeline, interval)?;
+    report::status(&states, &pipeline.signature(), out)?;
+    Ok(0)
+}
+
+pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> Result<u8> {
+    let conn = store::open(&global.db)?;
+    match run_id {
+        None => {
+            let rows = rows_as_json(&conn, queries::LIST_RUNS, named_params! {":limit": limit})?;
+            out.json(&rows)?;
+            let table_rows: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| {
+                    let interval = if r["interval_start"] == r["interval_end"] {
+                        cell(&r["interval_start"])
+                    } else {
+                        format!(
+                            "{}..{}",
+                            cell(&r["interval_start"]),
+                            cell(&r["interval_end"])
+                        )
+                    };
+                    vec![
+                        cell(&r["run_id"]),
+                        cell(&r["kind"]),
+                        interval,
+                        cell(&r["status"]),
+                        cell(&r["requested_by"]),
+                        cell(&r["created_at"]),
+                        cell(&r["finished_at"]),
+                        format!(
+                            "{} done, {} skipped, {} failed{}",
+                            cell(&r["done"]),
+                            cell(&r["skipped"]),
+                            cell(&r["failed"]),
+                            if r["holding"].as_i64().unwrap_or(0) > 0 {
+                                format!(", holding {}", cell(&r["holding"]))
+                            } else {
+                                String::new()
+                            }
+                        ),
+                    ]
+                })
+                .collect();
+            out.text(&table(
+                &[
+                    "run", "kind", "interval", "status", "by", "created", "finished", "dates",
+                ],
+                &table_rows,
+            ))?;
+        }
+        Some(run_id) => {
+            let run = store::existing_run(&conn, run_id)?;
+            let dates = rows_as_json(
+                &conn,
+                queries::RUN_PARTITIONS_OF_RUN,
+                named_params! {":run_id": run_id},
+            )?;
+            let events = rows_as_json(
+                &conn,
+                queries::RUN_EVENTS_OF_RUN,
+                named_params! {":run_id": run_id},
+            )?;
+            let templates = rows_as_json(
+                &conn,
+                queries::RUN_TEMPLATES_OF_RUN,
+                named_params! {":run_id": run_id},
+            )?;
+            out.json(&serde_json::json!({"run": run, "dates": dates, "events": events, "templates": templates}))?;
+            let mut text = format!(
+                "run {} ({}) {}..{}: {}\n  requested by {}{}\n  created {}, started {}, finished {}\n",
+                run.run_id,
+                run.kind,
+                run.interval_start,
+                run.interval_end,
+                run.status,
+                run.requested_by,
+                run.reason.as_deref().map(|r| format!(", reason: {r}")).unwrap_or_default(),
+                run.created_at,
+                run.started_at.as_deref().unwrap_or("-"),
+                run.finished_at.as_deref().unwrap_or("-"),
+            );
+            if let Some(c) = &run.command {
+                text.push_str(&format!("  command: {c}\n"));
+            }
+            if let (Some(host), Some(pid)) = (&run.host, run.pid) {
+                text.push_str(&format!("  process {pid} on {host}\n"));
+            }
+            if let Some(e) = &run.error {
+                text.push_str(&format!("  note: {e}\n"));
+            }
+            if !templates.is_empty() {
+                let list: Vec<String> = templates
+                    .iter()
+                    .filter(|t| t["kind"] != "system")
+                    .map(|t| format!("{}@{}", cell(&t["name"]), cell(&t["version"])))
+                    .collect();
+                text.push_str(&format!("  templates: {}\n", list.join(", ")));
+            }
+            text.push('\n');
+            let rows: Vec<Vec<String>> = dates
+                .iter()
+                .map(|d| {
+                    vec![
+                        cell(&d["ds"]),
+                        cell(&d["status"]),
+                        if d["held_by"].is_null() {
+                            "-".into()
+                        } else {
+                            format!("held by run {}", cell(&d["held_by"]))
+                        },
+                        cell(&d["finished_at"]),
+                        cell(&d["error"]),
+                    ]
+                })
+                .collect();
+            text.push_str(&table(
+                &["date", "status", "held", "finished", "error"],
+                &rows,
+            ));
+            if !events.is_empty() {
+                text.push('\n');
+                let rows: Vec<Vec<String>> = events
+                    .iter()
+                    .map(|e| {
+                        let range = if e["ds_start"].is_null() {
+                            "-".to_string()
+                        } else {
+                            format!(
+                                "{}..{} ({})",
+                                cell(&e["ds_start"]),
+                                cell(&e["ds_end"]),
+                                cell(&e["date_count"])
+                            )
+                        };
+                        let who = if e["event"] == "reclaimed" {
+                            format!(
+                                "run {} reclaimed by run {}",
+                                cell(&e["run_id"]),
+                                cell(&e["other_run_id"])
+                            )
+                        } else {
+                            format!("run {}", cell(&e["run_id"]))
+                        };
+                        vec![
+                            cell(&e["at"]),
+                            cell(&e["event"]),
+                            who,
+                            range,
+                            cell(&e["detail"]),
+                        ]
+                    })
+                    .collect();
+                text.push_str(&table(&["at", "event", "who", "dates", "detail"], &rows));
+            }
+            out.text(&text)?;
+        }
+    }
+    Ok(0)
+}
+
+pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Result<u8> {
+    let interval = interval.map(Interval::parse).transpose()?;
+    let (pipeline, conn) = open(global)?;
+    let (start, end) = match interval {
+        Some(i) => (fmt_date(i.start), fmt_date(i.end)),
+        None => ("0000-01-01".to_string(), "9999-12-31".to_string()),
+    };
+    let mut doc = Map::new();
+    let mut text = String::new();
+    for model in &pipeline.models {
+        let sql = pipeline.render_system(
+            "corrections_list",
+            context! { model => crate::pipeline::to_value(model), start => start.clone(), end => end.clone() },
+        )?;
+        let rows = rows_as_json(&conn, &sql, [])?;
+        let mut table_rows = Vec::new();
+        for r in &rows {
+            let key: Vec<String> = model
+                .key
+                .iter()
+                .map(|k| cell(&r[&format!("key_{k}")]))
+                .collect();
+            for v in &model.values {
+                let sent = &r[&format!("sent_{v}")];
+                let now = &r[&format!("now_{v}")];
+                let delta = match (sent.as_i64(), now.as_i64()) {
+                    (Some(s), Some(n)) => signed(n - s),
+                    _ => "-".into(),
+                };
+                table_rows.push(vec![
+                    cell(&r["correction_id"]),
+                    key.join(" "),
+                    v.clone(),
+                    amount(sent),
+                    amount(&r[&format!("previous_{v}")]),
+                    if r["removed"].as_i64() == Some(1) {
+                        "(removed)".into()
+                    } else {
+                        amount(now)
+                    },
+                    delta,
+                    cell(&r["run_id"]),
+                    cell(&r["corrected_at"]),
+                ]);
+            }
+        }
+        if !rows.is_empty() {
+            text.push_str(&format!("{} corrections:\n", model.table));
+            text.push_str(&table(
+                &[
+                    "id",
+                    "key",
+                    "column",
+                    "sent",
+                    "previous",
+                    "now",
+                    "now - sent",
+                    "run",
+                    "at",
+                ],
+                &table_rows,
+            ));
+        }
+        doc.insert(
+            model.name.clone(),
+            Json::Array(rows.into_iter().map(Json::Object).collect()),
+        );
+    }
+    out.json(&doc)?;
+    if text.is_empty() {
+        text = "no corrections".into();
+    }
+    out.text(&text)?;
+    Ok(0)
+}
+
+pub fn render(global: &Global, date: &str, model: Option<&str>, out: &Output) -> Result<u8> {
+    let ds = fmt_date(parse_date(date, "--date")?);
+    let (pipeline, conn) = open(global)?;
+    store::verify_templates(&conn, &pipeline.templates)?;
+    let run_id: i64 = conn.query_row(queries::NEXT_RUN_ID, [], |r| r.get(0))?;
+    let sql = match model {
+        Some(name) => {
+            let model = pipeline.model(name).ok_or_else(|| {
+                let names: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
+                Error::bad(format!(
+                    "no model named {name}; this pipeline's models are: {}",
+                    names.join(", ")
+                ))
+            })?;
+            let mut sql = pipeline.render_model(model, &ds, run_id)?;
+            sql.push('\n');
+            sql
+        }
+        None => {
+            let sealed: bool =
+                conn.query_row(queries::IS_SEALED, named_params! {":ds": ds}, |r| r.get(0))?;
+            report::transaction(&pipeline.render_date(&DateVars {
+                ds: &ds,
+                run_id,
+                sealed,
+                started_at: &now(),
+                lease_until: &reserve::lease_until(LEASE),
+                renew_before: &reserve::lease_until(LEASE / 2),
+            })?)
+        }
+    };
+    out.json(&serde_json::json!({"ds": ds, "run_id": run_id, "model": model, "sql": sql}))?;
+    out.text(&sql)?;
+    Ok(0)
+}
+
+pub fn templates(global: &Global, show: Option<&str>, out: &Output) -> Result<u8> {
+    let (pipeline, conn) = open(global)?;
+    if let Some(spec) = show {
+        let (name, version) = spec
+            .rsplit_once('@')
+            .and_then(|(n, v)| v.parse::<i64>().ok().map(|v| (n, v)))
+            .ok_or_else(|| {
+                Error::bad(format!(
+                    "--show {spec}: write NAME@VERSION, e.g. models/daily_revenue@1"
+                ))
+            })?;
+        let body: Option<String> = conn
+            .query_row(
+                queries::TEMPLATE_VERSION,
+                named_params! {":name": name, ":version": version},
+                |r| r.get(2),
+            )
+            .optional()?;
+        let body = body.ok_or_else(|| {
+            Error::bad(format!(
+                "the state store has no {name}@{version}; `sqlrun templates` lists what it has"
+            ))
+        })?;
+        out.json(&serde_json::json!({"name": name, "version": version, "body": body}))?;
+        out.text(&body)?;
+        return Ok(0);
+    }
+    let mut rows = Vec::new();
+    let mut doc = Vec::new();
+    for f in &pipeline.templates.files {
+        let recorded: Option<String> = conn
+            .query_row(
+                queries::TEMPLATE_VERSION,
+                named_params! {":name": f.name, ":version": f.version},
+                |r| r.get(0),
+            )
+            .optional()?;
+        let state = match &recorded {
+            None => "not used yet",
+            Some(c) if *c == f.checksum => "recorded",
+            Some(_) => "EDITED: raise its version",
+        };
+        rows.push(vec![
+            f.name.clone(),
+            f.version.to_string(),
+            f.checksum[..12].to_string(),
+            state.to_string(),
+            f.path.clone(),
+        ]);
+        doc.push(serde_json::json!({"name": f.name, "version": f.version, "kind": f.kind, "checksum": f.checksum, "state": state, "path": f.path}));
+    }
+    out.json(&doc)?;
+    out.text(&table(
+        &["template", "version", "checksum", "state", "file"],
+        &rows,
+    ))?;
+    Ok(0)
+}
+
+fn rows_as_json<P: rusqlite::Params>(
+    conn: &Connection,
+    sql: &str,
+    params: P,
+) -> Result<Vec<Map<String, Json>>> {
+    let mut stmt = conn.prepare(sql)?;
+    let names: Vec<String> = stmt.column_names().map(|s| s.to_string()).collect();
+    let mut rows = stmt.query(params)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut map = Map::new();
+        for (i, name) in names.iter().enumerate() {
+            let value = match row.get::<_, SqlValue>(i)? {
+                SqlValue::Null => Json::Null,
+                SqlValue::Integer(n) => Json::from(n),
+                SqlValue::Real(f) => Json::from(f),
+                SqlValue::Text(t) => Json::from(t),
+                SqlValue::Blob(b) => Json::from(format!("<{} bytes>", b.len())),
+            };
+            map.insert(name.clone(), value);
+        }
+        out.push(map);
+    }
+    Ok(out)
+}
+
+fn cell(v: &Json) -> String {
+    match v {
+        Json::Null => "-".into(),
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn amount(v: &Json) -> String {
+    v.as_i64().map(won).unwrap_or_else(|| cell(v))
+}
+
+fn signed(n: i64) -> String {
+    if n > 0 {
+        format!("+{}", won(n))
+    } else {
+        won(n)
+    }
+}

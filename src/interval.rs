@@ -1,0 +1,194 @@
+//! Dates and intervals: `YYYY-MM-DD`, `START..END` inclusive at both ends, UTC calendar days.
+
+use std::fmt;
+
+use chrono::{Days, NaiveDate, Utc};
+
+use crate::error::{Error, Result};
+
+/// One partition's date.
+pub type Date = NaiveDate;
+
+const DATE_FORMAT: &str = "%Y-%m-%d";
+
+/// An inclusive range of dates; `start <= end` by construction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    pub start: Date,
+    pub end: Date,
+}
+
+impl Interval {
+    pub fn single(date: Date) -> Self {
+        Interval {
+            start: date,
+            end: date,
+        }
+    }
+
+    pub fn new(start: Date, end: Date) -> Result<Self> {
+        if start > end {
+            return Err(Error::BadInput(format!(
+                "interval {}..{} ends before it starts; write the earlier date first: {}..{}",
+                fmt_date(start),
+                fmt_date(end),
+                fmt_date(end),
+                fmt_date(start)
+            )));
+        }
+        Ok(Interval { start, end })
+    }
+
+    /// Parses `YYYY-MM-DD` or `YYYY-MM-DD..YYYY-MM-DD`.
+    pub fn parse(text: &str) -> Result<Self> {
+        let text = text.trim();
+        match text.split_once("..") {
+            Some((a, b)) => Interval::new(
+                parse_date(a, "interval start")?,
+                parse_date(b, "interval end")?,
+            ),
+            None => parse_date(text, "interval").map(Interval::single),
+        }
+    }
+
+    /// The regular run's interval: the day before `as_of`.
+    pub fn yesterday_of(as_of: Date) -> Self {
+        Interval::single(as_of - Days::new(1))
+    }
+
+    pub fn dates(&self) -> impl Iterator<Item = Date> + '_ {
+        self.start.iter_days().take_while(move |d| *d <= self.end)
+    }
+
+    pub fn len(&self) -> usize {
+        (self.end - self.start).num_days() as usize + 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl fmt::Display for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.start == self.end {
+            write!(f, "{}", fmt_date(self.start))
+        } else {
+            write!(f, "{}..{}", fmt_date(self.start), fmt_date(self.end))
+        }
+    }
+}
+
+/// Parses one `YYYY-MM-DD` date; `what` names the argument in the error.
+pub fn parse_date(text: &str, what: &str) -> Result<Date> {
+    let text = text.trim();
+    let shaped = text.len() == 10
+        && text.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            _ => b.is_ascii_digit(),
+        });
+    let parsed = if shaped {
+        NaiveDate::parse_from_str(text, DATE_FORMAT).ok()
+    } else {
+        None
+    };
+    parsed.ok_or_else(|| {
+        let why = if shaped {
+            "is not a date on the calendar"
+        } else {
+            "is not written YYYY-MM-DD"
+        };
+        Error::BadInput(format!(
+            "{what} `{text}` {why}; write a date like 2026-02-09, or an interval like 2026-02-09..2026-02-11 (both ends included)"
+        ))
+    })
+}
+
+pub fn fmt_date(date: Date) -> String {
+    date.format(DATE_FORMAT).to_string()
+}
+
+pub fn today_utc() -> Date {
+    Utc::now().date_naive()
+}
+
+/// Groups sorted dates into contiguous runs, for reports ("2026-02-09..2026-02-11").
+pub fn contiguous(dates: &[Date]) -> Vec<Interval> {
+    let mut out: Vec<Interval> = Vec::new();
+    for &d in dates {
+        match out.last_mut() {
+            Some(last) if last.end.succ_opt() == Some(d) => last.end = d,
+            _ => out.push(Interval::single(d)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Date {
+        parse_date(s, "test").unwrap()
+    }
+
+    #[test]
+    fn parses_single_dates_and_ranges() {
+        assert_eq!(
+            Interval::parse("2026-02-09").unwrap(),
+            Interval::single(d("2026-02-09"))
+        );
+        let i = Interval::parse("2026-02-09..2026-02-11").unwrap();
+        assert_eq!(i.len(), 3);
+        let all: Vec<String> = i.dates().map(fmt_date).collect();
+        assert_eq!(all, ["2026-02-09", "2026-02-10", "2026-02-11"]);
+        assert_eq!(i.to_string(), "2026-02-09..2026-02-11");
+    }
+
+    #[test]
+    fn crosses_month_and_leap_day() {
+        let i = Interval::parse("2028-02-28..2028-03-01").unwrap();
+        let all: Vec<String> = i.dates().map(fmt_date).collect();
+        assert_eq!(all, ["2028-02-28", "2028-02-29", "2028-03-01"]);
+    }
+
+    #[test]
+    fn refuses_impossible_reversed_and_misspelt() {
+        for bad in [
+            "2026-02-30",
+            "2026-13-01..2026-13-02",
+            "2026-02-11..2026-02-09",
+            "last week",
+            "2026-2-9",
+            "20260209",
+            "2026-02-09..",
+            "..2026-02-09",
+            "2026-02-09...2026-02-10",
+            "",
+        ] {
+            let err = Interval::parse(bad).unwrap_err();
+            assert!(matches!(err, Error::BadInput(_)), "{bad}: {err}");
+        }
+        let msg = Interval::parse("2026-02-11..2026-02-09")
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("2026-02-09..2026-02-11"), "{msg}");
+        let msg = Interval::parse("2026-02-30").unwrap_err().to_string();
+        assert!(msg.contains("not a date on the calendar"), "{msg}");
+    }
+
+    #[test]
+    fn regular_run_is_yesterday() {
+        assert_eq!(
+            Interval::yesterday_of(d("2026-03-01")),
+            Interval::single(d("2026-02-28"))
+        );
+    }
+
+    #[test]
+    fn groups_contiguous_dates() {
+        let dates = [d("2026-02-01"), d("2026-02-02"), d("2026-02-04")];
+        let groups: Vec<String> = contiguous(&dates).iter().map(|i| i.to_string()).collect();
+        assert_eq!(groups, ["2026-02-01..2026-02-02", "2026-02-04"]);
+    }
+}

@@ -1,0 +1,52 @@
+//! sqlrun: a backfill runner for date-partitioned SQL pipelines.
+//!
+//! The logic lives in versioned SQL templates (`templates/`) and migrations (`sql/`); this
+//! crate is the orchestration: which dates, in what order, in which transaction.
+
+pub mod apply;
+pub mod cli;
+pub mod demo;
+pub mod error;
+pub mod generate;
+pub mod holder;
+pub mod inspect;
+pub mod interval;
+pub mod pipeline;
+pub mod queries;
+pub mod report;
+pub mod reserve;
+pub mod seal;
+pub mod store;
+pub mod templates;
+
+use std::process::ExitCode;
+
+pub use error::{Error, Result};
+
+use cli::{Cli, Command};
+use report::Output;
+
+/// Runs one command; the exit code follows the contract (0, 1, 2, 99).
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let global = &cli.global;
+    let mut out = Output::new(global.json, global.verbose);
+    let code = match &cli.command {
+        Command::Init => inspect::init(global, &out)?,
+        Command::Apply(args) => apply::run(global, args, &mut out)?,
+        Command::Reserve(args) => reserve::reserve_command(global, args, &out)?,
+        Command::Release { run_id, by } => {
+            reserve::release_command(global, *run_id, by.as_deref(), &out)?
+        }
+        Command::Seal(args) => seal::run(global, args, &out)?,
+        Command::Status { interval } => inspect::status(global, interval.as_deref(), &out)?,
+        Command::Runs { run_id, limit } => inspect::runs(global, *run_id, *limit, &out)?,
+        Command::Corrections { interval } => {
+            inspect::corrections(global, interval.as_deref(), &out)?
+        }
+        Command::Render { date, model } => inspect::render(global, date, model.as_deref(), &out)?,
+        Command::Templates { show } => inspect::templates(global, show.as_deref(), &out)?,
+        Command::Generate(args) => generate::run(global, args, &out)?,
+        Command::Demo => demo::run(&out)?,
+    };
+    Ok(ExitCode::from(code))
+}

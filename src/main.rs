@@ -1,0 +1,18 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = sqlrun::cli::Cli::parse();
+    match sqlrun::run(cli) {
+        Ok(code) => code,
+        // `sqlrun render ... | head`: the reader left; that is not an error.
+        Err(sqlrun::Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("sqlrun: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

@@ -1,0 +1,429 @@
+//! The pipeline: the models and views of a template folder, in dependency order, and the
+//! database objects they need (tables, `<table>_corrections`, `<table>_current`, views).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use minijinja::context;
+use minijinja::value::Value;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::queries;
+use crate::templates::{TemplateFile, TemplateKind, TemplateSet};
+
+/// A partitioned model: one table, one row set per date, from one SELECT.
+#[derive(Debug, Clone, Serialize)]
+pub struct Model {
+    /// `daily_revenue` (the file stem).
+    pub name: String,
+    /// `models/daily_revenue.sql`, as templates include it.
+    pub template: String,
+    pub version: i64,
+    pub table: String,
+    pub date_column: String,
+    /// The columns that identify a row within the table (the date column among them).
+    pub key: Vec<String>,
+    /// The columns corrections compare.
+    pub values: Vec<String>,
+    /// `key` then `values`: what the model's SELECT returns.
+    pub columns: Vec<String>,
+    pub corrections_table: String,
+    pub current_view: String,
+    pub depends_on: Vec<String>,
+    /// Values copied into `seals` when a date is sealed.
+    pub seal_values: Vec<String>,
+    /// DDL from the header, run when the table does not exist yet.
+    pub create: Option<String>,
+}
+
+/// A derived view over the models.
+#[derive(Debug, Clone, Serialize)]
+pub struct View {
+    pub name: String,
+    pub template: String,
+    pub depends_on: Vec<String>,
+}
+
+pub struct Pipeline {
+    pub templates: TemplateSet,
+    /// In dependency order: a model comes after the models it depends on.
+    pub models: Vec<Model>,
+    pub views: Vec<View>,
+}
+
+/// The time variables and run facts a date is rendered with.
+pub struct DateVars<'a> {
+    pub ds: &'a str,
+    pub run_id: i64,
+    pub sealed: bool,
+    pub started_at: &'a str,
+    pub lease_until: &'a str,
+    pub renew_before: &'a str,
+}
+
+impl Pipeline {
+    pub fn load(dir: Option<&std::path::Path>) -> Result<Self> {
+        let templates = TemplateSet::load(dir)?;
+        let models = templates
+            .of_kind(TemplateKind::Model)
+            .map(model_from)
+            .collect::<Result<Vec<_>>>()?;
+        let models = dependency_order(models, |m| &m.name, |m| &m.depends_on, "model")?;
+        let mut tables = BTreeSet::new();
+        for m in &models {
+            if !tables.insert(m.table.clone()) {
+                return Err(Error::Template {
+                    file: m.template.clone(),
+                    message: format!(
+                        "table {} is already another model's; one table per model",
+                        m.table
+                    ),
+                });
+            }
+        }
+        if models.iter().filter(|m| !m.seal_values.is_empty()).count() > 1 {
+            return Err(Error::Template {
+                file: "models/".into(),
+                message: "more than one model declares `seal_values`; seals has one row per date, so only one model can fill it".into(),
+            });
+        }
+        let views = templates
+            .of_kind(TemplateKind::View)
+            .map(|f| View {
+                name: f.name.trim_start_matches("views/").to_string(),
+                template: f.include_name.clone(),
+                depends_on: f.list("depends_on"),
+            })
+            .collect::<Vec<_>>();
+        let views = dependency_order(views, |v| &v.name, |v| &v.depends_on, "view")?;
+        Ok(Pipeline {
+            templates,
+            models,
+            views,
+        })
+    }
+
+    /// The model versions, as `date_states.sql` lists those that built a date: a date
+    /// whose list differs is stale.
+    pub fn signature(&self) -> String {
+        let mut names: Vec<String> = self
+            .templates
+            .of_kind(TemplateKind::Model)
+            .map(|f| format!("{}@{}", f.name, f.version))
+            .collect();
+        names.sort();
+        names.join(",")
+    }
+
+    pub fn model(&self, name: &str) -> Option<&Model> {
+        self.models.iter().find(|m| m.name == name)
+    }
+
+    pub fn models_value(&self) -> Value {
+        to_value(&self.models)
+    }
+
+    /// The body of one date's transaction (`system/date.sql`).
+    pub fn render_date(&self, vars: &DateVars) -> Result<String> {
+        self.templates.render(
+            "system/date.sql",
+            context! {
+                models => self.models_value(),
+                sealed => vars.sealed,
+                started_at => vars.started_at,
+                lease_until => vars.lease_until,
+                renew_before => vars.renew_before,
+                ..time_vars(vars.ds, vars.run_id)
+            },
+        )
+    }
+
+    /// One model's SELECT for a date, as `render --date D MODEL` shows it.
+    pub fn render_model(&self, model: &Model, ds: &str, run_id: i64) -> Result<String> {
+        self.templates.render(
+            &model.template,
+            context! { model => to_value(model), ..time_vars(ds, run_id) },
+        )
+    }
+
+    /// Renders a system template with `context`.
+    pub fn render_system(&self, name: &str, context: Value) -> Result<String> {
+        let file = self.templates.system(name);
+        self.templates.render(&file.include_name, context)
+    }
+
+    /// Creates what the pipeline needs and is missing: model tables (from `-- create:`),
+    /// corrections tables, and views whose SQL differs from their template's. Reads first,
+    /// so that the usual case (nothing to do) takes no write lock.
+    pub fn sync(&self, conn: &mut Connection) -> Result<()> {
+        if self.pending_ddl(conn)?.is_empty() {
+            return Ok(());
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        for ddl in self.pending_ddl(&tx)? {
+            tx.execute_batch(&ddl).map_err(|e| Error::Template {
+                file: "pipeline objects".into(),
+                message: format!("creating them failed: {e}\n{ddl}"),
+            })?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn pending_ddl(&self, conn: &Connection) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let stored = |name: &str| -> Result<Option<String>> {
+            Ok(conn
+                .query_row(queries::OBJECT_SQL, [name], |r| {
+                    r.get::<_, Option<String>>(0)
+                })
+                .optional()?
+                .flatten())
+        };
+        for model in &self.models {
+            if stored(&model.table)?.is_none() {
+                match &model.create {
+                    Some(ddl) => out.push(ddl.clone()),
+                    None => {
+                        return Err(Error::Template {
+                            file: model.template.clone(),
+                            message: format!(
+                                "table {} does not exist; declare it in the header (`-- create: CREATE TABLE {} (...)`) or in a migration",
+                                model.table, model.table
+                            ),
+                        })
+                    }
+                }
+            }
+            if stored(&model.corrections_table)?.is_none() {
+                out.push(
+                    self.render_system("corrections_table", context! { model => to_value(model) })?,
+                );
+            }
+        }
+        let mut views: Vec<(String, String)> = Vec::new();
+        for model in &self.models {
+            let sql = self.render_system("current_view", context! { model => to_value(model) })?;
+            views.push((model.current_view.clone(), sql));
+        }
+        for view in &self.views {
+            let sql = self.render_system("view", context! { view => to_value(view) })?;
+            views.push((view.name.clone(), sql));
+        }
+        for (name, sql) in views {
+            let create = create_statement(&sql);
+            if stored(&name)?.as_deref() != Some(create) {
+                out.push(self.render_system("drop_view", context! { name => name })?);
+                out.push(sql);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A serializable value as a template variable.
+pub fn to_value<T: Serialize>(value: &T) -> Value {
+    Value::from(minijinja::value::Serde(value))
+}
+
+/// The time variables every template may use: ds, next_ds, prev_ds, ds_nodash, run_id.
+pub fn time_vars(ds: &str, run_id: i64) -> Value {
+    let date =
+        crate::interval::parse_date(ds, "date").expect("dates are validated before rendering");
+    let next = date.succ_opt().map(crate::interval::fmt_date);
+    let prev = date.pred_opt().map(crate::interval::fmt_date);
+    context! {
+        ds => ds,
+        next_ds => next,
+        prev_ds => prev,
+        ds_nodash => ds.replace('-', ""),
+        run_id => run_id,
+    }
+}
+
+/// The text SQLite keeps in sqlite_schema for a rendered CREATE: from CREATE to the end,
+/// without the header comments and the final semicolon.
+fn create_statement(rendered: &str) -> &str {
+    let start = rendered.find("CREATE ").unwrap_or(0);
+    rendered[start..]
+        .trim_end()
+        .trim_end_matches(';')
+        .trim_end()
+}
+
+fn model_from(file: &TemplateFile) -> Result<Model> {
+    let bad = |message: String| Error::Template {
+        file: file.path.clone(),
+        message,
+    };
+    let name = file.name.trim_start_matches("models/").to_string();
+    let table = file
+        .header
+        .get("table")
+        .cloned()
+        .unwrap_or_else(|| name.clone());
+    let date_column = file
+        .header
+        .get("date_column")
+        .cloned()
+        .unwrap_or_else(|| "ds".into());
+    let mut key = file.list("key");
+    if key.is_empty() {
+        key.push(date_column.clone());
+    }
+    if !key.contains(&date_column) {
+        return Err(bad(format!(
+            "`-- key: {}` must include the date column {date_column}",
+            key.join(", ")
+        )));
+    }
+    let values = file.list("values");
+    if values.is_empty() {
+        return Err(bad(
+            "no `-- values:` in its header; list the value columns its SELECT returns besides the key (corrections compare them)".into(),
+        ));
+    }
+    let seal_values = file.list("seal_values");
+    if let Some(v) = seal_values.iter().find(|v| !values.contains(v)) {
+        return Err(bad(format!(
+            "`-- seal_values:` names {v}, which is not one of its values"
+        )));
+    }
+    if !seal_values.is_empty() && key != [date_column.clone()] {
+        return Err(bad(
+            "`-- seal_values:` needs one row per date (key = the date column only)".into(),
+        ));
+    }
+    let mut columns = key.clone();
+    columns.extend(values.iter().cloned());
+    let unique: BTreeSet<&String> = columns.iter().collect();
+    if unique.len() != columns.len() || columns.iter().any(|c| c == "run_id") {
+        return Err(bad(
+            "key and values must be distinct columns, and run_id is sqlrun's own column".into(),
+        ));
+    }
+    Ok(Model {
+        corrections_table: format!("{table}_corrections"),
+        current_view: format!("{table}_current"),
+        name,
+        template: file.include_name.clone(),
+        version: file.version,
+        table,
+        date_column,
+        key,
+        values,
+        columns,
+        depends_on: file.list("depends_on"),
+        seal_values,
+        create: file.header.get("create").cloned(),
+    })
+}
+
+/// Orders items so that each comes after what it depends on; ties by name.
+fn dependency_order<T>(
+    items: Vec<T>,
+    name: impl Fn(&T) -> &String,
+    deps: impl Fn(&T) -> &Vec<String>,
+    what: &str,
+) -> Result<Vec<T>> {
+    let names: BTreeSet<String> = items.iter().map(|i| name(i).clone()).collect();
+    for item in &items {
+        if let Some(missing) = deps(item).iter().find(|d| !names.contains(*d)) {
+            return Err(Error::Template {
+                file: format!("{what}s/{}.sql", name(item)),
+                message: format!(
+                    "`-- depends_on:` names {missing}, which is not a {what} of this pipeline"
+                ),
+            });
+        }
+    }
+    let mut pending: BTreeMap<String, T> =
+        items.into_iter().map(|i| (name(&i).clone(), i)).collect();
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    let mut out = Vec::new();
+    while !pending.is_empty() {
+        let ready: Vec<String> = pending
+            .iter()
+            .filter(|(_, i)| deps(i).iter().all(|d| done.contains(d)))
+            .map(|(n, _)| n.clone())
+            .collect();
+        if ready.is_empty() {
+            let cycle: Vec<String> = pending.keys().cloned().collect();
+            return Err(Error::Template {
+                file: format!("{what}s/"),
+                message: format!("`-- depends_on:` forms a cycle among {}", cycle.join(", ")),
+            });
+        }
+        for n in ready {
+            out.push(pending.remove(&n).expect("ready names are pending"));
+            done.insert(n);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_pipeline_renders_a_date() {
+        let p = Pipeline::load(None).unwrap();
+        assert_eq!(p.signature(), "models/daily_revenue@1");
+        let vars = DateVars {
+            ds: "2026-02-09",
+            run_id: 7,
+            sealed: false,
+            started_at: "2026-11-29 00:00:00",
+            lease_until: "2026-11-29 00:15:00",
+            renew_before: "2026-11-29 00:07:30",
+        };
+        let sql = p.render_date(&vars).unwrap();
+        assert!(
+            sql.contains("DELETE FROM \"daily_revenue\" WHERE \"ds\" = '2026-02-09';"),
+            "{sql}"
+        );
+        assert!(sql.contains("o.order_date = '2026-02-09'"), "{sql}");
+        assert!(sql.contains("VALUES (7, '2026-02-09',"), "{sql}");
+        let sealed = p
+            .render_date(&DateVars {
+                sealed: true,
+                ..vars
+            })
+            .unwrap();
+        assert!(
+            sealed.contains("INSERT INTO \"daily_revenue_corrections\""),
+            "{sealed}"
+        );
+        assert!(
+            !sealed.contains("DELETE FROM \"daily_revenue\""),
+            "{sealed}"
+        );
+    }
+
+    #[test]
+    fn time_vars_cover_month_ends() {
+        let v = time_vars("2028-03-01", 1);
+        assert_eq!(v.get_attr("prev_ds").unwrap().as_str(), Some("2028-02-29"));
+        assert_eq!(v.get_attr("ds_nodash").unwrap().as_str(), Some("20280301"));
+    }
+
+    #[test]
+    fn dependency_cycles_are_refused() {
+        let items = vec![
+            ("a".to_string(), vec!["b".to_string()]),
+            ("b".to_string(), vec!["a".to_string()]),
+        ];
+        let err = dependency_order(items, |i| &i.0, |i| &i.1, "model")
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("cycle"), "{err}");
+        let items = vec![
+            ("b".to_string(), vec!["a".to_string()]),
+            ("a".to_string(), vec![]),
+        ];
+        let sorted = dependency_order(items, |i| &i.0, |i| &i.1, "model").unwrap();
+        assert_eq!(sorted[0].0, "a");
+    }
+}

@@ -1,0 +1,42 @@
+//! The driver's own statements: run bookkeeping and reports, one file each in queries/,
+//! with bound parameters. (What a date executes lives in templates/.)
+
+macro_rules! queries {
+    ($($name:ident => $file:literal,)*) => {
+        $(pub const $name: &str = include_str!(concat!("../queries/", $file));)*
+    };
+}
+
+queries! {
+    INSERT_RUN => "insert_run.sql",
+    START_RESERVED_RUN => "start_reserved_run.sql",
+    FINISH_RUN => "finish_run.sql",
+    RELEASE_RUN => "release_run.sql",
+    RUN_BY_ID => "run_by_id.sql",
+    LIST_RUNS => "list_runs.sql",
+    RUN_PARTITIONS_OF_RUN => "run_partitions_of_run.sql",
+    RUN_EVENTS_OF_RUN => "run_events_of_run.sql",
+    RUN_TEMPLATES_OF_RUN => "run_templates_of_run.sql",
+    SKIPPED_OF_RUN => "skipped_of_run.sql",
+    HELD_BY_RUN => "held_by_run.sql",
+    HOLDER_OF_DATE => "holder_of_date.sql",
+    LIVE_RUNS => "live_runs.sql",
+    TEMPLATE_VERSION => "template_version.sql",
+    RECORD_TEMPLATE_VERSION => "record_template_version.sql",
+    RECORD_RUN_TEMPLATE => "record_run_template.sql",
+    DATE_RANGE => "date_range.sql",
+    SCHEMA_VERSION => "schema_version.sql",
+    OBJECT_SQL => "object_sql.sql",
+    INSERT_ORDER => "insert_order.sql",
+    IS_SEALED => "is_sealed.sql",
+    NEXT_RUN_ID => "next_run_id.sql",
+    DATE_STATUS_IN_RUN => "date_status_in_run.sql",
+    DEMO_ORDERS => "demo_orders.sql",
+    DEMO_LATE_VOUCHER => "demo_late_voucher.sql",
+    RUN_TOTAL => "run_total.sql",
+    LAST_CUMULATIVE => "last_cumulative.sql",
+    LAST_CUMULATIVE_AS_SENT => "last_cumulative_as_sent.sql",
+    REVENUE_BETWEEN => "revenue_between.sql",
+    LAST_RUN_ID => "last_run_id.sql",
+    SENT_AND_NOW => "sent_and_now.sql",
+}

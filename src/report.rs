@@ -1,0 +1,308 @@
+//! What the commands print: human tables by default, one JSON document with `--json`.
+//! Results go to stdout; notes (skips, reclaims, per-date progress) go to stderr.
+
+use std::io::{IsTerminal, Write};
+
+use serde::Serialize;
+
+use crate::apply::ApplyReport;
+use crate::error::Result;
+use crate::interval::Interval;
+use crate::reserve::DateState;
+
+pub struct Output {
+    pub json: bool,
+    pub verbose: u8,
+    stderr_tty: bool,
+    /// Prints nothing (the demo drives commands and tells the story itself).
+    quiet: bool,
+}
+
+impl Output {
+    pub fn new(json: bool, verbose: u8) -> Self {
+        Output {
+            json,
+            verbose,
+            stderr_tty: std::io::stderr().is_terminal(),
+            quiet: false,
+        }
+    }
+
+    pub fn quiet() -> Self {
+        Output {
+            json: false,
+            verbose: 0,
+            stderr_tty: false,
+            quiet: true,
+        }
+    }
+
+    /// A line on stderr that must be seen (a skip, a reclaim, a failure).
+    pub fn note(&self, line: &str) {
+        if !self.quiet {
+            eprintln!("{line}");
+        }
+    }
+
+    /// A per-date line on stderr, when no progress bar is drawn.
+    pub fn progress(&self, line: &str) {
+        if !self.quiet {
+            eprintln!("{line}");
+        }
+    }
+
+    pub fn progress_bar(&self) -> bool {
+        self.stderr_tty && self.verbose == 0 && !self.quiet
+    }
+
+    /// Text on stdout (ignored in --json mode, where `json` prints the one document).
+    pub fn text(&self, text: &str) -> Result<()> {
+        if !self.json && !self.quiet {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(text.as_bytes())?;
+            if !text.ends_with('\n') {
+                stdout.write_all(b"\n")?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn json<T: Serialize>(&self, value: &T) -> Result<()> {
+        if self.json && !self.quiet {
+            let mut stdout = std::io::stdout().lock();
+            serde_json::to_writer_pretty(&mut stdout, value).map_err(std::io::Error::other)?;
+            stdout.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+}
+
+/// Left-aligned columns, two spaces apart.
+pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(cell);
+            } else {
+                s.push_str(cell);
+                s.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(headers.to_vec());
+    for row in rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+/// `51820000` -> `51,820,000` (and `-1,000`).
+pub fn won(amount: i64) -> String {
+    let digits = amount.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if amount < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map(|x| x.to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+pub fn apply_summary(report: &ApplyReport, out: &Output) -> Result<()> {
+    out.json(report)?;
+    let count = |s: &str| report.dates.iter().filter(|d| d.status == s).count();
+    let mut parts = Vec::new();
+    for s in ["success", "corrected", "unchanged", "skipped", "failed"] {
+        let n = count(s);
+        if n > 0 {
+            parts.push(format!("{n} {s}"));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("no dates to compute".into());
+    }
+    out.text(&format!(
+        "run {} ({} {}): {} -> {}",
+        report.run_id,
+        report.kind,
+        report.interval,
+        parts.join(", "),
+        report.status
+    ))?;
+    for d in report.dates.iter().filter(|d| d.status == "failed") {
+        out.note(&format!(
+            "failed {}: {}",
+            d.ds,
+            d.error.as_deref().unwrap_or("")
+        ));
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct PlanEntry<'a> {
+    ds: &'a str,
+    action: &'a str,
+}
+
+#[derive(Serialize)]
+struct DryRun<'a> {
+    run_id: i64,
+    interval: String,
+    plan: Vec<PlanEntry<'a>>,
+    sql: Vec<SqlEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct SqlEntry<'a> {
+    ds: &'a str,
+    sql: String,
+}
+
+pub fn dry_run(
+    run_id: i64,
+    interval: Interval,
+    plan: &[(&DateState, String)],
+    sql: &[(String, String)],
+    out: &Output,
+) -> Result<()> {
+    let doc = DryRun {
+        run_id,
+        interval: interval.to_string(),
+        plan: plan
+            .iter()
+            .map(|(s, a)| PlanEntry {
+                ds: &s.ds,
+                action: a,
+            })
+            .collect(),
+        sql: sql
+            .iter()
+            .map(|(ds, body)| SqlEntry {
+                ds,
+                sql: transaction(body),
+            })
+            .collect(),
+    };
+    out.json(&doc)?;
+    let rows: Vec<Vec<String>> = plan
+        .iter()
+        .map(|(s, a)| vec![s.ds.clone(), a.clone()])
+        .collect();
+    let mut text = format!("dry run of {interval} (as run {run_id}; nothing is written)\n\n");
+    text.push_str(&table(&["date", "would"], &rows));
+    for (ds, body) in sql {
+        text.push_str(&format!("\n-- ===== {ds} =====\n{}", transaction(body)));
+    }
+    out.text(&text)
+}
+
+/// A date's body as the transaction sqlrun runs it in.
+pub fn transaction(body: &str) -> String {
+    format!("BEGIN IMMEDIATE;\n{}\nCOMMIT;\n", body.trim_end())
+}
+
+pub fn status(states: &[DateState], signature: &str, out: &Output) -> Result<()> {
+    #[derive(Serialize)]
+    struct Row<'a> {
+        #[serde(flatten)]
+        state: &'a DateState,
+        state_name: &'static str,
+        stale: bool,
+        sealed: bool,
+    }
+    let rows: Vec<Row> = states
+        .iter()
+        .map(|s| Row {
+            state: s,
+            state_name: state_name(s),
+            stale: s.stale(signature),
+            sealed: s.sealed(),
+        })
+        .collect();
+    out.json(&rows)?;
+    let table_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let s = r.state;
+            vec![
+                s.ds.clone(),
+                r.state_name.to_string(),
+                opt(&s.built_run),
+                opt(&s.built_kind),
+                opt(&s.built_at),
+                if r.stale {
+                    "stale".into()
+                } else if s.computed() {
+                    "current".into()
+                } else {
+                    "-".into()
+                },
+                if r.sealed {
+                    "sealed".into()
+                } else {
+                    "-".into()
+                },
+                if s.corrections > 0 {
+                    s.corrections.to_string()
+                } else {
+                    "-".into()
+                },
+                match s.held_by {
+                    Some(h) => format!(
+                        "run {h} ({}, {})",
+                        s.holder_kind.as_deref().unwrap_or("?"),
+                        s.holder_by.as_deref().unwrap_or("?")
+                    ),
+                    None => "-".into(),
+                },
+                if s.failed() {
+                    s.last_error.clone().unwrap_or_default()
+                } else {
+                    "-".into()
+                },
+            ]
+        })
+        .collect();
+    out.text(&table(
+        &[
+            "date",
+            "state",
+            "run",
+            "kind",
+            "computed at",
+            "version",
+            "sealed",
+            "corrections",
+            "held by",
+            "last failure",
+        ],
+        &table_rows,
+    ))
+}
+
+fn state_name(s: &DateState) -> &'static str {
+    match (s.computed(), s.failed()) {
+        (_, true) => "failed",
+        (true, false) => "computed",
+        (false, false) => "missing",
+    }
+}

@@ -1,0 +1,124 @@
+//! `sqlrun seal`: mark dates whose numbers went out. All or nothing: every date must be
+//! computed and not held by another run. A sealed date is never replaced again; applying
+//! it records a correction when its value changed (system/correct.sql).
+
+use minijinja::context;
+use rusqlite::TransactionBehavior;
+
+use crate::cli::{default_user, Global, SealArgs};
+use crate::error::{Error, Result};
+use crate::holder::Identity;
+use crate::interval::{contiguous, parse_date, Interval};
+use crate::pipeline::Pipeline;
+use crate::report::Output;
+use crate::reserve;
+use crate::store;
+
+pub fn run(global: &Global, args: &SealArgs, out: &Output) -> Result<u8> {
+    let interval = Interval::parse(&args.interval)?;
+    if args.reason.trim().is_empty() {
+        return Err(Error::bad(
+            "--reason is empty; say what went out, e.g. --reason \"weekly report to finance\"",
+        ));
+    }
+    let by = args.by.clone().unwrap_or_else(default_user);
+    let pipeline = Pipeline::load(global.templates.as_deref())?;
+    let mut conn = store::open(&global.db)?;
+    pipeline.sync(&mut conn)?;
+    let me = Identity::current();
+
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // A dead holder does not count as holding: its dates are reclaimed first (and the
+    // reclaim is rolled back with everything else if the seal is refused).
+    let reclaimed = reserve::sweep(&tx, &pipeline, &me, None)?;
+    let states = reserve::date_states(&tx, &pipeline, interval)?;
+    let missing: Vec<&str> = states
+        .iter()
+        .filter(|s| !s.computed())
+        .map(|s| s.ds.as_str())
+        .collect();
+    let held: Vec<String> = states
+        .iter()
+        .filter_map(|s| s.held_by.map(|h| format!("{} (run {h})", s.ds)))
+        .collect();
+    if !missing.is_empty() || !held.is_empty() {
+        let mut why = Vec::new();
+        if !missing.is_empty() {
+            why.push(format!(
+                "not computed: {}; compute them first (sqlrun apply --interval ...)",
+                ranges(&missing)
+            ));
+        }
+        if !held.is_empty() {
+            why.push(format!(
+                "held by another run: {}; seal after that run ends",
+                held.join(", ")
+            ));
+        }
+        return Err(Error::bad(format!(
+            "nothing sealed: every date of {interval} must be computed and free. {}",
+            why.join(". ")
+        )));
+    }
+    let already: Vec<&str> = states
+        .iter()
+        .filter(|s| s.sealed())
+        .map(|s| s.ds.as_str())
+        .collect();
+    let new: Vec<&str> = states
+        .iter()
+        .filter(|s| !s.sealed())
+        .map(|s| s.ds.as_str())
+        .collect();
+    if !new.is_empty() {
+        let sql = pipeline.render_system(
+            "seal",
+            context! {
+                dates => serde_json::to_string(&new).expect("dates serialize"),
+                by => by.clone(),
+                reason => args.reason.clone(),
+                models => pipeline.models_value(),
+            },
+        )?;
+        tx.execute_batch(&sql)?;
+    }
+    tx.commit()?;
+
+    for line in reserve::reclaim_lines(&reclaimed) {
+        out.note(&line);
+    }
+    out.json(&serde_json::json!({
+        "interval": interval.to_string(), "sealed": new, "already_sealed": already,
+        "sealed_by": by, "reason": args.reason,
+    }))?;
+    let mut text = if new.is_empty() {
+        "nothing new to seal".to_string()
+    } else {
+        format!(
+            "sealed {} ({} date{})",
+            ranges(&new),
+            new.len(),
+            if new.len() == 1 { "" } else { "s" }
+        )
+    };
+    if !already.is_empty() {
+        text.push_str(&format!(
+            "; already sealed, left as they were: {}",
+            ranges(&already)
+        ));
+    }
+    out.text(&text)?;
+    Ok(0)
+}
+
+fn ranges(dates: &[&str]) -> String {
+    let parsed: Vec<_> = dates
+        .iter()
+        .filter_map(|d| parse_date(d, "date").ok())
+        .collect();
+    contiguous(&parsed)
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,558 @@
+//! Versioned SQL templates: loading (built in or from `--templates DIR`), header metadata,
+//! checksums, and strict, safe rendering with minijinja.
+//!
+//! A template is a plain `.sql` file whose first lines are its metadata:
+//!
+//! ```sql
+//! -- name: daily_revenue
+//! -- version: 1
+//! -- values: revenue, order_count
+//! SELECT ...
+//! ```
+//!
+//! Rendering is strict (an undefined variable is an error naming the file and line) and
+//! safe: every value printed with `{{ ... }}` becomes a SQL literal (`'it''s'`, `42`,
+//! `NULL`, `(a, b)`); identifiers go through the `ident` / `idents` filters, which quote
+//! them. Text from a template or from `include` is SQL; text from a value never is.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use minijinja::syntax::SyntaxConfig;
+use minijinja::value::{Value, ValueKind};
+use minijinja::{AutoEscape, Environment, ErrorKind, Output, State, UndefinedBehavior};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+include!(concat!(env!("OUT_DIR"), "/builtin_templates.rs"));
+
+/// Which folder a template comes from, which says what it is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TemplateKind {
+    /// `models/`: one partitioned table's per-date SELECT.
+    Model,
+    /// `views/`: a derived view over the models' `_current` views.
+    View,
+    /// `system/`: the generic machinery (replacement, correction, reservation, seal).
+    System,
+}
+
+impl TemplateKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemplateKind::Model => "model",
+            TemplateKind::View => "view",
+            TemplateKind::System => "system",
+        }
+    }
+
+    fn folder(self) -> &'static str {
+        match self {
+            TemplateKind::Model => "models",
+            TemplateKind::View => "views",
+            TemplateKind::System => "system",
+        }
+    }
+
+    fn known_keys(self) -> &'static [&'static str] {
+        match self {
+            TemplateKind::Model => &[
+                "name",
+                "version",
+                "table",
+                "date_column",
+                "key",
+                "values",
+                "depends_on",
+                "create",
+                "seal_values",
+            ],
+            TemplateKind::View => &["name", "version", "depends_on"],
+            TemplateKind::System => &["name", "version"],
+        }
+    }
+}
+
+/// One template file with its header parsed.
+#[derive(Debug, Clone)]
+pub struct TemplateFile {
+    /// `models/daily_revenue`: the name recorded in the state store.
+    pub name: String,
+    /// `models/daily_revenue.sql`: the name templates `include`.
+    pub include_name: String,
+    /// Where it was read from, for messages.
+    pub path: String,
+    pub kind: TemplateKind,
+    pub version: i64,
+    pub checksum: String,
+    pub source: String,
+    pub header: BTreeMap<String, String>,
+}
+
+impl TemplateFile {
+    fn parse(kind: TemplateKind, file_name: &str, path: String, source: String) -> Result<Self> {
+        let stem = file_name.strip_suffix(".sql").unwrap_or(file_name);
+        let header = parse_header(&path, &source, kind)?;
+        let bad = |message: String| Error::Template {
+            file: path.clone(),
+            message,
+        };
+        let declared = header.get("name").ok_or_else(|| {
+            bad(format!(
+                "no `-- name:` line in its header; start the file with `-- name: {stem}` and `-- version: 1`"
+            ))
+        })?;
+        if declared != stem {
+            return Err(bad(format!(
+                "its header says `-- name: {declared}` but the file is {file_name}; make them agree"
+            )));
+        }
+        let version = header.get("version").ok_or_else(|| {
+            bad("no `-- version:` line in its header; add `-- version: 1`".to_string())
+        })?;
+        let version: i64 = version.parse().ok().filter(|v| *v >= 1).ok_or_else(|| {
+            bad(format!(
+                "`-- version: {version}` is not a whole number from 1 up"
+            ))
+        })?;
+        Ok(TemplateFile {
+            name: format!("{}/{stem}", kind.folder()),
+            include_name: format!("{}/{file_name}", kind.folder()),
+            path,
+            kind,
+            version,
+            checksum: checksum(&source),
+            source,
+            header,
+        })
+    }
+
+    /// A header list (`a, b, c`), empty when the key is absent.
+    pub fn list(&self, key: &str) -> Vec<String> {
+        self.header
+            .get(key)
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The SHA-256 of a template's text, as recorded in the state store.
+pub fn checksum(source: &str) -> String {
+    let digest = Sha256::digest(source.as_bytes());
+    let mut out = String::with_capacity(64);
+    for byte in digest {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+/// Leading `-- key: value` lines; a line `--` followed by three or more spaces continues the
+/// previous value (for multi-line DDL). The header ends at the first other line.
+fn parse_header(path: &str, source: &str, kind: TemplateKind) -> Result<BTreeMap<String, String>> {
+    let mut header = BTreeMap::new();
+    let mut last: Option<String> = None;
+    for line in source.lines() {
+        let Some(rest) = line.strip_prefix("--") else {
+            break;
+        };
+        if let Some(more) = rest.strip_prefix("   ") {
+            match &last {
+                Some(key) => {
+                    let value: &mut String = header.get_mut(key).expect("key just inserted");
+                    value.push('\n');
+                    value.push_str(more.trim());
+                    continue;
+                }
+                None => break,
+            }
+        }
+        let Some((key, value)) = rest.strip_prefix(' ').and_then(|r| r.split_once(':')) else {
+            break;
+        };
+        if key.is_empty() || !key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+            break;
+        }
+        if !kind.known_keys().contains(&key) {
+            return Err(Error::Template {
+                file: path.to_string(),
+                message: format!(
+                    "unknown header key `{key}`; a {} template's header knows: {}",
+                    kind.as_str(),
+                    kind.known_keys().join(", ")
+                ),
+            });
+        }
+        if header
+            .insert(key.to_string(), value.trim().to_string())
+            .is_some()
+        {
+            return Err(Error::Template {
+                file: path.to_string(),
+                message: format!("header key `{key}` is given twice"),
+            });
+        }
+        last = Some(key.to_string());
+    }
+    Ok(header)
+}
+
+/// The pipeline's templates and the environment that renders them.
+pub struct TemplateSet {
+    /// `built-in`, or the `--templates` folder.
+    pub origin: String,
+    pub files: Vec<TemplateFile>,
+    env: Environment<'static>,
+}
+
+impl TemplateSet {
+    /// Models and views from `dir` (or the built-in pipeline); the machinery in `system/`
+    /// always comes built in, because it must match this binary's schema.
+    pub fn load(dir: Option<&Path>) -> Result<Self> {
+        let mut files = Vec::new();
+        for (rel, source) in BUILTIN_TEMPLATES {
+            let (folder, file_name) = rel.split_once('/').unwrap_or(("", rel));
+            let kind = match folder {
+                "system" => TemplateKind::System,
+                "models" if dir.is_none() => TemplateKind::Model,
+                "views" if dir.is_none() => TemplateKind::View,
+                _ => continue,
+            };
+            let path = format!("templates/{rel}");
+            files.push(TemplateFile::parse(
+                kind,
+                file_name,
+                path,
+                source.to_string(),
+            )?);
+        }
+        let origin = match dir {
+            None => "built-in".to_string(),
+            Some(dir) => {
+                load_dir(dir, &mut files)?;
+                dir.display().to_string()
+            }
+        };
+        if !files.iter().any(|f| f.kind == TemplateKind::Model) {
+            return Err(Error::Template {
+                file: format!("{origin}/models"),
+                message: "no model templates (*.sql) found; a pipeline needs at least one model"
+                    .into(),
+            });
+        }
+        let mut env = sql_environment();
+        for file in &files {
+            env.add_template_owned(file.include_name.clone(), file.source.clone())
+                .map_err(|e| template_error(&files, e))?;
+        }
+        Ok(TemplateSet { origin, files, env })
+    }
+
+    pub fn of_kind(&self, kind: TemplateKind) -> impl Iterator<Item = &TemplateFile> {
+        self.files.iter().filter(move |f| f.kind == kind)
+    }
+
+    pub fn system(&self, name: &str) -> &TemplateFile {
+        self.files
+            .iter()
+            .find(|f| f.kind == TemplateKind::System && f.name == format!("system/{name}"))
+            .unwrap_or_else(|| panic!("built-in template system/{name}.sql is missing"))
+    }
+
+    /// Renders `include_name` (e.g. `system/date.sql`) with `context`.
+    pub fn render(&self, include_name: &str, context: Value) -> Result<String> {
+        let template = self
+            .env
+            .get_template(include_name)
+            .map_err(|e| template_error(&self.files, e))?;
+        template
+            .render(context)
+            .map_err(|e| template_error(&self.files, e))
+    }
+}
+
+fn load_dir(dir: &Path, files: &mut Vec<TemplateFile>) -> Result<()> {
+    if !dir.is_dir() {
+        return Err(Error::bad(format!(
+            "--templates {}: no such folder; pass a folder laid out like the built-in templates/ \
+             (models/*.sql, views/*.sql)",
+            dir.display()
+        )));
+    }
+    for kind in [TemplateKind::Model, TemplateKind::View] {
+        let folder = dir.join(kind.folder());
+        let Ok(entries) = fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "sql"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let source = fs::read_to_string(&path).map_err(|e| Error::Template {
+                file: path.display().to_string(),
+                message: format!("cannot read it: {e}"),
+            })?;
+            let file_name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            files.push(TemplateFile::parse(
+                kind,
+                file_name,
+                path.display().to_string(),
+                source,
+            )?);
+        }
+    }
+    Ok(())
+}
+
+/// Names the file (by its path, not its include name) and the line.
+fn template_error(files: &[TemplateFile], err: minijinja::Error) -> Error {
+    let file = err
+        .name()
+        .map(|n| {
+            files
+                .iter()
+                .find(|f| f.include_name == n)
+                .map(|f| f.path.clone())
+                .unwrap_or_else(|| n.to_string())
+        })
+        .unwrap_or_else(|| "(unknown)".to_string());
+    let line = err
+        .line()
+        .map(|l| format!("line {l}: "))
+        .unwrap_or_default();
+    let what = match err.kind() {
+        ErrorKind::UndefinedError => {
+            "undefined variable (the time variables are ds, next_ds, prev_ds, ds_nodash, run_id)"
+                .to_string()
+        }
+        ErrorKind::SyntaxError => "syntax error".to_string(),
+        kind => kind.to_string(),
+    };
+    let detail = err.detail().map(|d| format!(": {d}")).unwrap_or_default();
+    Error::Template {
+        file,
+        message: format!("{line}{what}{detail}"),
+    }
+}
+
+fn sql_environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|_| AutoEscape::Custom("sql".into()));
+    env.set_formatter(sql_formatter);
+    env.set_syntax(
+        SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .build()
+            .expect("static syntax config"),
+    );
+    env.set_debug(true);
+    env.add_filter("ident", ident);
+    env.add_filter("idents", idents);
+    env
+}
+
+/// Prints a value as a SQL literal; values marked safe (include and macro output, quoted
+/// identifiers) are SQL already.
+fn sql_formatter(
+    out: &mut Output,
+    _state: &mut State,
+    value: &Value,
+) -> Result<(), minijinja::Error> {
+    let text = if value.is_safe() {
+        value.to_string()
+    } else {
+        sql_literal(value)?
+    };
+    out.write_str(&text)
+        .map_err(|e| minijinja::Error::new(ErrorKind::WriteFailure, e.to_string()))
+}
+
+/// The SQL literal for a value: `'text'` with quotes doubled, integers bare, `NULL`,
+/// `1`/`0` for booleans, `(a, b)` for a sequence. Maps and undefined values are refused.
+pub fn sql_literal(value: &Value) -> Result<String, minijinja::Error> {
+    let refuse = |what: &str| {
+        minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("cannot print {what} into SQL; print its fields one by one"),
+        )
+    };
+    Ok(match value.kind() {
+        ValueKind::None => "NULL".to_string(),
+        ValueKind::Bool => if value.is_true() { "1" } else { "0" }.to_string(),
+        ValueKind::Number => {
+            if let Some(i) = value.as_i64() {
+                i.to_string()
+            } else {
+                let f = f64::try_from(value.clone())?;
+                if !f.is_finite() {
+                    return Err(refuse("a number that is not finite"));
+                }
+                f.to_string()
+            }
+        }
+        ValueKind::String => {
+            let s = value.as_str().unwrap_or_default();
+            if s.contains('\0') {
+                return Err(refuse("a string with a NUL byte"));
+            }
+            let mut quoted = String::with_capacity(s.len() + 2);
+            quoted.push('\'');
+            quoted.push_str(&s.replace('\'', "''"));
+            quoted.push('\'');
+            quoted
+        }
+        ValueKind::Seq | ValueKind::Iterable => {
+            let items = value
+                .try_iter()?
+                .map(|v| sql_literal(&v))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut list = String::from("(");
+            list.push_str(&items.join(", "));
+            list.push(')');
+            list
+        }
+        ValueKind::Undefined => return Err(minijinja::Error::from(ErrorKind::UndefinedError)),
+        ValueKind::Map => return Err(refuse("a map")),
+        _ => return Err(refuse("this value")),
+    })
+}
+
+/// Quotes an identifier: `daily_revenue` -> `"daily_revenue"`, `a"b` -> `"a""b"`.
+fn quote_ident(name: &str) -> Result<String, minijinja::Error> {
+    if name.is_empty() || name.contains('\0') {
+        return Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("`{name}` is not a usable SQL identifier"),
+        ));
+    }
+    let mut quoted = String::with_capacity(name.len() + 2);
+    quoted.push('"');
+    quoted.push_str(&name.replace('"', "\"\""));
+    quoted.push('"');
+    Ok(quoted)
+}
+
+fn ident(name: String) -> Result<Value, minijinja::Error> {
+    Ok(Value::from_safe_string(quote_ident(&name)?))
+}
+
+fn idents(names: Vec<String>) -> Result<Value, minijinja::Error> {
+    let quoted = names
+        .iter()
+        .map(|n| quote_ident(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Value::from_safe_string(quoted.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use minijinja::context;
+
+    fn render(source: &str, ctx: Value) -> Result<String, minijinja::Error> {
+        let mut env = sql_environment();
+        env.add_template_owned("t.sql", source.to_string()).unwrap();
+        env.get_template("t.sql").unwrap().render(ctx)
+    }
+
+    #[test]
+    fn values_become_literals() {
+        let out = render(
+            "{{ s }} {{ n }} {{ b }} {{ none }} {{ list }}",
+            context! { s => "x'); DROP TABLE orders; --", n => 42, b => true, none => (), list => vec!["a", "b'c"] },
+        )
+        .unwrap();
+        assert_eq!(out, "'x''); DROP TABLE orders; --' 42 1 NULL ('a', 'b''c')");
+    }
+
+    #[test]
+    fn non_ascii_text_is_kept_as_is() {
+        let out = render("{{ s }}", context! { s => "주간 보고서; \"sent\"" }).unwrap();
+        assert_eq!(out, "'주간 보고서; \"sent\"'");
+    }
+
+    #[test]
+    fn identifiers_are_quoted() {
+        let out = render(
+            "{{ t|ident }} ({{ cols|idents }})",
+            context! { t => "we\"ird", cols => vec!["ds", "revenue"] },
+        )
+        .unwrap();
+        assert_eq!(out, "\"we\"\"ird\" (\"ds\", \"revenue\")");
+    }
+
+    #[test]
+    fn undefined_variables_are_errors() {
+        let err = render("SELECT {{ dss }}", context! { ds => "2026-02-09" }).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UndefinedError);
+        assert_eq!(err.line(), Some(1));
+    }
+
+    #[test]
+    fn maps_are_refused() {
+        let mut map = BTreeMap::new();
+        map.insert("a", 1);
+        assert!(render("{{ m }}", context! { m => map }).is_err());
+    }
+
+    #[test]
+    fn header_is_parsed_and_checked() {
+        let src = "-- name: x\n-- version: 3\n-- key: ds, region\n-- create: CREATE TABLE x (\n--     ds TEXT)\n--\n-- prose: not a key\nSELECT 1";
+        let f =
+            TemplateFile::parse(TemplateKind::Model, "x.sql", "x.sql".into(), src.into()).unwrap();
+        assert_eq!(f.version, 3);
+        assert_eq!(f.list("key"), ["ds", "region"]);
+        assert_eq!(f.header["create"], "CREATE TABLE x (\nds TEXT)");
+        assert_eq!(f.name, "models/x");
+
+        let bad = TemplateFile::parse(
+            TemplateKind::Model,
+            "x.sql",
+            "x.sql".into(),
+            "-- name: x\n-- versoin: 1\n".into(),
+        );
+        assert!(bad
+            .unwrap_err()
+            .to_string()
+            .contains("unknown header key `versoin`"));
+        let bad = TemplateFile::parse(
+            TemplateKind::Model,
+            "y.sql",
+            "y.sql".into(),
+            "-- name: x\n-- version: 1\n".into(),
+        );
+        assert!(bad.unwrap_err().to_string().contains("make them agree"));
+        let bad = TemplateFile::parse(
+            TemplateKind::Model,
+            "x.sql",
+            "x.sql".into(),
+            "-- name: x\n-- version: 0\n".into(),
+        );
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn builtin_templates_load() {
+        let set = TemplateSet::load(None).unwrap();
+        assert!(set
+            .of_kind(TemplateKind::Model)
+            .any(|f| f.name == "models/daily_revenue"));
+        assert_eq!(set.system("date").kind, TemplateKind::System);
+    }
+}

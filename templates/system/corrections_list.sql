@@ -1,0 +1,23 @@
+-- name: corrections_list
+-- version: 1
+--
+-- A model's corrections in an interval, oldest first: what was sent (the sealed row),
+-- what each correction superseded, what it says now, and by which run.
+SELECT c.correction_id,
+       {% for k in model.key %}
+       c.{{ k|ident }} AS {{ ("key_" ~ k)|ident }},
+       {% endfor %}
+       {% for v in model.values %}
+       t.{{ v|ident }} AS {{ ("sent_" ~ v)|ident }},
+       c.{{ ("previous_" ~ v)|ident }} AS {{ ("previous_" ~ v)|ident }},
+       c.{{ v|ident }} AS {{ ("now_" ~ v)|ident }},
+       {% endfor %}
+       c.removed,
+       c.run_id,
+       c.corrected_at
+FROM {{ model.corrections_table|ident }} AS c
+LEFT JOIN {{ model.table|ident }} AS t
+  ON {% for k in model.key %}{% if not loop.first %} AND {% endif %}t.{{ k|ident }} IS c.{{ k|ident }}{% endfor %}
+
+WHERE c.{{ model.date_column|ident }} BETWEEN {{ start }} AND {{ end }}
+ORDER BY c.correction_id

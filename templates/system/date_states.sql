@@ -1,0 +1,54 @@
+-- name: date_states
+-- version: 1
+--
+-- What the state store knows about each date of an interval: its last build (which
+-- run, kind, when, and with which model versions, so stale dates can be told), its
+-- latest attempt (failed or not, and why), its seal and corrections, and who holds
+-- it now. Every lookup is by date on an index: the cost follows the interval's
+-- length, not the history's.
+WITH RECURSIVE dates(ds) AS (
+    SELECT {{ start }}
+    UNION ALL
+    SELECT date(ds, '+1 day') FROM dates WHERE ds < {{ end }}
+),
+per_date AS (
+    SELECT d.ds,
+           (SELECT p.run_id FROM run_partitions AS p
+             WHERE p.ds = d.ds AND p.status IN ('success', 'corrected', 'unchanged')
+             ORDER BY p.run_id DESC LIMIT 1) AS built_run,
+           (SELECT p.run_id FROM run_partitions AS p
+             WHERE p.ds = d.ds AND p.status <> 'skipped'
+             ORDER BY p.run_id DESC LIMIT 1) AS last_run
+    FROM dates AS d
+)
+SELECT pd.ds,
+       pd.built_run,
+       br.kind AS built_kind,
+       bp.finished_at AS built_at,
+       (SELECT group_concat(t.name || '@' || t.version, ',' ORDER BY t.name)
+          FROM run_templates AS t
+         WHERE t.run_id = pd.built_run AND t.kind = 'model') AS built_models,
+       pd.last_run,
+       lp.status AS last_status,
+       lp.error AS last_error,
+       s.sealed_at,
+       s.sealed_by,
+       {% for model in models %}
+       (SELECT count(*) FROM {{ model.corrections_table|ident }} AS c
+         WHERE c.{{ model.date_column|ident }} = pd.ds) +
+       {% endfor %}
+       0 AS corrections,
+       r.run_id AS held_by,
+       r.reserved_at AS held_since,
+       r.expires_at AS held_until,
+       hr.kind AS holder_kind,
+       hr.requested_by AS holder_by,
+       hr.status AS holder_status
+FROM per_date AS pd
+LEFT JOIN run_partitions AS bp ON bp.run_id = pd.built_run AND bp.ds = pd.ds
+LEFT JOIN runs AS br ON br.run_id = pd.built_run
+LEFT JOIN run_partitions AS lp ON lp.run_id = pd.last_run AND lp.ds = pd.ds
+LEFT JOIN seals AS s ON s.ds = pd.ds
+LEFT JOIN reservations AS r ON r.ds = pd.ds
+LEFT JOIN runs AS hr ON hr.run_id = r.run_id
+ORDER BY pd.ds

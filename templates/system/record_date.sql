@@ -1,0 +1,22 @@
+-- name: record_date
+-- version: 1
+--
+-- The date's record, in the same transaction as its rows: which run computed it
+-- and how it ended (a sealed date: corrected if any model wrote a correction in
+-- this run, else unchanged). The date's reservation is released with the work,
+-- and the run's lease on the dates it still holds is renewed when it runs low.
+INSERT INTO run_partitions (run_id, ds, status, held_by, error, started_at, finished_at)
+VALUES ({{ run_id }}, {{ ds }},
+{% if sealed %}
+        CASE WHEN {% for model in models %}{% if not loop.first %}
+               OR {% endif %}EXISTS (SELECT 1 FROM {{ model.corrections_table|ident }}
+                          WHERE {{ model.date_column|ident }} = {{ ds }} AND run_id = {{ run_id }}){% endfor %}
+
+             THEN 'corrected' ELSE 'unchanged' END,
+{% else %}
+        'success',
+{% endif %}
+        NULL, NULL, {{ started_at }}, datetime('now'));
+DELETE FROM reservations WHERE ds = {{ ds }} AND run_id = {{ run_id }};
+UPDATE reservations SET expires_at = {{ lease_until }}
+WHERE run_id = {{ run_id }} AND expires_at < {{ renew_before }};
