@@ -158,7 +158,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         out.note(&line);
     }
 
-    let signal = install_signal_handler(&conn);
+    let signal = SignalGuard::install(&conn);
     let work = reserve::held_by_run(&conn, run_id)?;
     let mut outcomes = compute_dates(
         &mut conn,
@@ -166,24 +166,12 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         run_id,
         &work,
         args.keep_going,
-        &signal,
+        signal.signal(),
         out,
     )?;
 
     // Whatever is still held (after a stop, a failure, a signal) is released, recorded.
     let stopped = outcomes.stopped.take();
-    if let Some(why) = &stopped {
-        let n = reserve::release(&conn, &pipeline, run_id, why)?;
-        if n > 0 {
-            out.note(&format!(
-                "released {n} date{} not computed: {why}",
-                if n == 1 { "" } else { "s" }
-            ));
-        }
-    } else {
-        reserve::release(&conn, &pipeline, run_id, "run ended")?;
-    }
-
     let failed = outcomes.dates.iter().any(|d| d.status == "failed");
     let (status, code) = if failed {
         ("failed", 1)
@@ -196,10 +184,23 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     } else {
         ("success", 0)
     };
-    conn.execute(
+    // The end of a run, in one transaction: whatever it still holds (after a stop, a
+    // failure, a signal) is released and recorded, and its status is set.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let why = stopped.as_deref().unwrap_or("run ended");
+    let released = reserve::release(&tx, &pipeline, run_id, why)?;
+    tx.execute(
         queries::FINISH_RUN,
         named_params! {":run_id": run_id, ":status": status, ":error": stopped},
     )?;
+    tx.commit()?;
+    drop(signal);
+    if released > 0 {
+        out.note(&format!(
+            "released {released} date{} not computed: {why}",
+            if released == 1 { "" } else { "s" }
+        ));
+    }
 
     let mut dates: Vec<DateOutcome> = skips.iter().map(skipped_outcome).collect();
     dates.append(&mut outcomes.dates);
@@ -417,7 +418,7 @@ fn record_failure(
         "record_failure",
         minijinja::context! { run_id => run_id, ds => ds, started_at => started_at, error => message },
     )?;
-    let tx = conn.unchecked_transaction()?;
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     tx.execute_batch(&sql)?;
     tx.commit()?;
     Ok(())
@@ -439,26 +440,52 @@ fn skipped_outcome(skip: &Skip) -> DateOutcome {
 
 /// The first SIGINT/SIGTERM lets the current date finish, then the run stops; a second one
 /// interrupts the current statement, so the date rolls back. Either way the transaction
-/// ends whole and the run releases what it holds.
-fn install_signal_handler(conn: &Connection) -> Arc<AtomicI32> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let first = Arc::new(AtomicI32::new(0));
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
-        return first;
-    };
-    let handle = conn.get_interrupt_handle();
-    let seen = Arc::clone(&first);
-    std::thread::spawn(move || {
-        for sig in signals.forever() {
-            if seen
-                .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
-                .is_err()
-            {
-                handle.interrupt();
+/// ends whole and the run releases what it holds. Dropping the guard restores the default.
+struct SignalGuard {
+    first: Arc<AtomicI32>,
+    handle: Option<signal_hook::iterator::Handle>,
+}
+
+impl SignalGuard {
+    fn install(conn: &Connection) -> Self {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let first = Arc::new(AtomicI32::new(0));
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+            return SignalGuard {
+                first,
+                handle: None,
+            };
+        };
+        let handle = signals.handle();
+        let interrupt = conn.get_interrupt_handle();
+        let seen = Arc::clone(&first);
+        std::thread::spawn(move || {
+            for sig in signals.forever() {
+                if seen
+                    .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_err()
+                {
+                    interrupt.interrupt();
+                }
             }
+        });
+        SignalGuard {
+            first,
+            handle: Some(handle),
         }
-    });
-    first
+    }
+
+    fn signal(&self) -> &AtomicI32 {
+        &self.first
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        if let Some(handle) = &self.handle {
+            handle.close();
+        }
+    }
 }
 
 pub fn command_line() -> String {
