@@ -358,6 +358,7 @@ fn sql_environment() -> Environment<'static> {
         SyntaxConfig::builder()
             .trim_blocks(true)
             .lstrip_blocks(true)
+            .keep_trailing_newline(true)
             .build()
             .expect("static syntax config"),
     );

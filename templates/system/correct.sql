@@ -8,7 +8,6 @@
 -- late data applied twice corrects once.
 WITH recomputed AS (
 {% include model.template %}
-
 ),
 latest AS (
     SELECT c.*
@@ -35,9 +34,9 @@ new_rows AS (
 )
 INSERT INTO {{ model.corrections_table|ident }}
     ({{ model.key|idents }}, {{ model.values|idents }}, {% for v in model.values %}{{ ("previous_" ~ v)|ident }}, {% endfor %}removed, run_id, corrected_at)
-SELECT {% for k in model.key %}coalesce(n.{{ k|ident }}, c.{{ k|ident }}), {% endfor %}
-       {% for v in model.values %}n.{{ v|ident }}, {% endfor %}
-       {% for v in model.values %}c.{{ v|ident }}, {% endfor %}
+SELECT {% for k in model.key %}coalesce(n.{{ k|ident }}, c.{{ k|ident }}), {% endfor +%}
+       {%+ for v in model.values %}n.{{ v|ident }}, {% endfor +%}
+       {%+ for v in model.values %}c.{{ v|ident }}, {% endfor +%}
        n.present IS NULL, {{ run_id }}, datetime('now')
 FROM new_rows AS n
 FULL JOIN current_rows AS c

@@ -8,5 +8,4 @@ INSERT INTO {{ model.table|ident }} ({{ model.columns|idents }}, "run_id")
 SELECT {{ model.columns|idents }}, {{ run_id }}
 FROM (
 {% include model.template %}
-
 ) AS model_rows;
