@@ -92,14 +92,20 @@ fn hostname() -> String {
         .unwrap_or_else(|| "unknown-host".to_string())
 }
 
-/// `boot_id/start_ticks` of a process: the start time (field 22 of /proc/PID/stat) tells a
-/// reused pid from the original, the boot id a pid from before a reboot.
+/// `boot_id/start_ticks` of a live process: the start time (field 22 of /proc/PID/stat)
+/// tells a reused pid from the original, the boot id a pid from before a reboot. None
+/// when there is no such process, or only its zombie.
 fn process_started(pid: u32) -> Option<String> {
     let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces and parentheses: count from the last ')'.
     let after_name = &stat[stat.rfind(')')? + 1..];
-    let start_ticks = after_name.split_whitespace().nth(19)?;
+    let mut fields = after_name.split_whitespace();
+    // A killed process its parent has not reaped yet is a zombie: gone all the same.
+    if matches!(fields.next()?, "Z" | "X" | "x") {
+        return None;
+    }
+    let start_ticks = fields.nth(18)?;
     Some(format!("{}/{start_ticks}", boot.trim()))
 }
 
