@@ -99,6 +99,14 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     }
 
     let me = Identity::current();
+    if out.verbose > 0 {
+        out.note(&format!(
+            "database {}; templates {} ({})",
+            global.db.display(),
+            pipeline.templates.origin,
+            pipeline.signature()
+        ));
+    }
     let signature = pipeline.signature();
     let lease_until = reserve::lease_until(LEASE);
 

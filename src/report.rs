@@ -306,3 +306,22 @@ fn state_name(s: &DateState) -> &'static str {
         (false, false) => "missing",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn won_groups_thousands() {
+        assert_eq!(won(51_820_000), "51,820,000");
+        assert_eq!(won(-1_000), "-1,000");
+        assert_eq!(won(999), "999");
+        assert_eq!(won(0), "0");
+    }
+
+    #[test]
+    fn table_aligns_columns() {
+        let t = table(&["a", "bb"], &[vec!["xxx".into(), "y".into()]]);
+        assert_eq!(t, "a    bb\nxxx  y\n");
+    }
+}
