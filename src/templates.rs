@@ -318,8 +318,13 @@ fn load_dir(dir: &Path, files: &mut Vec<TemplateFile>) -> Result<()> {
     Ok(())
 }
 
-/// Names the file (by its path, not its include name) and the line.
-fn template_error(files: &[TemplateFile], err: minijinja::Error) -> Error {
+/// Names the file (by its path, not its include name) and the line. An error inside an
+/// included template (a model inside system/date.sql) is reported where it happened.
+fn template_error(files: &[TemplateFile], outer: minijinja::Error) -> Error {
+    let mut err = &outer;
+    while let Some(inner) = std::error::Error::source(err).and_then(|s| s.downcast_ref::<minijinja::Error>()) {
+        err = inner;
+    }
     let file = err
         .name()
         .map(|n| {
