@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use rusqlite::{named_params, Connection, ErrorCode, TransactionBehavior};
+use rusqlite::{named_params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 
 use crate::cli::{default_user, ApplyArgs, Global, Kind, Only};
@@ -375,6 +375,11 @@ enum DateResult {
 }
 
 /// One date, one transaction: the partition(s), the record, the release.
+///
+/// The SQL is rendered before the write lock is taken, so that between two dates the lock
+/// is free long enough for a waiting run (a regular run, a seal) to get in. Whether the
+/// date is sealed cannot change meanwhile: this run holds the date, and `seal` refuses
+/// held dates.
 fn compute_date(
     conn: &mut Connection,
     pipeline: &Pipeline,
@@ -382,18 +387,8 @@ fn compute_date(
     ds: &str,
     started_at: &str,
 ) -> Result<DateResult> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let holder: Option<i64> = {
-        use rusqlite::OptionalExtension;
-        tx.query_row(queries::HOLDER_OF_DATE, named_params! {":ds": ds}, |r| {
-            r.get(0)
-        })
-        .optional()?
-    };
-    if holder != Some(run_id) {
-        return Ok(DateResult::Lost(holder));
-    }
-    let sealed: bool = tx.query_row(queries::IS_SEALED, named_params! {":ds": ds}, |r| r.get(0))?;
+    let sealed: bool =
+        conn.query_row(queries::IS_SEALED, named_params! {":ds": ds}, |r| r.get(0))?;
     let lease_until = reserve::lease_until(LEASE);
     let renew_before = reserve::lease_until(LEASE / 2);
     let sql = pipeline.render_date(&DateVars {
@@ -404,6 +399,15 @@ fn compute_date(
         lease_until: &lease_until,
         renew_before: &renew_before,
     })?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let holder: Option<i64> = tx
+        .query_row(queries::HOLDER_OF_DATE, named_params! {":ds": ds}, |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if holder != Some(run_id) {
+        return Ok(DateResult::Lost(holder));
+    }
     tx.execute_batch(&sql)?;
     let status: String = tx.query_row(
         queries::DATE_STATUS_IN_RUN,

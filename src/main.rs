@@ -1,3 +1,4 @@
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -11,7 +12,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("sqlrun: {e}");
+            let _ = writeln!(std::io::stderr(), "sqlrun: {e}");
             ExitCode::from(e.exit_code())
         }
     }

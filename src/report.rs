@@ -40,14 +40,15 @@ impl Output {
     /// A line on stderr that must be seen (a skip, a reclaim, a failure).
     pub fn note(&self, line: &str) {
         if !self.quiet {
-            eprintln!("{line}");
+            // A closed stderr must not stop a run halfway: the line is lost, the run goes on.
+            let _ = writeln!(std::io::stderr(), "{line}");
         }
     }
 
     /// A per-date line on stderr, when no progress bar is drawn.
     pub fn progress(&self, line: &str) {
         if !self.quiet {
-            eprintln!("{line}");
+            let _ = writeln!(std::io::stderr(), "{line}");
         }
     }
 

@@ -349,15 +349,16 @@ fn parse_hold(text: &str) -> Result<Duration> {
 pub fn release_command(global: &Global, run_id: i64, by: Option<&str>, out: &Output) -> Result<u8> {
     let pipeline = Pipeline::load(global.templates.as_deref())?;
     let mut conn = store::open(&global.db)?;
-    let run = store::existing_run(&conn, run_id)?;
+    let by = by.map(str::to_string).unwrap_or_else(default_user);
+    // Checked under the write lock: the run may have ended while this one waited for it.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let run = store::existing_run(&tx, run_id)?;
     if run.status != "reserved" && run.status != "running" {
         return Err(Error::bad(format!(
             "run {run_id} is {}: only a reserved or running run holds dates to release",
             run.status
         )));
     }
-    let by = by.map(str::to_string).unwrap_or_else(default_user);
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let why = format!("released by {by} (sqlrun release)");
     let n = release(&tx, &pipeline, run_id, &why)?;
     tx.execute(queries::RELEASE_RUN, named_params! {":run_id": run_id})?;

@@ -322,7 +322,9 @@ fn load_dir(dir: &Path, files: &mut Vec<TemplateFile>) -> Result<()> {
 /// included template (a model inside system/date.sql) is reported where it happened.
 fn template_error(files: &[TemplateFile], outer: minijinja::Error) -> Error {
     let mut err = &outer;
-    while let Some(inner) = std::error::Error::source(err).and_then(|s| s.downcast_ref::<minijinja::Error>()) {
+    while let Some(inner) =
+        std::error::Error::source(err).and_then(|s| s.downcast_ref::<minijinja::Error>())
+    {
         err = inner;
     }
     let file = err

@@ -1,0 +1,13 @@
+//! Integration tests: one binary; each test makes a temp dir, runs the real `sqlrun`
+//! executable on a database there, and asserts on the rows in that database.
+
+mod support;
+
+mod badinput;
+mod concurrency;
+mod core;
+mod failure;
+mod models;
+mod reserve;
+mod seal;
+mod templates;

@@ -1,0 +1,366 @@
+//! Versioned templates: an edit without a new version is refused, a new version makes
+//! the dates built by the old one stale, template errors are bad input.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::core::snapshot;
+use crate::support::*;
+
+/// A copy of the repo's templates/models and templates/views in the sandbox.
+pub(crate) fn copy_templates(sb: &Sandbox) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+    let dst = sb.path().join("pipeline");
+    for folder in ["models", "views"] {
+        std::fs::create_dir_all(dst.join(folder)).unwrap();
+        for entry in std::fs::read_dir(src.join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, dst.join(folder).join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    dst
+}
+
+fn model_file(dir: &Path) -> PathBuf {
+    dir.join("models/daily_revenue.sql")
+}
+
+/// Rewrites a file: `from` (which must be there) becomes `to`.
+pub(crate) fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{} has no {from:?}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+fn sha256(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn status_json(sb: &Sandbox, tpl: &str, interval: &str) -> Vec<serde_json::Value> {
+    let out = sb.ok(&[
+        "--templates",
+        tpl,
+        "--json",
+        "status",
+        "--interval",
+        interval,
+    ]);
+    serde_json::from_str::<serde_json::Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn stale_dates(sb: &Sandbox, tpl: &str, interval: &str) -> Vec<String> {
+    status_json(sb, tpl, interval)
+        .iter()
+        .filter(|r| r["stale"] == true)
+        .map(|r| r["ds"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn an_edit_without_a_version_bump_is_refused() {
+    let orders = Orders::new(51, "2026-02-01", 3, false);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    let dir = copy_templates(&sb);
+    let tpl = dir.to_str().unwrap();
+    sb.ok(&[
+        "--templates",
+        tpl,
+        "apply",
+        "--interval",
+        &orders.interval(),
+    ]);
+
+    let file = model_file(&dir);
+    edit(
+        &file,
+        "count(*) AS order_count",
+        "count(o.order_id) AS order_count",
+    );
+    let before = snapshot(&sb);
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            tpl,
+            "apply",
+            "--interval",
+            &orders.interval(),
+        ],
+    );
+    assert_eq!(snapshot(&sb), before, "nothing written");
+    let err = &run.stderr;
+    assert!(
+        err.contains(file.to_str().unwrap()),
+        "names the file: {err}"
+    );
+    assert!(err.contains("version"), "{err}");
+    assert!(
+        err.contains("Raise `-- version:`") && err.contains("to 2"),
+        "{err}"
+    );
+    // The same for the other commands that read with the templates.
+    let run = sb.expect(2, &["--templates", tpl, "status"]);
+    assert!(run.stderr.contains("to 2"), "{}", run.stderr);
+    let run = sb.expect(2, &["--templates", tpl, "render", "--date", "2026-02-01"]);
+    assert!(run.stderr.contains("to 2"), "{}", run.stderr);
+    assert_eq!(snapshot(&sb), before, "nothing written");
+
+    // The built-in templates still work on the same database.
+    sb.ok(&["apply", "--interval", "2026-02-01"]);
+}
+
+#[test]
+fn a_new_version_makes_old_dates_stale_and_only_stale_recomputes_them() {
+    let orders = Orders::new(52, "2026-02-01", 6, true);
+    let expected = orders.expected();
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    let dir = copy_templates(&sb);
+    let tpl = dir.to_str().unwrap();
+    let file = model_file(&dir);
+    let v1_text = std::fs::read_to_string(&file).unwrap();
+
+    sb.ok(&[
+        "--templates",
+        tpl,
+        "apply",
+        "--interval",
+        "2026-02-01..2026-02-04",
+    ]);
+    let v1_run = sb.last_run_id();
+    assert!(stale_dates(&sb, tpl, "2026-02-01..2026-02-06").is_empty());
+
+    // Version 2 counts revenue ten times (visible in the rows).
+    edit(&file, "-- version: 1", "-- version: 2");
+    edit(
+        &file,
+        "coalesce(sum(o.amount), 0) AS revenue",
+        "coalesce(sum(o.amount), 0) * 10 AS revenue",
+    );
+    let v2_text = std::fs::read_to_string(&file).unwrap();
+
+    assert_eq!(
+        stale_dates(&sb, tpl, "2026-02-01..2026-02-06"),
+        ["2026-02-01", "2026-02-02", "2026-02-03", "2026-02-04"]
+    );
+    let text = sb
+        .ok(&[
+            "--templates",
+            tpl,
+            "status",
+            "--interval",
+            "2026-02-01..2026-02-06",
+        ])
+        .stdout;
+    let line = text.lines().find(|l| l.starts_with("2026-02-02")).unwrap();
+    assert!(line.contains("stale"), "{text}");
+
+    // One date rebuilt with version 2: no longer stale.
+    sb.ok(&["--templates", tpl, "apply", "--interval", "2026-02-03"]);
+    let v2_run = sb.last_run_id();
+    assert_eq!(
+        stale_dates(&sb, tpl, "2026-02-01..2026-02-06"),
+        ["2026-02-01", "2026-02-02", "2026-02-04"]
+    );
+    let daily = sb.daily();
+    assert_eq!(daily["2026-02-03"].0, expected["2026-02-03"].0 * 10);
+    assert_eq!(daily["2026-02-02"].0, expected["2026-02-02"].0);
+
+    // --only stale: exactly the stale dates (not the missing 05, 06).
+    sb.ok(&[
+        "--templates",
+        tpl,
+        "apply",
+        "--interval",
+        "2026-02-01..2026-02-06",
+        "--only",
+        "stale",
+    ]);
+    let run = sb.last_run_id();
+    assert_eq!(
+        sb.rows(&format!(
+            "SELECT ds, status FROM run_partitions WHERE run_id = {run} ORDER BY ds"
+        )),
+        [
+            ["2026-02-01", "success"],
+            ["2026-02-02", "success"],
+            ["2026-02-04", "success"]
+        ]
+    );
+    assert!(stale_dates(&sb, tpl, "2026-02-01..2026-02-06").is_empty());
+    let daily = sb.daily();
+    assert_eq!(daily.len(), 4);
+    for (ds, (rev, cnt)) in &daily {
+        assert_eq!((*rev, *cnt), (expected[ds].0 * 10, expected[ds].1), "{ds}");
+    }
+
+    // The state store keeps each version's text, and which versions each run used.
+    assert_eq!(
+        sb.rows(
+            "SELECT version, kind, checksum, body FROM template_versions \
+             WHERE name = 'models/daily_revenue' ORDER BY version"
+        ),
+        [
+            ["1", "model", &sha256(&v1_text), &v1_text],
+            ["2", "model", &sha256(&v2_text), &v2_text]
+        ]
+    );
+    let used = |run: i64| {
+        sb.rows(&format!(
+            "SELECT version FROM run_templates WHERE run_id = {run} AND name = 'models/daily_revenue'"
+        ))
+    };
+    assert_eq!(used(v1_run), [["1"]]);
+    assert_eq!(used(v2_run), [["2"]]);
+    assert_eq!(used(run), [["2"]]);
+    // The views are recorded too.
+    assert_eq!(
+        sb.count(&format!(
+            "SELECT count(*) FROM run_templates WHERE run_id = {run} AND name = 'views/cumulative_revenue'"
+        )),
+        1
+    );
+    let shown = sb
+        .ok(&[
+            "--templates",
+            tpl,
+            "templates",
+            "--show",
+            "models/daily_revenue@1",
+        ])
+        .stdout;
+    assert!(shown.starts_with(&v1_text), "{shown}");
+}
+
+/// A pipeline whose model uses `{{ dss }}`; the file and the line it is on.
+fn undefined_variable_pipeline(sb: &Sandbox) -> (PathBuf, PathBuf, usize) {
+    let dir = copy_templates(sb);
+    let file = model_file(&dir);
+    edit(
+        &file,
+        "WHERE o.order_date = {{ ds }}",
+        "WHERE o.order_date = {{ dss }}",
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line = text.lines().position(|l| l.contains("{{ dss }}")).unwrap() + 1;
+    (dir, file, line)
+}
+
+fn refused_naming(sb: &Sandbox, args: &[&str], file: &Path, line: usize) {
+    let before = snapshot(sb);
+    let run = sb.expect(2, args);
+    assert_eq!(snapshot(sb), before, "{args:?} wrote something");
+    let err = &run.stderr;
+    assert!(
+        err.contains(file.to_str().unwrap()),
+        "{args:?} should name the file: {err}"
+    );
+    assert!(
+        err.contains(&format!("line {line}")),
+        "{args:?} should name line {line}: {err}"
+    );
+    assert!(err.contains("dss") && err.contains("undefined"), "{err}");
+}
+
+#[test]
+fn an_undefined_variable_in_a_models_select_names_file_and_line() {
+    let sb = Sandbox::new();
+    let (dir, file, line) = undefined_variable_pipeline(&sb);
+    let tpl = dir.to_str().unwrap();
+    refused_naming(
+        &sb,
+        &[
+            "--templates",
+            tpl,
+            "render",
+            "--date",
+            "2026-02-01",
+            "daily_revenue",
+        ],
+        &file,
+        line,
+    );
+}
+
+/// The model is rendered inside system/date.sql (via replace.sql); the message must still
+/// name the model's file and line, not the system template that includes it.
+#[test]
+fn an_undefined_variable_during_apply_names_the_model_file_and_line() {
+    let sb = Sandbox::new();
+    let (dir, file, line) = undefined_variable_pipeline(&sb);
+    let tpl = dir.to_str().unwrap();
+    refused_naming(
+        &sb,
+        &[
+            "--templates",
+            tpl,
+            "apply",
+            "--interval",
+            "2026-02-01..2026-02-02",
+        ],
+        &file,
+        line,
+    );
+    refused_naming(
+        &sb,
+        &["--templates", tpl, "render", "--date", "2026-02-01"],
+        &file,
+        line,
+    );
+    assert_eq!(sb.count("SELECT count(*) FROM runs"), 0);
+}
+
+#[test]
+fn a_syntax_error_is_bad_input() {
+    let sb = Sandbox::new();
+    let dir = copy_templates(&sb);
+    let tpl = dir.to_str().unwrap();
+    let file = model_file(&dir);
+    edit(
+        &file,
+        "WHERE o.order_date = {{ ds }}",
+        "WHERE o.order_date = {{ ds }",
+    );
+    let before = snapshot(&sb);
+    let run = sb.expect(
+        2,
+        &["--templates", tpl, "apply", "--interval", "2026-02-01"],
+    );
+    assert_eq!(snapshot(&sb), before);
+    assert!(
+        run.stderr.contains(file.to_str().unwrap()),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("syntax error"), "{}", run.stderr);
+
+    // A header without a version is bad input too.
+    let dir2 = sb.path().join("pipeline2");
+    std::fs::create_dir_all(dir2.join("models")).unwrap();
+    std::fs::write(
+        dir2.join("models/daily_revenue.sql"),
+        "-- name: daily_revenue\n-- values: revenue, order_count\nSELECT {{ ds }} AS ds, 0 AS revenue, 0 AS order_count\n",
+    )
+    .unwrap();
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            dir2.to_str().unwrap(),
+            "apply",
+            "--interval",
+            "2026-02-01",
+        ],
+    );
+    assert!(run.stderr.contains("-- version:"), "{}", run.stderr);
+    assert_eq!(snapshot(&sb), before);
+}
