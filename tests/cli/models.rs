@@ -390,3 +390,101 @@ fn reapplying_replaces_whole_partitions() {
     assert_eq!(sb.daily()["2026-05-01"], (0, 0));
     assert_eq!(sb.daily(), orders.expected());
 }
+
+/// `daily_amount_bands_current` as (ds, band) -> (order_count, revenue).
+fn current_bands(sb: &Sandbox) -> BTreeMap<(String, String), (i64, i64)> {
+    sb.rows("SELECT ds, band, order_count, revenue FROM daily_amount_bands_current")
+        .into_iter()
+        .map(|r| {
+            (
+                (r[0].clone(), r[1].clone()),
+                (r[2].parse().unwrap(), r[3].parse().unwrap()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_second_model_gets_corrections_on_a_sealed_date() {
+    let sb = Sandbox::new();
+    let mut orders = Orders::new(77, "2026-05-01", 4, false);
+    // No refunds on the sealed date, so that a late refund is a key the seal never saw.
+    orders
+        .rows
+        .retain(|r| !(r.order_date == "2026-05-02" && r.amount < 0));
+    sb.insert_orders(&orders.rows);
+    let tpl = pipeline_with(&sb, &[("daily_amount_bands", BANDS)]);
+    let interval = orders.interval();
+    sb.ok(&["--templates", &tpl, "apply", "--interval", &interval]);
+    sb.ok(&[
+        "--templates",
+        &tpl,
+        "seal",
+        "--interval",
+        "2026-05-02",
+        "--reason",
+        "sent",
+    ]);
+    let sent = bands(&sb);
+    let on = |m: &BTreeMap<(String, String), (i64, i64)>| -> BTreeMap<String, (i64, i64)> {
+        m.iter()
+            .filter(|((ds, _), _)| ds == "2026-05-02")
+            .map(|((_, band), v)| (band.clone(), *v))
+            .collect()
+    };
+
+    // A late order in an existing band and a late refund in a band the date did not have.
+    let late = vec![
+        orders.add("late-small", "2026-05-02", 50_000),
+        orders.add("late-refund", "2026-05-02", -5_000),
+    ];
+    sb.insert_orders(&late);
+    sb.ok(&["--templates", &tpl, "apply", "--interval", &interval]);
+    assert_eq!(bands(&sb), sent, "a sealed date's rows were replaced");
+    assert_eq!(on(&current_bands(&sb)), on(&expected_bands(&orders)));
+    let refund = sb.rows(
+        "SELECT order_count, revenue, previous_order_count, previous_revenue, removed \
+         FROM daily_amount_bands_corrections WHERE ds = '2026-05-02' AND band = 'refund'",
+    );
+    assert_eq!(refund, vec![vec!["1", "-5000", "NULL", "NULL", "0"]]);
+    let run = sb.last_run_id();
+    let status = sb.rows(&format!(
+        "SELECT status FROM run_partitions WHERE run_id = {run} AND ds = '2026-05-02'"
+    ));
+    assert_eq!(status, vec![vec!["corrected"]]);
+    let daily = sb.count("SELECT count(*) FROM daily_revenue_corrections WHERE ds = '2026-05-02'");
+    assert_eq!(
+        daily, 1,
+        "daily_revenue is corrected in the same date's transaction"
+    );
+
+    // The same data again: nothing new.
+    let before = sb.count("SELECT count(*) FROM daily_amount_bands_corrections");
+    sb.ok(&["--templates", &tpl, "apply", "--interval", "2026-05-02"]);
+    assert_eq!(
+        sb.count("SELECT count(*) FROM daily_amount_bands_corrections"),
+        before
+    );
+
+    // The refund is amended into a sale: the refund band is gone from what is true now.
+    sb.insert_orders(&[orders.add("late-refund", "2026-05-02", 7_000)]);
+    sb.ok(&["--templates", &tpl, "apply", "--interval", "2026-05-02"]);
+    let removed = sb.rows(
+        "SELECT previous_order_count, previous_revenue, removed FROM daily_amount_bands_corrections \
+         WHERE ds = '2026-05-02' AND band = 'refund' ORDER BY correction_id DESC LIMIT 1",
+    );
+    assert_eq!(removed, vec![vec!["1", "-5000", "1"]]);
+    assert_eq!(on(&current_bands(&sb)), on(&expected_bands(&orders)));
+    assert_eq!(bands(&sb), sent);
+    // Unsealed dates were replaced as usual and are their own current values.
+    let unsealed =
+        |m: BTreeMap<(String, String), (i64, i64)>| -> BTreeMap<(String, String), (i64, i64)> {
+            m.into_iter()
+                .filter(|((ds, _), _)| ds != "2026-05-02")
+                .collect()
+        };
+    assert_eq!(
+        unsealed(current_bands(&sb)),
+        unsealed(expected_bands(&orders))
+    );
+}
