@@ -2,7 +2,7 @@
 //! first (one transaction), then each date in ascending order in its own transaction:
 //! replace (or, sealed, correct) every model, record the date, release its reservation.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -63,7 +63,6 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     let pipeline = Pipeline::load(global.templates.as_deref())?;
     let mut conn = store::open(&global.db)?;
     pipeline.sync(&mut conn)?;
-    store::verify_templates(&conn, &pipeline.templates)?;
 
     let (interval, reserved_run) = match (args.run, &request) {
         (Some(run_id), _) => {
@@ -85,7 +84,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
 
     // Every date's SQL must render before anything is written: a template error is bad
     // input (exit 2), not a failed date.
-    preflight(&pipeline, interval)?;
+    preflight(&conn, &pipeline, interval)?;
 
     if args.dry_run {
         return dry_run(
@@ -148,7 +147,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     store::record_templates(&tx, &pipeline.templates, run_id)?;
     let reclaimed = reserve::sweep(&tx, &pipeline, &me, Some(run_id))?;
     let selected: Vec<String> = match &request {
-        Some(r) => reserve::date_states(&tx, &pipeline, interval)?
+        Some(r) => reserve::date_states(&tx, &pipeline, Some(interval))?
             .into_iter()
             .filter(|s| s.selected_by(r.only, &signature))
             .map(|s| s.ds)
@@ -192,6 +191,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     } else {
         ("success", 0)
     };
+    signal.finishing();
     // The end of a run, in one transaction: whatever it still holds (after a stop, a
     // failure, a signal) is released and recorded, and its status is set.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -230,8 +230,8 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
 fn request_from(args: &ApplyArgs) -> Result<Request> {
     let interval = match (&args.interval, &args.as_of) {
         (Some(text), _) => Interval::parse(text)?,
-        (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?),
-        (None, None) => Interval::yesterday_of(today_utc()),
+        (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?)?,
+        (None, None) => Interval::yesterday_of(today_utc())?,
     };
     let kind = args.kind.unwrap_or(if args.interval.is_some() {
         Kind::Backfill
@@ -247,19 +247,36 @@ fn request_from(args: &ApplyArgs) -> Result<Request> {
     })
 }
 
-/// Renders the first date both ways (replaced and sealed) so that template errors surface
-/// before anything is written.
-fn preflight(pipeline: &Pipeline, interval: Interval) -> Result<()> {
-    let ds = fmt_date(interval.start);
-    for sealed in [false, true] {
-        pipeline.render_date(&DateVars {
-            ds: &ds,
-            run_id: 0,
-            sealed,
-            started_at: "",
-            lease_until: "",
-            renew_before: "",
-        })?;
+/// Template errors are bad input (exit 2), not failed dates: before anything is written,
+/// every date of the interval is rendered, and the first date's statements (replaced and
+/// sealed) are prepared, which finds SQL syntax errors and unknown tables or columns.
+fn preflight(conn: &Connection, pipeline: &Pipeline, interval: Interval) -> Result<()> {
+    for (i, date) in interval.dates().enumerate() {
+        let ds = fmt_date(date);
+        for sealed in [false, true] {
+            if sealed && i > 0 {
+                continue;
+            }
+            let sql = pipeline.render_date(&DateVars {
+                ds: &ds,
+                run_id: 0,
+                sealed,
+                started_at: "",
+                lease_until: "",
+                renew_before: "",
+            })?;
+            if i == 0 {
+                use fallible_iterator::FallibleIterator;
+                let mut batch = rusqlite::Batch::new(conn, &sql);
+                while let Some(_statement) = batch.next().map_err(|e| Error::Template {
+                    file: format!("SQL rendered for {ds}"),
+                    message: format!(
+                        "{} (`sqlrun render --date {ds}` prints it all)",
+                        crate::store::describe(&e)
+                    ),
+                })? {}
+            }
+        }
     }
     Ok(())
 }
@@ -329,7 +346,10 @@ fn compute_dates(
                 break;
             }
             Err(e) => {
-                let message = e.to_string();
+                let message = match &e {
+                    Error::Sqlite(inner) => crate::store::describe(inner),
+                    other => other.to_string(),
+                };
                 record_failure(conn, pipeline, run_id, ds, &started_at, &message)?;
                 ("failed".to_string(), Some(message))
             }
@@ -452,9 +472,11 @@ fn skipped_outcome(skip: &Skip) -> DateOutcome {
 
 /// The first SIGINT/SIGTERM lets the current date finish, then the run stops; a second one
 /// interrupts the current statement, so the date rolls back. Either way the transaction
-/// ends whole and the run releases what it holds. Dropping the guard restores the default.
+/// ends whole and the run releases what it holds. Once the run is finishing (releasing and
+/// recording its end), signals no longer interrupt. Dropping the guard restores the default.
 struct SignalGuard {
     first: Arc<AtomicI32>,
+    computing: Arc<AtomicBool>,
     handle: Option<signal_hook::iterator::Handle>,
 }
 
@@ -462,29 +484,36 @@ impl SignalGuard {
     fn install(conn: &Connection) -> Self {
         use signal_hook::consts::{SIGINT, SIGTERM};
         let first = Arc::new(AtomicI32::new(0));
+        let computing = Arc::new(AtomicBool::new(true));
         let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
             return SignalGuard {
                 first,
+                computing,
                 handle: None,
             };
         };
         let handle = signals.handle();
         let interrupt = conn.get_interrupt_handle();
-        let seen = Arc::clone(&first);
+        let (seen, still_computing) = (Arc::clone(&first), Arc::clone(&computing));
         std::thread::spawn(move || {
             for sig in signals.forever() {
-                if seen
+                let repeated = seen
                     .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_err()
-                {
+                    .is_err();
+                if repeated && still_computing.load(Ordering::SeqCst) {
                     interrupt.interrupt();
                 }
             }
         });
         SignalGuard {
             first,
+            computing,
             handle: Some(handle),
         }
+    }
+
+    fn finishing(&self) {
+        self.computing.store(false, Ordering::SeqCst);
     }
 
     fn signal(&self) -> &AtomicI32 {
@@ -515,7 +544,7 @@ fn dry_run(
 ) -> Result<u8> {
     let signature = pipeline.signature();
     let me = Identity::current();
-    let states = reserve::date_states(conn, pipeline, interval)?;
+    let states = reserve::date_states(conn, pipeline, Some(interval))?;
     let dead = reserve::dead_holders(conn, &me, reserved.map(|r| r.run_id))?;
     let run_id: i64 = match reserved {
         Some(r) => r.run_id,

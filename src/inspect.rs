@@ -22,8 +22,7 @@ fn open(global: &Global) -> Result<(Pipeline, Connection)> {
 }
 
 pub fn init(global: &Global, out: &Output) -> Result<u8> {
-    let (pipeline, conn) = open(global)?;
-    store::verify_templates(&conn, &pipeline.templates)?;
+    let (pipeline, _conn) = open(global)?;
     let models: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
     out.json(&serde_json::json!({"db": global.db, "models": models, "templates": pipeline.templates.origin}))?;
     out.text(&format!(
@@ -38,27 +37,12 @@ pub fn init(global: &Global, out: &Output) -> Result<u8> {
 pub fn status(global: &Global, interval: Option<&str>, out: &Output) -> Result<u8> {
     let interval = interval.map(Interval::parse).transpose()?;
     let (pipeline, conn) = open(global)?;
-    store::verify_templates(&conn, &pipeline.templates)?;
-    let interval = match interval {
-        Some(i) => i,
-        None => {
-            let (start, end): (Option<String>, Option<String>) =
-                conn.query_row(queries::DATE_RANGE, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            match (start, end) {
-                (Some(s), Some(e)) => {
-                    Interval::new(parse_date(&s, "date")?, parse_date(&e, "date")?)?
-                }
-                _ => {
-                    out.json(&Vec::<()>::new())?;
-                    out.text(
-                        "no dates computed or held yet; run `sqlrun apply --interval START..END`",
-                    )?;
-                    return Ok(0);
-                }
-            }
-        }
-    };
     let states = reserve::date_states(&conn, &pipeline, interval)?;
+    if states.is_empty() {
+        out.json(&Vec::<()>::new())?;
+        out.text("no dates computed or held yet; run `sqlrun apply --interval START..END`")?;
+        return Ok(0);
+    }
     report::status(&states, &pipeline.signature(), out)?;
     Ok(0)
 }
@@ -299,7 +283,6 @@ pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Res
 pub fn render(global: &Global, date: &str, model: Option<&str>, out: &Output) -> Result<u8> {
     let ds = fmt_date(parse_date(date, "--date")?);
     let (pipeline, conn) = open(global)?;
-    store::verify_templates(&conn, &pipeline.templates)?;
     let run_id: i64 = conn.query_row(queries::NEXT_RUN_ID, [], |r| r.get(0))?;
     let sql = match model {
         Some(name) => {

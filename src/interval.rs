@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use chrono::{Days, NaiveDate, Utc};
+use chrono::{Datelike, NaiveDate, Utc};
 
 use crate::error::{Error, Result};
 
@@ -52,8 +52,17 @@ impl Interval {
     }
 
     /// The regular run's interval: the day before `as_of`.
-    pub fn yesterday_of(as_of: Date) -> Self {
-        Interval::single(as_of - Days::new(1))
+    pub fn yesterday_of(as_of: Date) -> Result<Self> {
+        as_of
+            .pred_opt()
+            .filter(|d| in_range(*d))
+            .map(Interval::single)
+            .ok_or_else(|| {
+                Error::BadInput(format!(
+                    "--as-of {} has no day before it that sqlrun can compute (years 0001..9999)",
+                    fmt_date(as_of)
+                ))
+            })
     }
 
     pub fn dates(&self) -> impl Iterator<Item = Date> + '_ {
@@ -92,8 +101,12 @@ pub fn parse_date(text: &str, what: &str) -> Result<Date> {
     } else {
         None
     };
+    // SQLite's date functions cover the years 0001..9999, and so does sqlrun.
+    let parsed = parsed.filter(|d| in_range(*d));
     parsed.ok_or_else(|| {
-        let why = if shaped {
+        let why = if text.starts_with("0000") {
+            "is before the year 0001"
+        } else if shaped {
             "is not a date on the calendar"
         } else {
             "is not written YYYY-MM-DD"
@@ -102,6 +115,10 @@ pub fn parse_date(text: &str, what: &str) -> Result<Date> {
             "{what} `{text}` {why}; write a date like 2026-02-09, or an interval like 2026-02-09..2026-02-11 (both ends included)"
         ))
     })
+}
+
+fn in_range(date: Date) -> bool {
+    (1..=9999).contains(&date.year())
 }
 
 pub fn fmt_date(date: Date) -> String {
@@ -178,9 +195,16 @@ mod tests {
     }
 
     #[test]
+    fn years_outside_sqlite_are_refused() {
+        assert!(Interval::parse("0000-12-31").is_err());
+        assert!(Interval::yesterday_of(d("0001-01-01")).is_err());
+        assert!(Interval::parse("9999-12-31").is_ok());
+    }
+
+    #[test]
     fn regular_run_is_yesterday() {
         assert_eq!(
-            Interval::yesterday_of(d("2026-03-01")),
+            Interval::yesterday_of(d("2026-03-01")).unwrap(),
             Interval::single(d("2026-02-28"))
         );
     }

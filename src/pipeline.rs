@@ -157,6 +157,8 @@ impl Pipeline {
     /// corrections tables, and views whose SQL differs from their template's. Reads first,
     /// so that the usual case (nothing to do) takes no write lock.
     pub fn sync(&self, conn: &mut Connection) -> Result<()> {
+        // An edited template is refused before it changes anything, views included.
+        crate::store::verify_templates(conn, &self.templates)?;
         if self.pending_ddl(conn)?.is_empty() {
             return Ok(());
         }

@@ -24,7 +24,6 @@ queries! {
     TEMPLATE_VERSION => "template_version.sql",
     RECORD_TEMPLATE_VERSION => "record_template_version.sql",
     RECORD_RUN_TEMPLATE => "record_run_template.sql",
-    DATE_RANGE => "date_range.sql",
     SCHEMA_VERSION => "schema_version.sql",
     OBJECT_SQL => "object_sql.sql",
     INSERT_ORDER => "insert_order.sql",

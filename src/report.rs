@@ -71,7 +71,7 @@ impl Output {
     pub fn json<T: Serialize>(&self, value: &T) -> Result<()> {
         if self.json && !self.quiet {
             let mut stdout = std::io::stdout().lock();
-            serde_json::to_writer_pretty(&mut stdout, value).map_err(std::io::Error::other)?;
+            serde_json::to_writer_pretty(&mut stdout, value).map_err(std::io::Error::from)?;
             stdout.write_all(b"\n")?;
         }
         Ok(())

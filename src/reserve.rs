@@ -72,16 +72,17 @@ impl DateState {
     }
 }
 
+/// Each date of `interval`, or without one every date the state store knows of.
 pub fn date_states(
     conn: &Connection,
     pipeline: &Pipeline,
-    interval: Interval,
+    interval: Option<Interval>,
 ) -> Result<Vec<DateState>> {
     let sql = pipeline.render_system(
         "date_states",
         context! {
-            start => fmt_date(interval.start),
-            end => fmt_date(interval.end),
+            start => interval.map(|i| fmt_date(i.start)),
+            end => interval.map(|i| fmt_date(i.end)),
             models => pipeline.models_value(),
         },
     )?;
@@ -335,12 +336,14 @@ pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Res
 }
 
 fn parse_hold(text: &str) -> Result<Duration> {
+    // The expiry must stay a timestamp SQLite can compare: at most ten years ahead.
+    const LONGEST: Duration = Duration::from_secs(10 * 366 * 24 * 3600);
     humantime::parse_duration(text)
         .ok()
-        .filter(|d| !d.is_zero())
+        .filter(|d| !d.is_zero() && *d <= LONGEST)
         .ok_or_else(|| {
             Error::bad(format!(
-                "--for `{text}` is not a duration; write e.g. 90m, 2h or 1d (or leave it out to hold until `apply --run` or `release`)"
+                "--for `{text}` is not a duration; write e.g. 90m, 2h or 1d, at most ten years (or leave it out to hold until `apply --run` or `release`)"
             ))
         })
 }

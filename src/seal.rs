@@ -31,7 +31,7 @@ pub fn run(global: &Global, args: &SealArgs, out: &Output) -> Result<u8> {
     // A dead holder does not count as holding: its dates are reclaimed first (and the
     // reclaim is rolled back with everything else if the seal is refused).
     let reclaimed = reserve::sweep(&tx, &pipeline, &me, None)?;
-    let states = reserve::date_states(&tx, &pipeline, interval)?;
+    let states = reserve::date_states(&tx, &pipeline, Some(interval))?;
     let missing: Vec<&str> = states
         .iter()
         .filter(|s| !s.computed())

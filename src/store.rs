@@ -107,14 +107,26 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     if found == known {
         return Ok(());
     }
-    let result = embedded::migrations::runner()
-        .set_migration_table_name(HISTORY_TABLE)
-        .run(conn);
-    match result {
-        Ok(_) => Ok(()),
-        // Two processes migrating a new file at once: the loser finds it done.
-        Err(_) if current(conn)? == known => Ok(()),
-        Err(e) => Err(e.into()),
+    // Processes started together on a new file all try to migrate it. All migrations go in
+    // one transaction; a loser waits for the winner's write lock and finds the work done.
+    let mut attempts = 0;
+    loop {
+        let mut runner = embedded::migrations::runner().set_grouped(true);
+        let result = runner.set_migration_table_name(HISTORY_TABLE).run(conn);
+        match result {
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?
+                    .rollback()?;
+                if current(conn)? == known {
+                    return Ok(());
+                }
+                attempts += 1;
+                if attempts >= 5 {
+                    return Err(e.into());
+                }
+            }
+        }
     }
 }
 
@@ -224,6 +236,38 @@ pub fn existing_run(conn: &Connection, run_id: i64) -> Result<RunRow> {
             "there is no run {run_id} in this database; `sqlrun runs` lists the runs"
         ))
     })
+}
+
+/// A database error in a line: SQLite's message, and for a statement that does not
+/// prepare, the text around where it stopped (not the whole rendered SQL).
+pub fn describe(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqlInputError {
+            msg, sql, offset, ..
+        } => {
+            let at = (*offset).max(0) as usize;
+            let start = sql[..at.min(sql.len())]
+                .char_indices()
+                .rev()
+                .nth(60)
+                .map(|(i, _)| i)
+                .unwrap_or(0);
+            let end = sql[at.min(sql.len())..]
+                .char_indices()
+                .nth(40)
+                .map(|(i, _)| at + i)
+                .unwrap_or(sql.len());
+            format!(
+                "{msg}, near: {}",
+                sql[start..end]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        }
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
+        other => other.to_string(),
+    }
 }
 
 pub fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {

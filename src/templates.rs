@@ -250,7 +250,14 @@ impl TemplateSet {
         }
         let mut env = sql_environment();
         for file in &files {
-            env.add_template_owned(file.include_name.clone(), file.source.clone())
+            // A model or view is one SELECT that sqlrun wraps (in a subquery, a CTE, a
+            // CREATE VIEW): a final `;` or a last comment line without a newline must not
+            // break the statement around it.
+            let source = match file.kind {
+                TemplateKind::System => file.source.clone(),
+                _ => one_statement(&file.source),
+            };
+            env.add_template_owned(file.include_name.clone(), source)
                 .map_err(|e| template_error(&files, e))?;
         }
         Ok(TemplateSet { origin, files, env })
@@ -316,6 +323,25 @@ fn load_dir(dir: &Path, files: &mut Vec<TemplateFile>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A model's or view's text without what would break the statement sqlrun wraps it in: a
+/// final `;` and any comment lines after it; ends with a newline.
+fn one_statement(source: &str) -> String {
+    let mut body = source.trim_end();
+    loop {
+        let last_line = body.rsplit('\n').next().unwrap_or("");
+        if last_line.trim_start().starts_with("--") {
+            body = body[..body.len() - last_line.len()].trim_end();
+        } else if let Some(rest) = body.strip_suffix(';') {
+            body = rest.trim_end();
+        } else {
+            break;
+        }
+    }
+    let mut out = body.to_string();
+    out.push('\n');
+    out
 }
 
 /// Names the file (by its path, not its include name) and the line. An error inside an
@@ -553,6 +579,16 @@ mod tests {
             "-- name: x\n-- version: 0\n".into(),
         );
         assert!(bad.is_err());
+    }
+
+    #[test]
+    fn a_model_is_one_statement() {
+        assert_eq!(one_statement("SELECT 1;\n-- done\n\n"), "SELECT 1\n");
+        assert_eq!(
+            one_statement("-- name: x\nSELECT 1 -- one\n;"),
+            "-- name: x\nSELECT 1 -- one\n"
+        );
+        assert_eq!(one_statement("SELECT ';'"), "SELECT ';'\n");
     }
 
     #[test]

@@ -5,11 +5,17 @@
 -- run, kind, when, and with which model versions, so stale dates can be told), its
 -- latest attempt (failed or not, and why), its seal and corrections, and who holds
 -- it now. Every lookup is by date on an index: the cost follows the interval's
--- length, not the history's.
+-- length, not the history's. Without an interval: every date the store knows of.
 WITH RECURSIVE dates(ds) AS (
+{% if start is none %}
+    SELECT ds FROM run_partitions
+    UNION SELECT ds FROM reservations
+    UNION SELECT ds FROM seals
+{% else %}
     SELECT {{ start }}
     UNION ALL
     SELECT date(ds, '+1 day') FROM dates WHERE ds < {{ end }}
+{% endif %}
 ),
 per_date AS (
     SELECT d.ds,

@@ -19,4 +19,5 @@ UPDATE reservations SET expires_at = {{ expires_at }} WHERE run_id = {{ run_id }
 
 INSERT INTO run_events (run_id, at, event, ds_start, ds_end, date_count, other_run_id, detail)
 SELECT {{ run_id }}, datetime('now'), 'reserved', min(ds), max(ds), count(*), NULL, NULL
-FROM reservations WHERE run_id = {{ run_id }};
+FROM reservations WHERE run_id = {{ run_id }}
+HAVING count(*) > 0;
