@@ -641,3 +641,37 @@ fn a_regular_run_is_not_held_up_until_a_long_backfill_ends() {
          for the write lock behind every date of the backfill"
     );
 }
+
+/// Processes started together on a database file that does not exist yet all migrate it:
+/// one wins, the others find the work done.
+#[test]
+fn processes_started_together_on_a_new_file_all_work() {
+    for attempt in 0..3 {
+        let sb = Sandbox::empty();
+        let children: Vec<_> = (1..=6)
+            .map(|i| {
+                let interval = format!("2026-01-0{i}..2026-01-09");
+                sb.cmd(&["apply", "--interval", &interval])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            let code = out.status.code().unwrap_or(-1);
+            assert!(
+                code == 0 || code == 99,
+                "attempt {attempt}: exit {code}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert_eq!(
+            sb.count("SELECT count(*) FROM run_partitions WHERE status = 'failed'"),
+            0
+        );
+        assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
+        assert_eq!(sb.count("SELECT count(*) FROM runs"), 6);
+    }
+}

@@ -515,3 +515,27 @@ fn runs_shows_one_runs_dates() {
     let list = sb.ok(&["runs"]).stdout;
     assert!(list.contains("bob") && list.contains("tester"), "{list}");
 }
+
+#[test]
+fn status_without_an_interval_lists_the_dates_the_store_knows() {
+    let sb = Sandbox::new();
+    sb.ok(&["apply", "--interval", "2024-02-28..2024-03-01"]);
+    sb.ok(&["apply", "--interval", "2026-12-31..2027-01-01"]);
+    let out = sb.ok(&["--json", "status"]);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    let dates: Vec<&str> = rows.iter().map(|r| r["ds"].as_str().unwrap()).collect();
+    assert_eq!(
+        dates,
+        [
+            "2024-02-28",
+            "2024-02-29",
+            "2024-03-01",
+            "2026-12-31",
+            "2027-01-01"
+        ]
+    );
+    assert_eq!(
+        sb.rows("SELECT ds, revenue, order_count FROM daily_revenue WHERE ds = '2024-02-29'"),
+        vec![vec!["2024-02-29", "0", "0"]]
+    );
+}

@@ -364,3 +364,97 @@ fn a_syntax_error_is_bad_input() {
     assert!(run.stderr.contains("-- version:"), "{}", run.stderr);
     assert_eq!(snapshot(&sb), before);
 }
+
+#[test]
+fn an_edited_view_is_refused_before_the_view_changes() {
+    let sb = Sandbox::new();
+    let tpl = copy_templates(&sb);
+    let dir = tpl.to_str().unwrap();
+    sb.ok(&["--templates", dir, "apply", "--interval", "2026-03-01"]);
+    let view = "SELECT sql FROM sqlite_schema WHERE name = 'cumulative_revenue'";
+    let before = sb.rows(view);
+    edit(
+        &tpl.join("views/cumulative_revenue.sql"),
+        "CURRENT ROW) AS cumulative_revenue",
+        "CURRENT ROW) * 2 AS cumulative_revenue",
+    );
+    let run = sb.expect(
+        2,
+        &["--templates", dir, "apply", "--interval", "2026-03-01"],
+    );
+    assert!(
+        run.stderr.contains("cumulative_revenue.sql"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        sb.rows(view),
+        before,
+        "the edited view was installed before the refusal"
+    );
+    // With a new version the view is recreated from the new text.
+    edit(
+        &tpl.join("views/cumulative_revenue.sql"),
+        "-- version: 1",
+        "-- version: 2",
+    );
+    sb.ok(&["--templates", dir, "apply", "--interval", "2026-03-01"]);
+    assert!(sb.rows(view)[0][0].contains("* 2"));
+}
+
+#[test]
+fn a_model_ending_in_a_semicolon_and_a_comment_works() {
+    let sb = Sandbox::new();
+    let tpl = copy_templates(&sb);
+    let model = "-- name: order_buckets\n-- version: 1\n-- key: ds, bucket\n-- values: n\n\
+        -- create: CREATE TABLE order_buckets (ds TEXT, bucket TEXT, n INTEGER, run_id INTEGER)\n\
+        SELECT {{ ds }} AS ds, CASE WHEN amount > 0 THEN 'sale' ELSE 'refund' END AS bucket,\n\
+        count(*) AS n FROM orders WHERE order_date = {{ ds }} GROUP BY 2;\n-- the end, no newline";
+    std::fs::write(tpl.join("models/order_buckets.sql"), model).unwrap();
+    sb.exec(
+        "INSERT INTO orders VALUES ('a', '2026-03-01', 100, '2026-03-01 10:00:00'), \
+         ('b', '2026-03-01', -40, '2026-03-01 11:00:00'), ('c', '2026-03-01', 7, '2026-03-01 12:00:00')",
+    );
+    sb.ok(&[
+        "--templates",
+        tpl.to_str().unwrap(),
+        "apply",
+        "--interval",
+        "2026-03-01",
+    ]);
+    assert_eq!(
+        sb.rows("SELECT ds, bucket, n FROM order_buckets ORDER BY bucket"),
+        vec![
+            vec!["2026-03-01", "refund", "1"],
+            vec!["2026-03-01", "sale", "2"]
+        ]
+    );
+}
+
+#[test]
+fn a_model_with_an_unknown_column_is_bad_input_and_writes_nothing() {
+    let sb = Sandbox::new();
+    let tpl = copy_templates(&sb);
+    let model = "-- name: broken\n-- version: 1\n-- values: n\n\
+        -- create: CREATE TABLE broken (ds TEXT, n INTEGER, run_id INTEGER)\n\
+        SELECT {{ ds }} AS ds, count(no_such_column) AS n FROM orders WHERE order_date = {{ ds }}\n";
+    std::fs::write(tpl.join("models/broken.sql"), model).unwrap();
+    let before = crate::core::snapshot(&sb);
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            tpl.to_str().unwrap(),
+            "apply",
+            "--interval",
+            "2026-03-01..2026-03-03",
+        ],
+    );
+    assert!(run.stderr.contains("no_such_column"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("sqlrun render --date 2026-03-01"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(crate::core::snapshot(&sb), before);
+}
