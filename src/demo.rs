@@ -2,8 +2,6 @@
 //! same commands a user runs. Fourteen regular runs, a backfill, the additive cumulative
 //! total beside the derived one; then a seal and a late voucher that becomes a correction.
 
-use std::path::Path;
-
 use rusqlite::{named_params, Connection};
 
 use crate::apply;
@@ -26,10 +24,7 @@ pub fn run(out: &Output) -> Result<u8> {
     let conn = store::open(&db)?;
     conn.execute_batch(queries::DEMO_ORDERS)?;
     let mut say = String::new();
-    say.push_str(&format!(
-        "sqlrun demo, in a scratch database ({})\n\n",
-        db.display()
-    ));
+    say.push_str("sqlrun demo, in a scratch database that is deleted when it ends\n\n");
 
     // 1. The regular runs: each morning, yesterday.
     let mut additive = 0i64;
@@ -166,7 +161,7 @@ pub fn run(out: &Output) -> Result<u8> {
     }))?;
     out.text(&say)?;
     drop(conn);
-    remove_scratch(&db);
+    scratch.close()?;
     Ok(0)
 }
 
@@ -242,10 +237,4 @@ fn revenue_between(conn: &Connection, start: &str, end: &str) -> Result<i64> {
 
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("   {l}\n")).collect()
-}
-
-fn remove_scratch(db: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
 }
