@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# sqlrun benchmark: one command, from a clean clone.
+#
+#   bench/run.sh                 # everything (about 5-10 minutes on 2 cores)
+#   bench/run.sh a b             # only some sections: a b c d e profile plans
+#
+# Environment:
+#   SQLRUN_BIN=path     use this binary instead of building target/release/sqlrun
+#   BENCH_RUNS=7        timed runs per command (at least 5)
+#   BENCH_RSS_LONG=2    how often the 3,650-day backfill runs under /usr/bin/time -v
+#   BENCH_SEED=7        seed for `sqlrun generate`
+#
+# Databases are generated into bench/work/ (gitignored) and reused while the binary and
+# the parameters are unchanged. Results are printed and also written to
+# bench/work/results.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=0
+if [ ! -x /usr/bin/sqlite3 ]; then
+    echo "bench: /usr/bin/sqlite3 is missing (the baseline); install it: apt-get install sqlite3" >&2
+    missing=1
+fi
+if [ ! -x /usr/bin/time ]; then
+    echo "bench: /usr/bin/time is missing (peak RSS via time -v); install it: apt-get install time" >&2
+    missing=1
+fi
+if ! command -v python3 >/dev/null; then
+    echo "bench: python3 is missing (the harness); install it: apt-get install python3" >&2
+    missing=1
+fi
+[ "$missing" = 0 ] || exit 2
+
+if [ -n "${SQLRUN_BIN:-}" ]; then
+    bin="$SQLRUN_BIN"
+else
+    echo "bench: cargo build --release" >&2
+    cargo build --release --quiet
+    bin="target/release/sqlrun"
+fi
+
+exec python3 bench/bench.py --bin "$bin" "$@"
