@@ -108,6 +108,8 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     }
     let signature = pipeline.signature();
     let lease_until = reserve::lease_until(LEASE);
+    // From here on a signal stops the run cleanly instead of killing the process.
+    let signal = SignalGuard::install(&conn);
 
     // One transaction: the run row, its template versions, reclaims, reservations, skips.
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -165,7 +167,6 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         out.note(&line);
     }
 
-    let signal = SignalGuard::install(&conn);
     let work = reserve::held_by_run(&conn, run_id)?;
     let mut outcomes = compute_dates(
         &mut conn,
