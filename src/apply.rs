@@ -430,11 +430,16 @@ fn compute_date(
         return Ok(DateResult::Lost(holder));
     }
     tx.execute_batch(&sql)?;
-    let status: String = tx.query_row(
-        queries::DATE_STATUS_IN_RUN,
-        named_params! {":run_id": run_id, ":ds": ds},
-        |r| r.get(0),
-    )?;
+    // record_date.sql decided: success, or for a sealed date corrected / unchanged.
+    let status: String = if sealed {
+        tx.query_row(
+            queries::DATE_STATUS_IN_RUN,
+            named_params! {":run_id": run_id, ":ds": ds},
+            |r| r.get(0),
+        )?
+    } else {
+        "success".to_string()
+    };
     tx.commit()?;
     Ok(DateResult::Done(status))
 }
