@@ -168,7 +168,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     }
 
     let work = reserve::held_by_run(&conn, run_id)?;
-    let mut outcomes = compute_dates(
+    let mut outcomes = match compute_dates(
         &mut conn,
         &pipeline,
         run_id,
@@ -176,7 +176,23 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         args.keep_going,
         signal.signal(),
         out,
-    )?;
+    ) {
+        Ok(outcomes) => outcomes,
+        Err(e) => {
+            // Not a date's failure (those are recorded and the run goes on or stops): the
+            // loop itself broke. Say so in the state store if it can still be written;
+            // otherwise the next run finds this process gone and reclaims the dates.
+            signal.finishing();
+            let _ = finish_run(
+                &mut conn,
+                &pipeline,
+                run_id,
+                "failed",
+                Some(&format!("stopped: {e}")),
+            );
+            return Err(e);
+        }
+    };
 
     // Whatever is still held (after a stop, a failure, a signal) is released, recorded.
     let stopped = outcomes.stopped.take();
@@ -193,17 +209,9 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         ("success", 0)
     };
     signal.finishing();
-    // The end of a run, in one transaction: whatever it still holds (after a stop, a
-    // failure, a signal) is released and recorded, and its status is set.
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let why = stopped.as_deref().unwrap_or("run ended");
-    let released = reserve::release(&tx, &pipeline, run_id, why)?;
-    tx.execute(
-        queries::FINISH_RUN,
-        named_params! {":run_id": run_id, ":status": status, ":error": stopped},
-    )?;
-    tx.commit()?;
+    let released = finish_run(&mut conn, &pipeline, run_id, status, stopped.as_deref())?;
     drop(signal);
+    let why = stopped.as_deref().unwrap_or("run ended");
     if released > 0 {
         out.note(&format!(
             "released {released} date{} not computed: {why}",
@@ -226,6 +234,26 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     };
     report::apply_summary(&report, out)?;
     Ok(code)
+}
+
+/// The end of a run, in one transaction: whatever it still holds (after a stop, a failure,
+/// a signal) is released and recorded, and its status is set. Returns how many dates it
+/// released.
+fn finish_run(
+    conn: &mut Connection,
+    pipeline: &Pipeline,
+    run_id: i64,
+    status: &str,
+    stopped: Option<&str>,
+) -> Result<usize> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let released = reserve::release(&tx, pipeline, run_id, stopped.unwrap_or("run ended"))?;
+    tx.execute(
+        queries::FINISH_RUN,
+        named_params! {":run_id": run_id, ":status": status, ":error": stopped},
+    )?;
+    tx.commit()?;
+    Ok(released)
 }
 
 fn request_from(args: &ApplyArgs) -> Result<Request> {

@@ -43,7 +43,9 @@ pub fn status(global: &Global, interval: Option<&str>, out: &Output) -> Result<u
         out.text("no dates computed or held yet; run `sqlrun apply --interval START..END`")?;
         return Ok(0);
     }
-    report::status(&states, &pipeline.signature(), out)?;
+    // A holder that is gone still holds its dates until the next writer reclaims them; say so.
+    let dead = reserve::dead_holders(&conn, &crate::holder::Identity::current(), None)?;
+    report::status(&states, &pipeline.signature(), &dead, out)?;
     Ok(0)
 }
 

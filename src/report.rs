@@ -221,7 +221,12 @@ pub fn transaction(body: &str) -> String {
     format!("BEGIN IMMEDIATE;\n{}\nCOMMIT;\n", body.trim_end())
 }
 
-pub fn status(states: &[DateState], signature: &str, out: &Output) -> Result<()> {
+pub fn status(
+    states: &[DateState],
+    signature: &str,
+    dead: &[(i64, String)],
+    out: &Output,
+) -> Result<()> {
     #[derive(Serialize)]
     struct Row<'a> {
         #[serde(flatten)]
@@ -229,6 +234,8 @@ pub fn status(states: &[DateState], signature: &str, out: &Output) -> Result<()>
         state_name: &'static str,
         stale: bool,
         sealed: bool,
+        /// Why the holder counts as gone (the next apply, reserve or seal reclaims it).
+        holder_gone: Option<&'a str>,
     }
     let rows: Vec<Row> = states
         .iter()
@@ -237,6 +244,10 @@ pub fn status(states: &[DateState], signature: &str, out: &Output) -> Result<()>
             state_name: state_name(s),
             stale: s.stale(signature),
             sealed: s.sealed(),
+            holder_gone: s
+                .held_by
+                .and_then(|h| dead.iter().find(|(run, _)| *run == h))
+                .map(|(_, why)| why.as_str()),
         })
         .collect();
     out.json(&rows)?;
@@ -267,13 +278,14 @@ pub fn status(states: &[DateState], signature: &str, out: &Output) -> Result<()>
                 } else {
                     "-".into()
                 },
-                match s.held_by {
-                    Some(h) => format!(
+                match (s.held_by, r.holder_gone) {
+                    (Some(h), None) => format!(
                         "run {h} ({}, {})",
                         s.holder_kind.as_deref().unwrap_or("?"),
                         s.holder_by.as_deref().unwrap_or("?")
                     ),
-                    None => "-".into(),
+                    (Some(h), Some(why)) => format!("run {h}, gone: {why}"),
+                    (None, _) => "-".into(),
                 },
                 if s.failed() {
                     s.last_error.clone().unwrap_or_default()

@@ -413,6 +413,20 @@ fn kill_mid_backfill(seed: u64, at: KillAt) {
                     "{at:?}: the dead run still holds exactly the dates it did not finish"
                 );
                 assert!(!held.is_empty());
+                // `status` (which writes nothing) says the holder is gone.
+                let out = sb.ok(&["--json", "status", "--interval", &interval]);
+                let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+                for row in rows
+                    .iter()
+                    .filter(|r| held.contains(r["ds"].as_str().unwrap()))
+                {
+                    let why = row["holder_gone"].as_str().unwrap_or_default();
+                    assert!(
+                        why.contains("is gone"),
+                        "{at:?}: status of a dead holder: {row}"
+                    );
+                }
+                assert_eq!(status_of(&sb, d), "running", "status reclaimed something");
             }
             s == "running"
         }
