@@ -438,8 +438,7 @@ fn compute_date(
 ) -> Result<DateResult> {
     let sealed: bool =
         conn.query_row(queries::IS_SEALED, named_params! {":ds": ds}, |r| r.get(0))?;
-    let lease_until = reserve::lease_until(LEASE);
-    let renew_before = reserve::lease_until(LEASE / 2);
+    let (lease_until, renew_before) = reserve::lease_window();
     let sql = pipeline.render_date(&DateVars {
         ds,
         run_id,
@@ -590,51 +589,57 @@ fn dry_run(
             (Some(r), _) => state.selected_by(r.only, &signature),
             (None, _) => state.held_by == Some(run_id),
         };
-        let action = plan_action(state, selected, run_id, &signature, &dead)?;
-        plan.push((state, action));
+        let (action, computes) = plan_action(state, selected, run_id, &signature, &dead);
+        plan.push((state, action, computes));
     }
     let mut sql = Vec::new();
-    for (state, action) in &plan {
-        if action.starts_with("compute")
-            || action.starts_with("correct")
-            || action.starts_with("reclaim")
-        {
+    for (state, _, computes) in &plan {
+        if *computes {
+            let lease = reserve::lease_window();
             let body = pipeline.render_date(&DateVars {
                 ds: &state.ds,
                 run_id,
                 sealed: state.sealed(),
                 started_at: &now(),
-                lease_until: &reserve::lease_until(LEASE),
-                renew_before: &reserve::lease_until(LEASE / 2),
+                lease_until: &lease.0,
+                renew_before: &lease.1,
             })?;
             sql.push((state.ds.clone(), body));
         }
     }
+    let plan: Vec<(&DateState, String)> = plan.into_iter().map(|(s, a, _)| (s, a)).collect();
     report::dry_run(run_id, interval, &plan, &sql, out)?;
     Ok(0)
 }
 
+/// What would happen to a date, and whether it would be computed (so its SQL is shown).
 fn plan_action(
     state: &DateState,
     selected: bool,
     run_id: i64,
     signature: &str,
     dead: &[(i64, String)],
-) -> Result<String> {
+) -> (String, bool) {
     if !selected {
-        return Ok("not selected".into());
+        return ("not selected".into(), false);
     }
     if let Some(holder) = state.held_by.filter(|h| *h != run_id) {
         let gone = dead.iter().find(|(run, _)| *run == holder);
-        return Ok(match gone {
-            Some((_, why)) => format!("reclaim from run {holder} ({why}), then compute"),
-            None => format!(
-                "skip: held by run {holder} ({}, requested by {}, since {})",
-                state.holder_kind.as_deref().unwrap_or("?"),
-                state.holder_by.as_deref().unwrap_or("?"),
-                state.held_since.as_deref().unwrap_or("?")
+        return match gone {
+            Some((_, why)) => (
+                format!("reclaim from run {holder} ({why}), then compute"),
+                true,
             ),
-        });
+            None => (
+                format!(
+                    "skip: held by run {holder} ({}, requested by {}, since {})",
+                    state.holder_kind.as_deref().unwrap_or("?"),
+                    state.holder_by.as_deref().unwrap_or("?"),
+                    state.held_since.as_deref().unwrap_or("?")
+                ),
+                false,
+            ),
+        };
     }
     let why = if !state.computed() {
         "missing"
@@ -645,9 +650,10 @@ fn plan_action(
     } else {
         "recompute"
     };
-    Ok(if state.sealed() {
+    let action = if state.sealed() {
         format!("correct: sealed, compare and record a correction if it differs ({why})")
     } else {
         format!("compute: replace the partition ({why})")
-    })
+    };
+    (action, true)
 }

@@ -11,7 +11,7 @@ use crate::interval::{fmt_date, parse_date, Interval};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::queries;
 use crate::report::{self, table, won, Output};
-use crate::reserve::{self, LEASE};
+use crate::reserve;
 use crate::store::{self, now};
 
 fn open(global: &Global) -> Result<(Pipeline, Connection)> {
@@ -302,13 +302,14 @@ pub fn render(global: &Global, date: &str, model: Option<&str>, out: &Output) ->
         None => {
             let sealed: bool =
                 conn.query_row(queries::IS_SEALED, named_params! {":ds": ds}, |r| r.get(0))?;
+            let lease = reserve::lease_window();
             report::transaction(&pipeline.render_date(&DateVars {
                 ds: &ds,
                 run_id,
                 sealed,
                 started_at: &now(),
-                lease_until: &reserve::lease_until(LEASE),
-                renew_before: &reserve::lease_until(LEASE / 2),
+                lease_until: &lease.0,
+                renew_before: &lease.1,
             })?)
         }
     };

@@ -206,6 +206,12 @@ pub fn release(conn: &Connection, pipeline: &Pipeline, run_id: i64, why: &str) -
     Ok(held)
 }
 
+/// The lease a date's transaction sets, and the time before which it is renewed (half of it
+/// left): `(lease_until, renew_before)`.
+pub fn lease_window() -> (String, String) {
+    (lease_until(LEASE), lease_until(LEASE / 2))
+}
+
 pub fn lease_until(lease: Duration) -> String {
     timestamp(Utc::now() + chrono::Duration::from_std(lease).expect("lease fits"))
 }

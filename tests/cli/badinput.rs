@@ -1,7 +1,6 @@
 //! Bad input: exit 2, a message that says what was wrong (and what would be right), and
 //! nothing written.
 
-use crate::core::snapshot;
 use crate::support::*;
 
 /// A database with some of everything: computed dates, a seal, a correction, a reserved

@@ -1,8 +1,6 @@
 //! The core behaviour: whole-partition replacement, idempotence, the regular run, the audit
 //! trail, dry runs, JSON output, render and the read commands.
 
-use std::collections::BTreeMap;
-
 use crate::support::*;
 
 /// A timestamp as the contract writes them: UTC text `YYYY-MM-DD HH:MM:SS`.
@@ -282,30 +280,6 @@ fn runs_and_run_partitions_record_who_what_and_when() {
     );
     assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
     assert_eq!(sb.daily(), orders.expected());
-}
-
-/// Every row of the tables a command may write, to compare before and after.
-pub(crate) fn snapshot(sb: &Sandbox) -> BTreeMap<String, Vec<Vec<String>>> {
-    [
-        "runs",
-        "run_partitions",
-        "reservations",
-        "seals",
-        "daily_revenue",
-        "daily_revenue_corrections",
-        "run_events",
-        "template_versions",
-        "run_templates",
-        "orders",
-    ]
-    .iter()
-    .map(|t| {
-        (
-            t.to_string(),
-            sb.rows(&format!("SELECT * FROM {t} ORDER BY 1, 2")),
-        )
-    })
-    .collect()
 }
 
 #[test]

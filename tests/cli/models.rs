@@ -75,16 +75,23 @@ fn expected_bands(orders: &Orders) -> BTreeMap<(String, String), (i64, i64)> {
     out
 }
 
+/// (ds, band) -> (order_count, revenue) from the table, or from its `_current` view.
+fn band_rows(sb: &Sandbox, from: &str) -> BTreeMap<(String, String), (i64, i64)> {
+    sb.rows(&format!(
+        "SELECT ds, band, order_count, revenue FROM {from}"
+    ))
+    .into_iter()
+    .map(|r| {
+        (
+            (r[0].clone(), r[1].clone()),
+            (r[2].parse().unwrap(), r[3].parse().unwrap()),
+        )
+    })
+    .collect()
+}
+
 fn bands(sb: &Sandbox) -> BTreeMap<(String, String), (i64, i64)> {
-    sb.rows("SELECT ds, band, order_count, revenue FROM daily_amount_bands")
-        .into_iter()
-        .map(|r| {
-            (
-                (r[0].clone(), r[1].clone()),
-                (r[2].parse().unwrap(), r[3].parse().unwrap()),
-            )
-        })
-        .collect()
+    band_rows(sb, "daily_amount_bands")
 }
 
 fn pipeline_with(sb: &Sandbox, extra: &[(&str, &str)]) -> String {
@@ -393,15 +400,7 @@ fn reapplying_replaces_whole_partitions() {
 
 /// `daily_amount_bands_current` as (ds, band) -> (order_count, revenue).
 fn current_bands(sb: &Sandbox) -> BTreeMap<(String, String), (i64, i64)> {
-    sb.rows("SELECT ds, band, order_count, revenue FROM daily_amount_bands_current")
-        .into_iter()
-        .map(|r| {
-            (
-                (r[0].clone(), r[1].clone()),
-                (r[2].parse().unwrap(), r[3].parse().unwrap()),
-            )
-        })
-        .collect()
+    band_rows(sb, "daily_amount_bands_current")
 }
 
 #[test]

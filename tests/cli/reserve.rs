@@ -65,22 +65,6 @@ fn only(
         .collect()
 }
 
-/// Every table that any command could write, dumped in full: to show that nothing changed.
-fn snapshot(sb: &Sandbox) -> Vec<Vec<Vec<String>>> {
-    [
-        "SELECT * FROM runs ORDER BY run_id",
-        "SELECT * FROM run_partitions ORDER BY run_id, ds",
-        "SELECT * FROM reservations ORDER BY ds",
-        "SELECT * FROM run_events ORDER BY event_id",
-        "SELECT * FROM daily_revenue ORDER BY ds",
-        "SELECT * FROM seals ORDER BY ds",
-        "SELECT * FROM daily_revenue_corrections ORDER BY correction_id",
-    ]
-    .iter()
-    .map(|q| sb.rows(q))
-    .collect()
-}
-
 #[test]
 fn a_reserved_interval_is_skipped_then_carried_out_by_apply_run() {
     let (sb, orders) = ten_days(101);

@@ -39,22 +39,6 @@ fn run_statuses(sb: &Sandbox, run_id: i64) -> BTreeMap<String, String> {
     .collect()
 }
 
-/// Every table a command could write, in full.
-fn snapshot(sb: &Sandbox) -> Vec<Vec<Vec<String>>> {
-    [
-        "SELECT * FROM runs ORDER BY run_id",
-        "SELECT * FROM run_partitions ORDER BY run_id, ds",
-        "SELECT * FROM reservations ORDER BY ds",
-        "SELECT * FROM run_events ORDER BY event_id",
-        "SELECT * FROM daily_revenue ORDER BY ds",
-        "SELECT * FROM seals ORDER BY ds",
-        "SELECT * FROM daily_revenue_corrections ORDER BY correction_id",
-    ]
-    .iter()
-    .map(|q| sb.rows(q))
-    .collect()
-}
-
 fn in_first_week(ds: &str) -> bool {
     ds <= "2026-02-07"
 }

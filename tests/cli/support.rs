@@ -180,6 +180,30 @@ impl Sandbox {
     }
 }
 
+/// Every row of the tables a command may write, to compare before and after.
+pub fn snapshot(sb: &Sandbox) -> BTreeMap<String, Vec<Vec<String>>> {
+    [
+        "runs",
+        "run_partitions",
+        "reservations",
+        "seals",
+        "daily_revenue",
+        "daily_revenue_corrections",
+        "run_events",
+        "template_versions",
+        "run_templates",
+        "orders",
+    ]
+    .iter()
+    .map(|t| {
+        (
+            t.to_string(),
+            sb.rows(&format!("SELECT * FROM {t} ORDER BY 1, 2")),
+        )
+    })
+    .collect()
+}
+
 /// The running total of a daily map, as cumulative_revenue should show it.
 pub fn running(daily: &BTreeMap<String, (i64, i64)>) -> Vec<(String, i64, i64)> {
     let mut total = 0;

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::core::snapshot;
 use crate::support::*;
 
 /// A copy of the repo's templates/models and templates/views in the sandbox.
@@ -439,7 +438,7 @@ fn a_model_with_an_unknown_column_is_bad_input_and_writes_nothing() {
         -- create: CREATE TABLE broken (ds TEXT, n INTEGER, run_id INTEGER)\n\
         SELECT {{ ds }} AS ds, count(no_such_column) AS n FROM orders WHERE order_date = {{ ds }}\n";
     std::fs::write(tpl.join("models/broken.sql"), model).unwrap();
-    let before = crate::core::snapshot(&sb);
+    let before = snapshot(&sb);
     let run = sb.expect(
         2,
         &[
@@ -456,5 +455,5 @@ fn a_model_with_an_unknown_column_is_bad_input_and_writes_nothing() {
         "{}",
         run.stderr
     );
-    assert_eq!(crate::core::snapshot(&sb), before);
+    assert_eq!(snapshot(&sb), before);
 }
