@@ -1,1 +1,2 @@
-INSERT INTO orders (order_id, order_date, amount, created_at) VALUES (?1, ?2, ?3, ?4)
+INSERT INTO orders (order_id, order_date, amount, created_at)
+VALUES (:order_id, :order_date, :amount, :created_at)

@@ -1,7 +1,9 @@
 -- A new run. `status` is 'running' for apply, 'reserved' for reserve.
 INSERT INTO runs (kind, interval_start, interval_end, requested_by, reason, status,
                   created_at, started_at, only_filter, keep_going, command,
-                  templates_from, sqlrun_version, host, pid, pid_started)
+                  templates_from, sqlrun_version, host, pid, pid_started, dialect)
 VALUES (:kind, :start, :end, :by, :reason, :status,
-        datetime('now'), CASE WHEN :status = 'running' THEN datetime('now') END,
-        :only, :keep_going, :command, :templates_from, :version, :host, :pid, :pid_started)
+        CURRENT_TIMESTAMP, CASE WHEN :status = 'running' THEN CURRENT_TIMESTAMP END,
+        :only, :keep_going, :command, :templates_from, :version, :host, :pid, :pid_started,
+        :dialect)
+RETURNING run_id

@@ -7,17 +7,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use rusqlite::{named_params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 
 use crate::cli::{default_user, ApplyArgs, Global, Kind, Only};
+use crate::db::{Db, DbErrorKind, Interrupter, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
 use crate::interval::{fmt_date, parse_date, today_utc, Interval};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::queries;
 use crate::report::{self, Output};
-use crate::reserve::{self, DateState, Reclaim, Skip, LEASE};
+use crate::reserve::{self, DateState, Reclaim, Skip};
 use crate::store::{self, now};
 
 /// How one date ended in this run.
@@ -60,13 +60,14 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         Some(_) => None,
         None => Some(request_from(args)?),
     };
-    let pipeline = Pipeline::load(global.templates.as_deref())?;
-    let mut conn = store::open(&global.db)?;
-    pipeline.sync(&mut conn)?;
+    let target = store::target(global)?;
+    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    let mut db = Db::open(&target)?;
+    pipeline.sync(&mut db)?;
 
     let (interval, reserved_run) = match (args.run, &request) {
         (Some(run_id), _) => {
-            let run = store::existing_run(&conn, run_id)?;
+            let run = store::existing_run(&mut db, run_id)?;
             if run.status != "reserved" {
                 return Err(Error::bad(format!(
                     "run {run_id} is {}, not reserved: `apply --run` carries out a run made by `sqlrun reserve` \
@@ -84,11 +85,11 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
 
     // Every date's SQL must render before anything is written: a template error is bad
     // input (exit 2), not a failed date.
-    preflight(&conn, &pipeline, interval)?;
+    preflight(&mut db, &pipeline, interval)?;
 
     if args.dry_run {
         return dry_run(
-            &conn,
+            &mut db,
             &pipeline,
             interval,
             request.as_ref(),
@@ -101,75 +102,45 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     if out.verbose > 0 {
         out.note(&format!(
             "database {}; templates {} ({})",
-            global.db.display(),
+            db.target,
             pipeline.templates.origin,
             pipeline.signature()
         ));
     }
-    let signature = pipeline.signature();
-    let lease_until = reserve::lease_until(LEASE);
     // From here on a signal stops the run cleanly instead of killing the process.
-    let signal = SignalGuard::install(&conn);
+    let signal = SignalGuard::install(db.interrupter());
 
     // One transaction: the run row, its template versions, reclaims, reservations, skips.
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (run_id, kind) = match (&reserved_run, &request) {
-        (Some(run), _) => {
-            let started = tx.execute(
-                queries::START_RESERVED_RUN,
-                named_params! {
-                    ":run_id": run.run_id, ":keep_going": args.keep_going,
-                    ":templates_from": pipeline.templates.origin, ":version": env!("CARGO_PKG_VERSION"),
-                    ":host": me.host, ":pid": me.pid, ":pid_started": me.started,
-                },
-            )?;
-            if started != 1 {
-                return Err(Error::bad(format!(
-                    "run {} stopped being reserved meanwhile (released, or started by another process); see `sqlrun runs {}`",
-                    run.run_id, run.run_id
-                )));
-            }
-            (run.run_id, run.kind.clone())
-        }
-        (None, Some(r)) => {
-            tx.execute(
-                queries::INSERT_RUN,
-                named_params! {
-                    ":kind": r.kind.as_str(), ":start": fmt_date(r.interval.start), ":end": fmt_date(r.interval.end),
-                    ":by": r.by, ":reason": r.reason, ":status": "running", ":only": r.only.map(Only::as_str),
-                    ":keep_going": args.keep_going, ":command": command_line(),
-                    ":templates_from": pipeline.templates.origin, ":version": env!("CARGO_PKG_VERSION"),
-                    ":host": me.host, ":pid": me.pid, ":pid_started": me.started,
-                },
-            )?;
-            (tx.last_insert_rowid(), r.kind.as_str().to_string())
-        }
-        (None, None) => unreachable!(),
-    };
-    store::record_templates(&tx, &pipeline.templates, run_id)?;
-    let reclaimed = reserve::sweep(&tx, &pipeline, &me, Some(run_id))?;
-    let selected: Vec<String> = match &request {
-        Some(r) => reserve::date_states(&tx, &pipeline, Some(interval))?
-            .into_iter()
-            .filter(|s| s.selected_by(r.only, &signature))
-            .map(|s| s.ds)
-            .collect(),
-        None => reserve::held_by_run(&tx, run_id)?,
-    };
-    reserve::reserve(&tx, &pipeline, run_id, &selected, Some(lease_until))?;
-    tx.commit()?;
+    let (run_id, kind, reclaimed) = db.transaction(TxKind::Exclusive, |db| {
+        let (run_id, kind) = start_run(
+            db,
+            &pipeline,
+            args,
+            &me,
+            reserved_run.as_ref(),
+            request.as_ref(),
+        )?;
+        // Taken before the run row becomes visible: nobody can see it running and gone.
+        db.hold_run(run_id)?;
+        store::record_templates(db, &pipeline.templates, run_id)?;
+        let reclaimed = reserve::sweep(db, &pipeline, &me, Some(run_id))?;
+        let selected = select_dates(db, &pipeline, interval, request.as_ref(), run_id)?;
+        let lease = Some(reserve::lease_seconds());
+        reserve::reserve(db, &pipeline, run_id, &selected, lease)?;
+        Ok((run_id, kind, reclaimed))
+    })?;
 
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
     }
-    let skips = reserve::skipped_of_run(&conn, run_id)?;
+    let skips = reserve::skipped_of_run(&mut db, run_id)?;
     for line in reserve::skip_lines(&skips) {
         out.note(&line);
     }
 
-    let work = reserve::held_by_run(&conn, run_id)?;
+    let work = reserve::held_by_run(&mut db, run_id)?;
     let mut outcomes = match compute_dates(
-        &mut conn,
+        &mut db,
         &pipeline,
         run_id,
         &work,
@@ -184,7 +155,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             // otherwise the next run finds this process gone and reclaims the dates.
             signal.finishing();
             let _ = finish_run(
-                &mut conn,
+                &mut db,
                 &pipeline,
                 run_id,
                 "failed",
@@ -209,7 +180,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         ("success", 0)
     };
     signal.finishing();
-    let released = finish_run(&mut conn, &pipeline, run_id, status, stopped.as_deref())?;
+    let released = finish_run(&mut db, &pipeline, run_id, status, stopped.as_deref())?;
     drop(signal);
     let why = stopped.as_deref().unwrap_or("run ended");
     if released > 0 {
@@ -240,20 +211,94 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
 /// a signal) is released and recorded, and its status is set. Returns how many dates it
 /// released.
 fn finish_run(
-    conn: &mut Connection,
+    db: &mut Db,
     pipeline: &Pipeline,
     run_id: i64,
     status: &str,
     stopped: Option<&str>,
 ) -> Result<usize> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let released = reserve::release(&tx, pipeline, run_id, stopped.unwrap_or("run ended"))?;
-    tx.execute(
-        queries::FINISH_RUN,
-        named_params! {":run_id": run_id, ":status": status, ":error": stopped},
-    )?;
-    tx.commit()?;
-    Ok(released)
+    db.transaction(TxKind::Exclusive, |db| {
+        let released = reserve::release(db, pipeline, run_id, stopped.unwrap_or("run ended"))?;
+        db.execute(
+            &queries::FINISH_RUN,
+            &[
+                (":run_id", run_id.into()),
+                (":status", status.into()),
+                (":error", Value::opt_text(stopped)),
+            ],
+        )?;
+        Ok(released)
+    })
+}
+
+/// The run row: a new running run, or a reserved run that starts now. Its id and kind.
+fn start_run(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    args: &ApplyArgs,
+    me: &Identity,
+    reserved: Option<&store::RunRow>,
+    request: Option<&Request>,
+) -> Result<(i64, String)> {
+    let dialect = db.dialect().as_str();
+    let holder = [
+        (":keep_going", Value::from(args.keep_going)),
+        (":templates_from", pipeline.templates.origin.as_str().into()),
+        (":version", env!("CARGO_PKG_VERSION").into()),
+        (":host", me.host.as_str().into()),
+        (":pid", i64::from(me.pid).into()),
+        (":pid_started", me.started.as_str().into()),
+        (":dialect", dialect.into()),
+    ];
+    match (reserved, request) {
+        (Some(run), _) => {
+            let mut params = vec![(":run_id", Value::from(run.run_id))];
+            params.extend(holder);
+            if db.execute(&queries::START_RESERVED_RUN, &params)? != 1 {
+                return Err(Error::bad(format!(
+                    "run {} stopped being reserved meanwhile (released, or started by another process); see `sqlrun runs {}`",
+                    run.run_id, run.run_id
+                )));
+            }
+            Ok((run.run_id, run.kind.clone()))
+        }
+        (None, Some(r)) => {
+            let mut params = vec![
+                (":kind", Value::from(r.kind.as_str())),
+                (":start", fmt_date(r.interval.start).into()),
+                (":end", fmt_date(r.interval.end).into()),
+                (":by", r.by.as_str().into()),
+                (":reason", Value::opt_text(r.reason.as_deref())),
+                (":status", "running".into()),
+                (":only", Value::opt_text(r.only.map(Only::as_str))),
+                (":command", command_line().into()),
+            ];
+            params.extend(holder);
+            let run_id = store::insert_run(db, &params)?;
+            Ok((run_id, r.kind.as_str().to_string()))
+        }
+        (None, None) => unreachable!("a request exists without --run"),
+    }
+}
+
+/// The dates a run takes on: those of the interval its `--only` selects, or, for a
+/// reserved run, what it holds.
+fn select_dates(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    interval: Interval,
+    request: Option<&Request>,
+    run_id: i64,
+) -> Result<Vec<String>> {
+    let signature = pipeline.signature();
+    Ok(match request {
+        Some(r) => reserve::date_states(db, pipeline, Some(interval))?
+            .into_iter()
+            .filter(|s| s.selected_by(r.only, &signature))
+            .map(|s| s.ds)
+            .collect(),
+        None => reserve::held_by_run(db, run_id)?,
+    })
 }
 
 fn request_from(args: &ApplyArgs) -> Result<Request> {
@@ -279,7 +324,7 @@ fn request_from(args: &ApplyArgs) -> Result<Request> {
 /// Template errors are bad input (exit 2), not failed dates: before anything is written,
 /// every date of the interval is rendered, and the first date's statements (replaced and
 /// sealed) are prepared, which finds SQL syntax errors and unknown tables or columns.
-fn preflight(conn: &Connection, pipeline: &Pipeline, interval: Interval) -> Result<()> {
+fn preflight(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<()> {
     for (i, date) in interval.dates().enumerate() {
         let ds = fmt_date(date);
         for sealed in [false, true] {
@@ -290,20 +335,14 @@ fn preflight(conn: &Connection, pipeline: &Pipeline, interval: Interval) -> Resu
                 ds: &ds,
                 run_id: 0,
                 sealed,
-                started_at: "",
-                lease_until: "",
-                renew_before: "",
+                started_at: &now(),
+                lease_seconds: 0,
             })?;
             if i == 0 {
-                use fallible_iterator::FallibleIterator;
-                let mut batch = rusqlite::Batch::new(conn, &sql);
-                while let Some(_statement) = batch.next().map_err(|e| Error::Template {
+                db.check_statements(&sql).map_err(|e| Error::Template {
                     file: format!("SQL rendered for {ds}"),
-                    message: format!(
-                        "{} (`sqlrun render --date {ds}` prints it all)",
-                        crate::store::describe(&e)
-                    ),
-                })? {}
+                    message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                })?;
             }
         }
     }
@@ -320,7 +359,7 @@ struct Outcomes {
 }
 
 fn compute_dates(
-    conn: &mut Connection,
+    db: &mut Db,
     pipeline: &Pipeline,
     run_id: i64,
     work: &[String],
@@ -354,7 +393,7 @@ fn compute_dates(
         }
         let clock = Instant::now();
         let started_at = now();
-        let outcome = compute_date(conn, pipeline, run_id, ds, &started_at);
+        let outcome = compute_date(db, pipeline, run_id, ds, &started_at);
         let millis = clock.elapsed().as_millis() as u64;
         let (status, error) = match outcome {
             Ok(DateResult::Done(status)) => (status, None),
@@ -368,7 +407,18 @@ fn compute_dates(
                 ));
                 break;
             }
-            Err(e) if is_interrupt(&e) && signal.load(Ordering::SeqCst) != 0 => {
+            Err(Error::Database(e))
+                if matches!(
+                    e.kind,
+                    DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
+                ) =>
+            {
+                return Err(connection_lost(ds, result.dates.len(), &e));
+            }
+            Err(e)
+                if e.db_kind() == Some(DbErrorKind::Interrupted)
+                    && signal.load(Ordering::SeqCst) != 0 =>
+            {
                 let sig = signal.load(Ordering::SeqCst);
                 result.signal = Some(sig);
                 result.stopped = Some(format!("stopped by signal {sig} during {ds} (rolled back)"));
@@ -376,10 +426,10 @@ fn compute_dates(
             }
             Err(e) => {
                 let message = match &e {
-                    Error::Sqlite(inner) => crate::store::describe(inner),
+                    Error::Database(inner) => inner.message.clone(),
                     other => other.to_string(),
                 };
-                record_failure(conn, pipeline, run_id, ds, &started_at, &message)?;
+                record_failure(db, pipeline, run_id, ds, &started_at, &message)?;
                 ("failed".to_string(), Some(message))
             }
         };
@@ -417,6 +467,23 @@ fn compute_dates(
     Ok(result)
 }
 
+/// A run whose connection broke stops: nothing more can be written through it, and it
+/// never reconnects (its dates are reclaimed once the server ends its session).
+fn connection_lost(ds: &str, done: usize, e: &crate::db::DbError) -> Error {
+    let this_date = if e.kind == DbErrorKind::CommitUnknown {
+        format!("it broke while {ds} committed, so {ds} may or may not have landed (`sqlrun status --interval {ds}` tells)")
+    } else {
+        format!("{ds} rolled back")
+    };
+    Error::ConnectionLost(format!(
+        "lost the connection to the database during {ds} ({}); {this_date}; the {done} date{} \
+         before it stay committed. This run writes nothing more; once the server has ended its \
+         session the next run reclaims its dates (`sqlrun apply --interval ... --only missing` finishes the work)",
+        e.message,
+        if done == 1 { "" } else { "s" }
+    ))
+}
+
 enum DateResult {
     Done(String),
     /// The date's reservation is not this run's any more; the holder, if any.
@@ -430,49 +497,46 @@ enum DateResult {
 /// date is sealed cannot change meanwhile: this run holds the date, and `seal` refuses
 /// held dates.
 fn compute_date(
-    conn: &mut Connection,
+    db: &mut Db,
     pipeline: &Pipeline,
     run_id: i64,
     ds: &str,
     started_at: &str,
 ) -> Result<DateResult> {
-    let sealed: bool =
-        conn.query_row(queries::IS_SEALED, named_params! {":ds": ds}, |r| r.get(0))?;
-    let (lease_until, renew_before) = reserve::lease_window();
+    let sealed = db
+        .one(&queries::IS_SEALED, &[(":ds", ds.into())])?
+        .bool(0)?;
     let sql = pipeline.render_date(&DateVars {
         ds,
         run_id,
         sealed,
         started_at,
-        lease_until: &lease_until,
-        renew_before: &renew_before,
+        lease_seconds: reserve::lease_seconds(),
     })?;
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let holder: Option<i64> = tx
-        .query_row(queries::HOLDER_OF_DATE, named_params! {":ds": ds}, |r| {
-            r.get(0)
-        })
-        .optional()?;
-    if holder != Some(run_id) {
-        return Ok(DateResult::Lost(holder));
-    }
-    tx.execute_batch(&sql)?;
-    // record_date.sql decided: success, or for a sealed date corrected / unchanged.
-    let status: String = if sealed {
-        tx.query_row(
-            queries::DATE_STATUS_IN_RUN,
-            named_params! {":run_id": run_id, ":ds": ds},
-            |r| r.get(0),
-        )?
-    } else {
-        "success".to_string()
-    };
-    tx.commit()?;
-    Ok(DateResult::Done(status))
+    db.transaction(TxKind::Date, |db| {
+        // Fencing: the date is written only while its reservation is this run's (nothing
+        // is written otherwise, so the empty transaction may commit).
+        let holder = db
+            .row(&queries::HOLDER_OF_DATE, &[(":ds", ds.into())])?
+            .map(|r| r.i64(0))
+            .transpose()?;
+        if holder != Some(run_id) {
+            return Ok(DateResult::Lost(holder));
+        }
+        db.batch(&sql)?;
+        // record_date.sql decided: success, or for a sealed date corrected / unchanged.
+        let status = if sealed {
+            let params = [(":run_id", run_id.into()), (":ds", ds.into())];
+            db.one(&queries::DATE_STATUS_IN_RUN, &params)?.text(0)?
+        } else {
+            "success".to_string()
+        };
+        Ok(DateResult::Done(status))
+    })
 }
 
 fn record_failure(
-    conn: &Connection,
+    db: &mut Db,
     pipeline: &Pipeline,
     run_id: i64,
     ds: &str,
@@ -483,14 +547,7 @@ fn record_failure(
         "record_failure",
         minijinja::context! { run_id => run_id, ds => ds, started_at => started_at, error => message },
     )?;
-    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    tx.execute_batch(&sql)?;
-    tx.commit()?;
-    Ok(())
-}
-
-fn is_interrupt(e: &Error) -> bool {
-    matches!(e, Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) if f.code == ErrorCode::OperationInterrupted)
+    db.transaction(TxKind::Date, |db| db.batch(&sql))
 }
 
 fn skipped_outcome(skip: &Skip) -> DateOutcome {
@@ -514,7 +571,7 @@ struct SignalGuard {
 }
 
 impl SignalGuard {
-    fn install(conn: &Connection) -> Self {
+    fn install(interrupt: Interrupter) -> Self {
         use signal_hook::consts::{SIGINT, SIGTERM};
         let first = Arc::new(AtomicI32::new(0));
         let computing = Arc::new(AtomicBool::new(true));
@@ -526,7 +583,6 @@ impl SignalGuard {
             };
         };
         let handle = signals.handle();
-        let interrupt = conn.get_interrupt_handle();
         let (seen, still_computing) = (Arc::clone(&first), Arc::clone(&computing));
         std::thread::spawn(move || {
             for sig in signals.forever() {
@@ -568,7 +624,7 @@ pub fn command_line() -> String {
 
 /// `--dry-run`: each date and what would happen to it, then the SQL. Writes nothing.
 fn dry_run(
-    conn: &Connection,
+    db: &mut Db,
     pipeline: &Pipeline,
     interval: Interval,
     request: Option<&Request>,
@@ -577,11 +633,11 @@ fn dry_run(
 ) -> Result<u8> {
     let signature = pipeline.signature();
     let me = Identity::current();
-    let states = reserve::date_states(conn, pipeline, Some(interval))?;
-    let dead = reserve::dead_holders(conn, &me, reserved.map(|r| r.run_id))?;
+    let states = reserve::date_states(db, pipeline, Some(interval))?;
+    let dead = reserve::dead_holders(db, &me, reserved.map(|r| r.run_id))?;
     let run_id: i64 = match reserved {
         Some(r) => r.run_id,
-        None => conn.query_row(queries::NEXT_RUN_ID, [], |r| r.get(0))?,
+        None => db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?,
     };
     let mut plan = Vec::new();
     for state in &states {
@@ -595,14 +651,12 @@ fn dry_run(
     let mut sql = Vec::new();
     for (state, _, computes) in &plan {
         if *computes {
-            let lease = reserve::lease_window();
             let body = pipeline.render_date(&DateVars {
                 ds: &state.ds,
                 run_id,
                 sealed: state.sealed(),
                 started_at: &now(),
-                lease_until: &lease.0,
-                renew_before: &lease.1,
+                lease_seconds: reserve::lease_seconds(),
             })?;
             sql.push((state.ds.clone(), body));
         }

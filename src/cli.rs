@@ -27,9 +27,15 @@ pub struct Cli {
 
 #[derive(Debug, Clone, Args)]
 pub struct Global {
-    /// The database: data and state store in one SQLite file, created on first use.
+    /// The database: a SQLite file (data and state store in one file, created on first
+    /// use), or a PostgreSQL URL (postgresql://USER@HOST/DB, or postgresql:///DB?host=/socket/dir).
     #[arg(long, global = true, env = "SQLRUN_DB", default_value = "sqlrun.db")]
-    pub db: PathBuf,
+    pub db: String,
+
+    /// PostgreSQL only: the schema that holds the pipeline's tables, views and state
+    /// store (default public; created if missing). Two pipelines can share a database.
+    #[arg(long, global = true, env = "SQLRUN_SCHEMA", value_name = "NAME")]
+    pub schema: Option<String>,
 
     /// A pipeline folder (models/*.sql, views/*.sql) to use instead of the built-in one.
     #[arg(long, global = true, value_name = "DIR")]
@@ -94,7 +100,8 @@ pub enum Command {
     },
     /// Insert seeded synthetic orders (with re-sent records) for demos and benchmarks.
     Generate(GenerateArgs),
-    /// The worked example from the design notes, in a scratch database.
+    /// The worked example from the design notes, in a scratch database (on PostgreSQL, a
+    /// scratch schema of the --db database, dropped afterwards).
     Demo,
 }
 

@@ -2,38 +2,73 @@
 //! same commands a user runs. Fourteen regular runs, a backfill, the additive cumulative
 //! total beside the derived one; then a seal and a late voucher that becomes a correction.
 
-use rusqlite::{named_params, Connection};
-
 use crate::apply;
 use crate::cli::{ApplyArgs, Global, Kind, SealArgs};
+use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::queries;
 use crate::report::{table, won, Output};
 use crate::seal;
 use crate::store;
 
-pub fn run(out: &Output) -> Result<u8> {
+/// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)
+/// a scratch schema in that database, dropped when the demo ends, however it ends.
+pub fn run(given: &Global, out: &Output) -> Result<u8> {
     let scratch = tempfile::Builder::new().prefix("sqlrun-demo-").tempdir()?;
-    let db = scratch.path().join("demo.db");
-    let global = Global {
-        db: db.clone(),
-        templates: None,
-        json: false,
-        verbose: 0,
+    let global = match store::target(given)? {
+        Target::Sqlite(_) => Global {
+            db: scratch.path().join("demo.db").display().to_string(),
+            schema: None,
+            templates: None,
+            json: false,
+            verbose: 0,
+        },
+        Target::Postgres { url, .. } => Global {
+            db: url,
+            schema: Some(format!("sqlrun_demo_{}", std::process::id())),
+            templates: None,
+            json: false,
+            verbose: 0,
+        },
     };
-    let conn = store::open(&db)?;
-    conn.execute_batch(queries::DEMO_ORDERS)?;
+    let mut db = store::open(&global)?;
+    let story = tell(&global, &mut db);
+    if let Target::Postgres { schema, .. } = &db.target {
+        let schema = schema.clone();
+        drop_schema(&mut db, &schema)?;
+    }
+    drop(db);
+    scratch.close()?;
+    let (say, summary) = story?;
+    out.json(&summary)?;
+    out.text(&say)?;
+    Ok(0)
+}
+
+fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
+    let ddl = db
+        .one(&queries::DROP_SCHEMA, &[(":schema", schema.into())])?
+        .text(0)?;
+    db.batch(&ddl)
+}
+
+fn tell(global: &Global, conn: &mut Db) -> Result<(String, serde_json::Value)> {
+    let where_ = match &conn.target {
+        Target::Sqlite(_) => "a scratch database that is deleted when it ends",
+        Target::Postgres { .. } => "a scratch schema that is dropped when it ends",
+    };
+    conn.execute(&queries::DEMO_ORDERS, &[])?;
     let mut say = String::new();
-    say.push_str("sqlrun demo, in a scratch database that is deleted when it ends\n\n");
+    say.push_str(&format!("sqlrun demo, in {where_}\n\n"));
 
     // 1. The regular runs: each morning, yesterday.
     let mut additive = 0i64;
     for day in 2..=15 {
         let as_of = format!("2026-02-{day:02}");
-        apply_quietly(&global, regular(&as_of))?;
-        additive += last_run_total(&conn)?;
+        apply_quietly(global, conn, regular(&as_of))?;
+        additive += last_run_total(conn)?;
     }
-    let derived = last_cumulative(&conn)?;
+    let derived = last_cumulative(conn)?;
     say.push_str("1. Regular runs for 2026-02-01..2026-02-14 (`sqlrun apply --as-of 2026-02-02`, ... `--as-of 2026-02-15`):\n");
     say.push_str(&format!(
         "   daily revenue sums to {} won\n\n",
@@ -41,12 +76,12 @@ pub fn run(out: &Output) -> Result<u8> {
     ));
 
     // 2. A backfill of three days, with the same code path.
-    apply_quietly(&global, backfill("2026-02-09..2026-02-11"))?;
-    let backfilled = last_run_total(&conn)?;
+    apply_quietly(global, conn, backfill("2026-02-09..2026-02-11"))?;
+    let backfilled = last_run_total(conn)?;
     let after_first = additive + backfilled;
-    apply_quietly(&global, backfill("2026-02-09..2026-02-11"))?;
-    let after_second = after_first + last_run_total(&conn)?;
-    let derived_after = last_cumulative(&conn)?;
+    apply_quietly(global, conn, backfill("2026-02-09..2026-02-11"))?;
+    let after_second = after_first + last_run_total(conn)?;
+    let derived_after = last_cumulative(conn)?;
     say.push_str("2. A backfill of 2026-02-09..2026-02-11 (`sqlrun apply --interval 2026-02-09..2026-02-11`):\n");
     say.push_str(&format!(
         "   its dates sum to {} won; the partitions were replaced in place\n\n",
@@ -74,7 +109,7 @@ pub fn run(out: &Output) -> Result<u8> {
                 won(after_second),
                 won(after_second - derived)
             ),
-            won(last_cumulative(&conn)?),
+            won(last_cumulative(conn)?),
         ],
     ];
     say.push_str(&indent(&table(
@@ -89,7 +124,7 @@ pub fn run(out: &Output) -> Result<u8> {
 
     // 4. The first week went out in a report; a voucher for 2026-02-03 arrives late.
     seal::run(
-        &global,
+        global,
         &SealArgs {
             interval: "2026-02-01..2026-02-07".into(),
             reason: "weekly report, week 1".into(),
@@ -97,20 +132,20 @@ pub fn run(out: &Output) -> Result<u8> {
         },
         &Output::quiet(),
     )?;
-    let sent_week = revenue_between(&conn, "2026-02-01", "2026-02-07")?;
-    conn.execute_batch(queries::DEMO_LATE_VOUCHER)?;
-    let (_, outcomes) = apply_quietly(&global, backfill("2026-02-01..2026-02-07"))?;
+    let sent_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
+    conn.execute(&queries::DEMO_LATE_VOUCHER, &[])?;
+    let (_, outcomes) = apply_quietly(global, conn, backfill("2026-02-01..2026-02-07"))?;
     let corrected: Vec<&str> = outcomes
         .iter()
         .filter(|(_, s)| s == "corrected")
         .map(|(d, _)| d.as_str())
         .collect();
     let unchanged = outcomes.iter().filter(|(_, s)| s == "unchanged").count();
-    let (sent, now): (i64, i64) = conn.query_row(
-        queries::SENT_AND_NOW,
-        named_params! {":ds": "2026-02-03"},
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
+    let row = conn.one(&queries::SENT_AND_NOW, &[(":ds", "2026-02-03".into())])?;
+    let (sent, now) = (row.i64(0)?, row.i64(1)?);
+    let sent_cumulative = conn.one(&queries::LAST_CUMULATIVE_AS_SENT, &[])?.i64(0)?;
+    let now_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
+    let now_cumulative = last_cumulative(conn)?;
     say.push_str("4. The first week is sealed (`sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report, week 1\"`);\n");
     say.push_str(
         "   a voucher of 350,000 won for 2026-02-03 arrives late, and the week is applied again:\n",
@@ -129,22 +164,14 @@ pub fn run(out: &Output) -> Result<u8> {
         vec![
             "week 2026-02-01..07".into(),
             won(sent_week),
-            won(revenue_between(&conn, "2026-02-01", "2026-02-07")?),
-            format!(
-                "+{}",
-                won(revenue_between(&conn, "2026-02-01", "2026-02-07")? - sent_week)
-            ),
+            won(now_week),
+            format!("+{}", won(now_week - sent_week)),
         ],
         vec![
             "cumulative to 2026-02-14".into(),
-            won(conn.query_row(queries::LAST_CUMULATIVE_AS_SENT, [], |r| r.get(0))?),
-            won(last_cumulative(&conn)?),
-            format!(
-                "+{}",
-                won(last_cumulative(&conn)?
-                    - conn.query_row::<i64, _, _>(queries::LAST_CUMULATIVE_AS_SENT, [], |r| r
-                        .get(0))?)
-            ),
+            won(sent_cumulative),
+            won(now_cumulative),
+            format!("+{}", won(now_cumulative - sent_cumulative)),
         ],
     ];
     say.push_str(&indent(&table(
@@ -155,14 +182,11 @@ pub fn run(out: &Output) -> Result<u8> {
         "\n   Sent: seals, daily_revenue, cumulative_revenue_as_sent. True now: daily_revenue_current,\n   \
          cumulative_revenue. The difference: daily_revenue_corrections (`sqlrun corrections`).\n",
     );
-    out.json(&serde_json::json!({
+    let summary = serde_json::json!({
         "regular_total": derived, "backfill_total": backfilled, "additive_after_backfill": after_first,
         "derived_after_backfill": derived_after, "sent_2026_02_03": sent, "now_2026_02_03": now,
-    }))?;
-    out.text(&say)?;
-    drop(conn);
-    scratch.close()?;
-    Ok(0)
+    });
+    Ok((say, summary))
 }
 
 fn regular(as_of: &str) -> ApplyArgs {
@@ -190,7 +214,11 @@ fn backfill(interval: &str) -> ApplyArgs {
 }
 
 /// Runs `apply` and returns its run id and each date's status.
-fn apply_quietly(global: &Global, args: ApplyArgs) -> Result<(i64, Vec<(String, String)>)> {
+fn apply_quietly(
+    global: &Global,
+    conn: &mut Db,
+    args: ApplyArgs,
+) -> Result<(i64, Vec<(String, String)>)> {
     let mut out = Output::quiet();
     let code = apply::run(
         global,
@@ -200,39 +228,39 @@ fn apply_quietly(global: &Global, args: ApplyArgs) -> Result<(i64, Vec<(String, 
         },
         &mut out,
     )?;
-    let conn = Connection::open(&global.db)?;
-    let run_id: i64 = conn.query_row(queries::LAST_RUN_ID, [], |r| r.get(0))?;
+    let run_id = conn.one(&queries::LAST_RUN_ID, &[])?.i64(0)?;
     if code != 0 {
         return Err(crate::Error::bad(format!(
             "demo: run {run_id} ended with exit {code}"
         )));
     }
-    let mut stmt = conn.prepare(queries::RUN_PARTITIONS_OF_RUN)?;
-    let rows = stmt.query_map(named_params! {":run_id": run_id}, |r| {
-        Ok((r.get(0)?, r.get(1)?))
-    })?;
-    Ok((run_id, rows.collect::<Result<_, _>>()?))
+    let dates = conn
+        .rows(
+            &queries::RUN_PARTITIONS_OF_RUN,
+            &[(":run_id", run_id.into())],
+        )?
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.text(1)?)))
+        .collect::<Result<_>>()?;
+    Ok((run_id, dates))
 }
 
-fn last_run_total(conn: &Connection) -> Result<i64> {
-    let run_id: i64 = conn.query_row(queries::LAST_RUN_ID, [], |r| r.get(0))?;
-    Ok(
-        conn.query_row(queries::RUN_TOTAL, named_params! {":run_id": run_id}, |r| {
-            r.get(0)
-        })?,
-    )
+fn last_run_total(conn: &mut Db) -> Result<i64> {
+    let run_id = conn.one(&queries::LAST_RUN_ID, &[])?.i64(0)?;
+    conn.one(&queries::RUN_TOTAL, &[(":run_id", run_id.into())])?
+        .i64(0)
 }
 
-fn last_cumulative(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row(queries::LAST_CUMULATIVE, [], |r| r.get(0))?)
+fn last_cumulative(conn: &mut Db) -> Result<i64> {
+    conn.one(&queries::LAST_CUMULATIVE, &[])?.i64(0)
 }
 
-fn revenue_between(conn: &Connection, start: &str, end: &str) -> Result<i64> {
-    Ok(conn.query_row(
-        queries::REVENUE_BETWEEN,
-        named_params! {":start": start, ":end": end},
-        |r| r.get(0),
-    )?)
+fn revenue_between(conn: &mut Db, start: &str, end: &str) -> Result<i64> {
+    conn.one(
+        &queries::REVENUE_BETWEEN,
+        &[(":start", start.into()), (":end", end.into())],
+    )?
+    .i64(0)
 }
 
 fn indent(text: &str) -> String {

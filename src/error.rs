@@ -1,7 +1,7 @@
 //! The library's errors. Each message names the date, file or run and says how to fix it;
 //! each maps to one of the documented exit codes.
 
-use std::path::PathBuf;
+use crate::db::{DbError, DbErrorKind};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -19,31 +19,36 @@ pub enum Error {
     #[error("{0}")]
     EditedTemplate(Box<EditedTemplate>),
 
-    /// The database file cannot be opened or created. Exit 2.
-    #[error("cannot open database {path}: {source}; pass --db PATH (or set SQLRUN_DB) to a file in a folder that exists and is writable")]
+    /// The database cannot be opened, created or reached. Exit 2.
+    #[error("cannot open database {target}: {message}; {fix}")]
     Open {
-        path: PathBuf,
-        #[source]
-        source: rusqlite::Error,
+        target: String,
+        message: String,
+        fix: String,
     },
 
     /// The database was migrated by a newer sqlrun. Exit 2.
     #[error(
-        "database {path} has schema version {found}, newer than this sqlrun knows ({known}); \
+        "database {target} has schema version {found}, newer than this sqlrun knows ({known}); \
          it was migrated by a newer sqlrun: use that version, or a copy of the database from before"
     )]
     NewerSchema {
-        path: PathBuf,
+        target: String,
         found: i64,
         known: i64,
     },
 
     #[error("migrating the database failed: {0}")]
-    Migration(#[from] refinery::Error),
+    Migration(String),
 
     /// A database error outside a date's transaction. Exit 1.
     #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Database(#[from] DbError),
+
+    /// The connection to PostgreSQL ended while a run was writing: the date in progress
+    /// rolled back, and nothing more can be written. Exit 1.
+    #[error("{0}")]
+    ConnectionLost(String),
 
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -57,7 +62,15 @@ impl Error {
             | Error::EditedTemplate(_)
             | Error::Open { .. }
             | Error::NewerSchema { .. } => 2,
-            Error::Migration(_) | Error::Sqlite(_) | Error::Io(_) => 1,
+            Error::Migration(_) | Error::Database(_) | Error::ConnectionLost(_) | Error::Io(_) => 1,
+        }
+    }
+
+    /// The database error behind this one, by cause.
+    pub fn db_kind(&self) -> Option<DbErrorKind> {
+        match self {
+            Error::Database(e) => Some(e.kind),
+            _ => None,
         }
     }
 

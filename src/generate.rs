@@ -1,28 +1,52 @@
 //! `sqlrun generate`: seeded synthetic orders, with re-sent records (same order_id, later
 //! created_at, another amount, sometimes another date) and refunds, at any size.
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use rusqlite::TransactionBehavior;
-
 use crate::cli::{GenerateArgs, Global};
+use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
 use crate::interval::{fmt_date, parse_date};
 use crate::queries;
 use crate::report::Output;
 use crate::store;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 pub fn run(global: &Global, args: &GenerateArgs, out: &Output) -> Result<u8> {
     let start = parse_date(&args.start, "--start")?;
     if args.days == 0 || args.per_day == 0 {
         return Err(Error::bad("--days and --per-day must be at least 1"));
     }
-    let mut conn = store::open(&global.db)?;
+    let mut db = store::open(global)?;
+    let (rows, resent) = db.transaction(TxKind::Exclusive, |db| insert_orders(db, args, start))?;
+    let end = start + chrono::Days::new(args.days as u64 - 1);
+    out.json(&serde_json::json!({"rows": rows, "resent": resent, "start": fmt_date(start), "end": fmt_date(end), "seed": args.seed}))?;
+    out.text(&format!(
+        "inserted {rows} order rows ({resent} re-sent) for {}..{} (seed {})",
+        fmt_date(start),
+        fmt_date(end),
+        args.seed
+    ))?;
+    Ok(0)
+}
+
+fn insert_order(db: &mut Db, id: &str, ds: &str, amount: i64, created: String) -> Result<()> {
+    db.execute(
+        &queries::INSERT_ORDER,
+        &[
+            (":order_id", id.into()),
+            (":order_date", ds.into()),
+            (":amount", amount.into()),
+            (":created_at", created.into()),
+        ],
+    )?;
+    Ok(())
+}
+
+/// The orders, in one transaction; how many rows, and how many of them re-sent.
+fn insert_orders(db: &mut Db, args: &GenerateArgs, start: chrono::NaiveDate) -> Result<(u64, u64)> {
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (mut rows, mut resent) = (0u64, 0u64);
     {
-        let mut insert = tx.prepare_cached(queries::INSERT_ORDER)?;
         for day in 0..args.days {
             let date = start + chrono::Days::new(day as u64);
             let ds = fmt_date(date);
@@ -36,12 +60,7 @@ pub fn run(global: &Global, args: &GenerateArgs, out: &Output) -> Result<u8> {
                 let second = rng.random_range(0..86_400);
                 let created = date.and_hms_opt(0, 0, 0).expect("midnight")
                     + chrono::Duration::seconds(second);
-                insert.execute(rusqlite::params![
-                    id,
-                    ds,
-                    amount,
-                    store::timestamp(created.and_utc())
-                ])?;
+                insert_order(db, &id, &ds, amount, store::timestamp(created.and_utc()))?;
                 rows += 1;
                 // A re-sent record: later, another amount; one in five moves a day on.
                 if rng.random_bool(0.05) {
@@ -53,26 +72,18 @@ pub fn run(global: &Global, args: &GenerateArgs, out: &Output) -> Result<u8> {
                     };
                     let later = created + chrono::Duration::seconds(rng.random_range(60..172_800));
                     let amount = rng.random_range(10..=5000) * 100;
-                    insert.execute(rusqlite::params![
-                        id,
-                        fmt_date(resent_date),
+                    insert_order(
+                        db,
+                        &id,
+                        &fmt_date(resent_date),
                         amount,
-                        store::timestamp(later.and_utc())
-                    ])?;
+                        store::timestamp(later.and_utc()),
+                    )?;
                     rows += 1;
                     resent += 1;
                 }
             }
         }
     }
-    tx.commit()?;
-    let end = start + chrono::Days::new(args.days as u64 - 1);
-    out.json(&serde_json::json!({"rows": rows, "resent": resent, "start": fmt_date(start), "end": fmt_date(end), "seed": args.seed}))?;
-    out.text(&format!(
-        "inserted {rows} order rows ({resent} re-sent) for {}..{} (seed {})",
-        fmt_date(start),
-        fmt_date(end),
-        args.seed
-    ))?;
-    Ok(0)
+    Ok((rows, resent))
 }

@@ -3,11 +3,10 @@
 //! A running run records its host, pid and the process's identity (boot id and start
 //! time). A later run on the same host can then tell a dead holder (no such process, or
 //! the pid now belongs to another process) from a live one without waiting for a lease
-//! to run out. On another host only the lease can tell.
+//! to run out. On another host only the lease can tell. On PostgreSQL none of that is
+//! used for a running run: it is alive exactly while its database session is.
 
 use std::fs;
-
-use chrono::{NaiveDateTime, Utc};
 
 /// This process, as it is recorded on its run.
 #[derive(Debug, Clone)]
@@ -46,14 +45,36 @@ pub struct Holder<'a> {
     pub started: Option<&'a str>,
     /// The latest expiry among its reservations; None when it holds none with a lease.
     pub lease_until: Option<&'a str>,
+    /// Whether that expiry has passed, by the database's clock.
+    pub lease_expired: bool,
     /// Whether it holds dates with no expiry at all (a `reserve` without `--for`).
     pub unexpiring: bool,
+    /// PostgreSQL: whether the run's session still holds its advisory lock. None on
+    /// SQLite, where the process tells.
+    pub session_alive: Option<bool>,
 }
 
 /// A running run on this host is alive exactly when its process is; otherwise (a planned
 /// reservation, or a run on another host) the lease decides.
 pub fn liveness(holder: &Holder, me: &Identity) -> Liveness {
-    if holder.status == "running" && holder.host == Some(me.host.as_str()) && !me.started.is_empty()
+    if let (Some(alive), "running") = (holder.session_alive, holder.status) {
+        return if alive {
+            Liveness::Alive
+        } else {
+            Liveness::Dead(format!(
+                "its database session ended (it ran as process {} on {})",
+                holder
+                    .pid
+                    .map(|p| p.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                holder.host.unwrap_or("?")
+            ))
+        };
+    }
+    if holder.status == "running"
+        && holder.session_alive.is_none()
+        && holder.host == Some(me.host.as_str())
+        && !me.started.is_empty()
     {
         if let (Some(pid), Some(started)) = (holder.pid, holder.started) {
             return match process_started(pid as u32) {
@@ -69,17 +90,13 @@ pub fn liveness(holder: &Holder, me: &Identity) -> Liveness {
     if holder.unexpiring {
         return Liveness::Alive;
     }
-    match holder.lease_until.and_then(parse_timestamp) {
-        Some(until) if until < Utc::now().naive_utc() => Liveness::Dead(format!(
+    if holder.lease_expired {
+        return Liveness::Dead(format!(
             "its lease expired at {}",
             holder.lease_until.unwrap_or_default()
-        )),
-        _ => Liveness::Alive,
+        ));
     }
-}
-
-fn parse_timestamp(text: &str) -> Option<NaiveDateTime> {
-    NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S").ok()
+    Liveness::Alive
 }
 
 fn hostname() -> String {
@@ -126,7 +143,9 @@ mod tests {
             pid: Some(pid),
             started: Some(started),
             lease_until: None,
+            lease_expired: false,
             unexpiring: false,
+            session_alive: None,
         };
         let started: &'static str = Box::leak(me.started.clone().into_boxed_str());
         let host: &'static str = Box::leak(me.host.clone().into_boxed_str());
@@ -150,23 +169,43 @@ mod tests {
     #[test]
     fn leases_decide_elsewhere() {
         let me = Identity::current();
-        let planned = |lease: Option<&'static str>, unexpiring| Holder {
+        let planned = |lease: Option<&'static str>, expired, unexpiring| Holder {
             run_id: 1,
             status: "reserved",
             host: None,
             pid: None,
             started: None,
             lease_until: lease,
+            lease_expired: expired,
             unexpiring,
+            session_alive: None,
         };
-        assert_eq!(liveness(&planned(None, true), &me), Liveness::Alive);
+        assert_eq!(liveness(&planned(None, false, true), &me), Liveness::Alive);
         assert_eq!(
-            liveness(&planned(Some("2999-01-01 00:00:00"), false), &me),
+            liveness(&planned(Some("2999-01-01 00:00:00"), false, false), &me),
             Liveness::Alive
         );
         assert!(matches!(
-            liveness(&planned(Some("2000-01-01 00:00:00"), false), &me),
+            liveness(&planned(Some("2000-01-01 00:00:00"), true, false), &me),
             Liveness::Dead(_)
         ));
+    }
+
+    #[test]
+    fn on_postgres_the_session_decides() {
+        let me = Identity::current();
+        let running = |alive| Holder {
+            run_id: 1,
+            status: "running",
+            host: Some("elsewhere"),
+            pid: Some(1),
+            started: Some("x/1"),
+            lease_until: Some("2000-01-01 00:00:00"),
+            lease_expired: true,
+            unexpiring: false,
+            session_alive: Some(alive),
+        };
+        assert_eq!(liveness(&running(true), &me), Liveness::Alive);
+        assert!(matches!(liveness(&running(false), &me), Liveness::Dead(_)));
     }
 }

@@ -1,11 +1,10 @@
 //! The commands that read: `init`, `status`, `runs`, `corrections`, `render`, `templates`.
 
 use minijinja::context;
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{named_params, Connection, OptionalExtension};
 use serde_json::{Map, Value as Json};
 
 use crate::cli::Global;
+use crate::db::{Db, Params, Sql};
 use crate::error::{Error, Result};
 use crate::interval::{fmt_date, parse_date, Interval};
 use crate::pipeline::{DateVars, Pipeline};
@@ -14,20 +13,21 @@ use crate::report::{self, table, won, Output};
 use crate::reserve;
 use crate::store::{self, now};
 
-fn open(global: &Global) -> Result<(Pipeline, Connection)> {
-    let pipeline = Pipeline::load(global.templates.as_deref())?;
-    let mut conn = store::open(&global.db)?;
-    pipeline.sync(&mut conn)?;
-    Ok((pipeline, conn))
+fn open(global: &Global) -> Result<(Pipeline, Db)> {
+    let target = store::target(global)?;
+    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    let mut db = Db::open(&target)?;
+    pipeline.sync(&mut db)?;
+    Ok((pipeline, db))
 }
 
 pub fn init(global: &Global, out: &Output) -> Result<u8> {
-    let (pipeline, _conn) = open(global)?;
+    let (pipeline, db) = open(global)?;
     let models: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
-    out.json(&serde_json::json!({"db": global.db, "models": models, "templates": pipeline.templates.origin}))?;
+    out.json(&serde_json::json!({"db": db.target.to_string(), "dialect": db.dialect(), "models": models, "templates": pipeline.templates.origin}))?;
     out.text(&format!(
         "{} is ready: state store and pipeline ({} templates; models: {})",
-        global.db.display(),
+        db.target,
         pipeline.templates.origin,
         models.join(", ")
     ))?;
@@ -36,24 +36,28 @@ pub fn init(global: &Global, out: &Output) -> Result<u8> {
 
 pub fn status(global: &Global, interval: Option<&str>, out: &Output) -> Result<u8> {
     let interval = interval.map(Interval::parse).transpose()?;
-    let (pipeline, conn) = open(global)?;
-    let states = reserve::date_states(&conn, &pipeline, interval)?;
+    let (pipeline, mut db) = open(global)?;
+    let states = reserve::date_states(&mut db, &pipeline, interval)?;
     if states.is_empty() {
         out.json(&Vec::<()>::new())?;
         out.text("no dates computed or held yet; run `sqlrun apply --interval START..END`")?;
         return Ok(0);
     }
     // A holder that is gone still holds its dates until the next writer reclaims them; say so.
-    let dead = reserve::dead_holders(&conn, &crate::holder::Identity::current(), None)?;
+    let dead = reserve::dead_holders(&mut db, &crate::holder::Identity::current(), None)?;
     report::status(&states, &pipeline.signature(), &dead, out)?;
     Ok(0)
 }
 
 pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> Result<u8> {
-    let conn = store::open(&global.db)?;
+    let mut db = store::open(global)?;
     match run_id {
         None => {
-            let rows = rows_as_json(&conn, queries::LIST_RUNS, named_params! {":limit": limit})?;
+            let rows = rows_as_json(
+                &mut db,
+                &queries::LIST_RUNS,
+                &[(":limit", i64::from(limit).into())],
+            )?;
             out.json(&rows)?;
             let table_rows: Vec<Vec<String>> = rows
                 .iter()
@@ -97,22 +101,11 @@ pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> R
             ))?;
         }
         Some(run_id) => {
-            let run = store::existing_run(&conn, run_id)?;
-            let dates = rows_as_json(
-                &conn,
-                queries::RUN_PARTITIONS_OF_RUN,
-                named_params! {":run_id": run_id},
-            )?;
-            let events = rows_as_json(
-                &conn,
-                queries::RUN_EVENTS_OF_RUN,
-                named_params! {":run_id": run_id},
-            )?;
-            let templates = rows_as_json(
-                &conn,
-                queries::RUN_TEMPLATES_OF_RUN,
-                named_params! {":run_id": run_id},
-            )?;
+            let run = store::existing_run(&mut db, run_id)?;
+            let by_run = [(":run_id", run_id.into())];
+            let dates = rows_as_json(&mut db, &queries::RUN_PARTITIONS_OF_RUN, &by_run)?;
+            let events = rows_as_json(&mut db, &queries::RUN_EVENTS_OF_RUN, &by_run)?;
+            let templates = rows_as_json(&mut db, &queries::RUN_TEMPLATES_OF_RUN, &by_run)?;
             out.json(&serde_json::json!({"run": run, "dates": dates, "events": events, "templates": templates}))?;
             let mut text = format!(
                 "run {} ({}) {}..{}: {}\n  requested by {}{}\n  created {}, started {}, finished {}\n",
@@ -208,10 +201,10 @@ pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> R
 
 pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Result<u8> {
     let interval = interval.map(Interval::parse).transpose()?;
-    let (pipeline, conn) = open(global)?;
+    let (pipeline, mut db) = open(global)?;
     let (start, end) = match interval {
         Some(i) => (fmt_date(i.start), fmt_date(i.end)),
-        None => ("0000-01-01".to_string(), "9999-12-31".to_string()),
+        None => ("0001-01-01".to_string(), "9999-12-31".to_string()),
     };
     let mut doc = Map::new();
     let mut text = String::new();
@@ -220,7 +213,7 @@ pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Res
             "corrections_list",
             context! { model => crate::pipeline::to_value(model), start => start.clone(), end => end.clone() },
         )?;
-        let rows = rows_as_json(&conn, &sql, [])?;
+        let rows = rows_as_json(&mut db, sql.as_str(), &[])?;
         let mut table_rows = Vec::new();
         for r in &rows {
             let key: Vec<String> = model
@@ -284,8 +277,8 @@ pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Res
 
 pub fn render(global: &Global, date: &str, model: Option<&str>, out: &Output) -> Result<u8> {
     let ds = fmt_date(parse_date(date, "--date")?);
-    let (pipeline, conn) = open(global)?;
-    let run_id: i64 = conn.query_row(queries::NEXT_RUN_ID, [], |r| r.get(0))?;
+    let (pipeline, mut db) = open(global)?;
+    let run_id = db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?;
     let sql = match model {
         Some(name) => {
             let model = pipeline.model(name).ok_or_else(|| {
@@ -300,16 +293,15 @@ pub fn render(global: &Global, date: &str, model: Option<&str>, out: &Output) ->
             sql
         }
         None => {
-            let sealed: bool =
-                conn.query_row(queries::IS_SEALED, named_params! {":ds": ds}, |r| r.get(0))?;
-            let lease = reserve::lease_window();
+            let sealed = db
+                .one(&queries::IS_SEALED, &[(":ds", ds.as_str().into())])?
+                .bool(0)?;
             report::transaction(&pipeline.render_date(&DateVars {
                 ds: &ds,
                 run_id,
                 sealed,
                 started_at: &now(),
-                lease_until: &lease.0,
-                renew_before: &lease.1,
+                lease_seconds: reserve::lease_seconds(),
             })?)
         }
     };
@@ -319,7 +311,7 @@ pub fn render(global: &Global, date: &str, model: Option<&str>, out: &Output) ->
 }
 
 pub fn templates(global: &Global, show: Option<&str>, out: &Output) -> Result<u8> {
-    let (pipeline, conn) = open(global)?;
+    let (pipeline, mut db) = open(global)?;
     if let Some(spec) = show {
         let (name, version) = spec
             .rsplit_once('@')
@@ -329,13 +321,13 @@ pub fn templates(global: &Global, show: Option<&str>, out: &Output) -> Result<u8
                     "--show {spec}: write NAME@VERSION, e.g. models/daily_revenue@1"
                 ))
             })?;
-        let body: Option<String> = conn
-            .query_row(
-                queries::TEMPLATE_VERSION,
-                named_params! {":name": name, ":version": version},
-                |r| r.get(2),
-            )
-            .optional()?;
+        let body = db
+            .row(
+                &queries::TEMPLATE_VERSION,
+                &[(":name", name.into()), (":version", version.into())],
+            )?
+            .map(|r| r.text(2))
+            .transpose()?;
         let body = body.ok_or_else(|| {
             Error::bad(format!(
                 "the state store has no {name}@{version}; `sqlrun templates` lists what it has"
@@ -348,13 +340,16 @@ pub fn templates(global: &Global, show: Option<&str>, out: &Output) -> Result<u8
     let mut rows = Vec::new();
     let mut doc = Vec::new();
     for f in &pipeline.templates.files {
-        let recorded: Option<String> = conn
-            .query_row(
-                queries::TEMPLATE_VERSION,
-                named_params! {":name": f.name, ":version": f.version},
-                |r| r.get(0),
-            )
-            .optional()?;
+        let recorded = db
+            .row(
+                &queries::TEMPLATE_VERSION,
+                &[
+                    (":name", f.name.as_str().into()),
+                    (":version", f.version.into()),
+                ],
+            )?
+            .map(|r| r.text(0))
+            .transpose()?;
         let state = match &recorded {
             None => "not used yet",
             Some(c) if *c == f.checksum => "recorded",
@@ -377,30 +372,22 @@ pub fn templates(global: &Global, show: Option<&str>, out: &Output) -> Result<u8
     Ok(0)
 }
 
-fn rows_as_json<P: rusqlite::Params>(
-    conn: &Connection,
-    sql: &str,
-    params: P,
+fn rows_as_json<S: Sql + ?Sized>(
+    db: &mut Db,
+    sql: &S,
+    params: Params,
 ) -> Result<Vec<Map<String, Json>>> {
-    let mut stmt = conn.prepare(sql)?;
-    let names: Vec<String> = stmt.column_names().map(|s| s.to_string()).collect();
-    let mut rows = stmt.query(params)?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next()? {
-        let mut map = Map::new();
-        for (i, name) in names.iter().enumerate() {
-            let value = match row.get::<_, SqlValue>(i)? {
-                SqlValue::Null => Json::Null,
-                SqlValue::Integer(n) => Json::from(n),
-                SqlValue::Real(f) => Json::from(f),
-                SqlValue::Text(t) => Json::from(t),
-                SqlValue::Blob(b) => Json::from(format!("<{} bytes>", b.len())),
-            };
-            map.insert(name.clone(), value);
-        }
-        out.push(map);
-    }
-    Ok(out)
+    Ok(db
+        .rows(sql, params)?
+        .iter()
+        .map(|row| {
+            row.names()
+                .iter()
+                .enumerate()
+                .map(|(i, name)| (name.clone(), row.value(i).to_json()))
+                .collect()
+        })
+        .collect())
 }
 
 fn cell(v: &Json) -> String {

@@ -5,6 +5,7 @@
 
 pub mod apply;
 pub mod cli;
+pub mod db;
 pub mod demo;
 pub mod error;
 pub mod generate;
@@ -46,7 +47,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Render { date, model } => inspect::render(global, date, model.as_deref(), &out)?,
         Command::Templates { show } => inspect::templates(global, show.as_deref(), &out)?,
         Command::Generate(args) => generate::run(global, args, &out)?,
-        Command::Demo => demo::run(&out)?,
+        Command::Demo => demo::run(global, &out)?,
     };
     Ok(ExitCode::from(code))
 }

@@ -5,12 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use minijinja::context;
 use minijinja::value::Value;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use serde::Serialize;
 
+use crate::db::{Db, Dialect, TxKind};
 use crate::error::{Error, Result};
-use crate::queries;
-use crate::templates::{TemplateFile, TemplateKind, TemplateSet};
+use crate::templates::{SqlDate, TemplateFile, TemplateKind, TemplateSet};
 
 /// A partitioned model: one table, one row set per date, from one SELECT.
 #[derive(Debug, Clone, Serialize)]
@@ -46,6 +45,7 @@ pub struct View {
 }
 
 pub struct Pipeline {
+    pub dialect: Dialect,
     pub templates: TemplateSet,
     /// In dependency order: a model comes after the models it depends on.
     pub models: Vec<Model>,
@@ -58,13 +58,13 @@ pub struct DateVars<'a> {
     pub run_id: i64,
     pub sealed: bool,
     pub started_at: &'a str,
-    pub lease_until: &'a str,
-    pub renew_before: &'a str,
+    /// The lease each date's commit renews on the dates the run still holds.
+    pub lease_seconds: i64,
 }
 
 impl Pipeline {
-    pub fn load(dir: Option<&std::path::Path>) -> Result<Self> {
-        let templates = TemplateSet::load(dir)?;
+    pub fn load(dir: Option<&std::path::Path>, dialect: Dialect) -> Result<Self> {
+        let templates = TemplateSet::load(dir, dialect)?;
         let models = templates
             .of_kind(TemplateKind::Model)
             .map(model_from)
@@ -98,6 +98,7 @@ impl Pipeline {
             .collect::<Vec<_>>();
         let views = dependency_order(views, |v| &v.name, |v| &v.depends_on, "view")?;
         Ok(Pipeline {
+            dialect,
             templates,
             models,
             views,
@@ -132,9 +133,8 @@ impl Pipeline {
                 models => self.models_value(),
                 sealed => vars.sealed,
                 started_at => vars.started_at,
-                lease_until => vars.lease_until,
-                renew_before => vars.renew_before,
-                ..time_vars(vars.ds, vars.run_id)
+                lease_seconds => vars.lease_seconds,
+                ..time_vars(vars.ds, vars.run_id, self.dialect)
             },
         )
     }
@@ -143,7 +143,7 @@ impl Pipeline {
     pub fn render_model(&self, model: &Model, ds: &str, run_id: i64) -> Result<String> {
         self.templates.render(
             &model.template,
-            context! { model => to_value(model), ..time_vars(ds, run_id) },
+            context! { model => to_value(model), ..time_vars(ds, run_id, self.dialect) },
         )
     }
 
@@ -156,37 +156,33 @@ impl Pipeline {
     /// Creates what the pipeline needs and is missing: model tables (from `-- create:`),
     /// corrections tables, and views whose SQL differs from their template's. Reads first,
     /// so that the usual case (nothing to do) takes no write lock.
-    pub fn sync(&self, conn: &mut Connection) -> Result<()> {
+    pub fn sync(&self, db: &mut Db) -> Result<()> {
         // An edited template is refused before it changes anything, views included.
-        crate::store::verify_templates(conn, &self.templates)?;
-        if self.pending_ddl(conn)?.is_empty() {
+        crate::store::verify_templates(db, &self.templates)?;
+        if self.pending_ddl(db)?.is_empty() {
             return Ok(());
         }
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        for ddl in self.pending_ddl(&tx)? {
-            tx.execute_batch(&ddl).map_err(|e| Error::Template {
-                file: "pipeline objects".into(),
-                message: format!("creating them failed: {e}\n{ddl}"),
-            })?;
-        }
-        tx.commit()?;
-        Ok(())
+        db.transaction(TxKind::Exclusive, |db| {
+            for step in self.pending_ddl(db)? {
+                db.batch(&step.sql).map_err(|e| Error::Template {
+                    file: "pipeline objects".into(),
+                    message: format!("creating them failed: {e}\n{}", step.sql),
+                })?;
+                if let Some(view) = &step.view {
+                    db.record_view(view, create_statement(&step.sql))?;
+                }
+            }
+            Ok(())
+        })
     }
 
-    fn pending_ddl(&self, conn: &Connection) -> Result<Vec<String>> {
+    fn pending_ddl(&self, db: &mut Db) -> Result<Vec<Ddl>> {
         let mut out = Vec::new();
-        let stored = |name: &str| -> Result<Option<String>> {
-            Ok(conn
-                .query_row(queries::OBJECT_SQL, [name], |r| {
-                    r.get::<_, Option<String>>(0)
-                })
-                .optional()?
-                .flatten())
-        };
+        let mut stored = |name: &str| db.object(name);
         for model in &self.models {
             if stored(&model.table)?.is_none() {
                 match &model.create {
-                    Some(ddl) => out.push(ddl.clone()),
+                    Some(ddl) => out.push(Ddl::plain(ddl.clone())),
                     None => {
                         return Err(Error::Template {
                             file: model.template.clone(),
@@ -199,9 +195,10 @@ impl Pipeline {
                 }
             }
             if stored(&model.corrections_table)?.is_none() {
-                out.push(
-                    self.render_system("corrections_table", context! { model => to_value(model) })?,
-                );
+                out.push(Ddl::plain(self.render_system(
+                    "corrections_table",
+                    context! { model => to_value(model) },
+                )?));
             }
         }
         let mut views: Vec<(String, String)> = Vec::new();
@@ -213,14 +210,38 @@ impl Pipeline {
             let sql = self.render_system("view", context! { view => to_value(view) })?;
             views.push((view.name.clone(), sql));
         }
-        for (name, sql) in views {
-            let create = create_statement(&sql);
-            if stored(&name)?.as_deref() != Some(create) {
-                out.push(self.render_system("drop_view", context! { name => name })?);
-                out.push(sql);
+        // Views are dropped and created again all together, dependents first, when any
+        // of them changed: PostgreSQL refuses to drop a view another view reads.
+        let mut stale = false;
+        for (name, sql) in &views {
+            stale |= stored(name)?.as_deref() != Some(create_statement(sql));
+        }
+        if stale {
+            for (name, _) in views.iter().rev() {
+                out.push(Ddl::plain(
+                    self.render_system("drop_view", context! { name => name })?,
+                ));
+            }
+            for (name, sql) in views {
+                out.push(Ddl {
+                    sql,
+                    view: Some(name),
+                });
             }
         }
         Ok(out)
+    }
+}
+
+/// One step of bringing the pipeline's objects up to date; a view's is remembered.
+struct Ddl {
+    sql: String,
+    view: Option<String>,
+}
+
+impl Ddl {
+    fn plain(sql: String) -> Ddl {
+        Ddl { sql, view: None }
     }
 }
 
@@ -230,13 +251,22 @@ pub fn to_value<T: Serialize>(value: &T) -> Value {
 }
 
 /// The time variables every template may use: ds, next_ds, prev_ds, ds_nodash, run_id.
-pub fn time_vars(ds: &str, run_id: i64) -> Value {
+/// On PostgreSQL the dates print as typed date literals (see `SqlDate`).
+pub fn time_vars(ds: &str, run_id: i64, dialect: Dialect) -> Value {
     let date =
         crate::interval::parse_date(ds, "date").expect("dates are validated before rendering");
-    let next = date.succ_opt().map(crate::interval::fmt_date);
-    let prev = date.pred_opt().map(crate::interval::fmt_date);
+    let as_value = |d: String| match dialect {
+        Dialect::Sqlite => Value::from(d),
+        Dialect::Postgres => Value::from_object(SqlDate(d)),
+    };
+    let next = date
+        .succ_opt()
+        .map(|d| as_value(crate::interval::fmt_date(d)));
+    let prev = date
+        .pred_opt()
+        .map(|d| as_value(crate::interval::fmt_date(d)));
     context! {
-        ds => ds,
+        ds => as_value(ds.to_string()),
         next_ds => next,
         prev_ds => prev,
         ds_nodash => ds.replace('-', ""),
@@ -371,15 +401,14 @@ mod tests {
 
     #[test]
     fn builtin_pipeline_renders_a_date() {
-        let p = Pipeline::load(None).unwrap();
+        let p = Pipeline::load(None, Dialect::Sqlite).unwrap();
         assert_eq!(p.signature(), "models/daily_revenue@1");
         let vars = DateVars {
             ds: "2026-02-09",
             run_id: 7,
             sealed: false,
             started_at: "2026-11-29 00:00:00",
-            lease_until: "2026-11-29 00:15:00",
-            renew_before: "2026-11-29 00:07:30",
+            lease_seconds: 900,
         };
         let sql = p.render_date(&vars).unwrap();
         assert!(
@@ -406,7 +435,7 @@ mod tests {
 
     #[test]
     fn time_vars_cover_month_ends() {
-        let v = time_vars("2028-03-01", 1);
+        let v = time_vars("2028-03-01", 1, Dialect::Sqlite);
         assert_eq!(v.get_attr("prev_ds").unwrap().as_str(), Some("2028-02-29"));
         assert_eq!(v.get_attr("ds_nodash").unwrap().as_str(), Some("20280301"));
     }

@@ -1,10 +1,20 @@
 //! The driver's own statements: run bookkeeping and reports, one file each in queries/,
-//! with bound parameters. (What a date executes lives in templates/.)
+//! with bound parameters. Most read the same on both backends; where PostgreSQL needs
+//! other SQL, queries/postgres/ has a file of the same name. (What a date executes lives
+//! in templates/.)
+
+use crate::db::Query;
 
 macro_rules! queries {
-    ($($name:ident => $file:literal,)*) => {
-        $(pub const $name: &str = include_str!(concat!("../queries/", $file));)*
+    ($($name:ident => $file:literal $(| $pg:literal)?,)*) => {
+        $(pub const $name: Query = Query {
+            name: $file,
+            sqlite: include_str!(concat!("../queries/", $file)),
+            postgres: queries!(@pg $file $(, $pg)?),
+        };)*
     };
+    (@pg $file:literal) => { include_str!(concat!("../queries/", $file)) };
+    (@pg $file:literal, $pg:literal) => { include_str!(concat!("../queries/", $pg)) };
 }
 
 queries! {
@@ -19,18 +29,16 @@ queries! {
     RUN_TEMPLATES_OF_RUN => "run_templates_of_run.sql",
     SKIPPED_OF_RUN => "skipped_of_run.sql",
     HELD_BY_RUN => "held_by_run.sql",
-    HOLDER_OF_DATE => "holder_of_date.sql",
-    LIVE_RUNS => "live_runs.sql",
+    HOLDER_OF_DATE => "holder_of_date.sql" | "postgres/holder_of_date.sql",
+    LIVE_RUNS => "live_runs.sql" | "postgres/live_runs.sql",
     TEMPLATE_VERSION => "template_version.sql",
     RECORD_TEMPLATE_VERSION => "record_template_version.sql",
     RECORD_RUN_TEMPLATE => "record_run_template.sql",
-    SCHEMA_VERSION => "schema_version.sql",
-    OBJECT_SQL => "object_sql.sql",
     INSERT_ORDER => "insert_order.sql",
     IS_SEALED => "is_sealed.sql",
     NEXT_RUN_ID => "next_run_id.sql",
     DATE_STATUS_IN_RUN => "date_status_in_run.sql",
-    DEMO_ORDERS => "demo_orders.sql",
+    DEMO_ORDERS => "demo_orders.sql" | "postgres/demo_orders.sql",
     DEMO_LATE_VOUCHER => "demo_late_voucher.sql",
     RUN_TOTAL => "run_total.sql",
     LAST_CUMULATIVE => "last_cumulative.sql",
@@ -38,4 +46,5 @@ queries! {
     REVENUE_BETWEEN => "revenue_between.sql",
     LAST_RUN_ID => "last_run_id.sql",
     SENT_AND_NOW => "sent_and_now.sql",
+    DROP_SCHEMA => "drop_schema.sql" | "postgres/drop_schema.sql",
 }

@@ -3,24 +3,27 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
 use minijinja::context;
-use rusqlite::{named_params, Connection, Transaction, TransactionBehavior};
 
 use crate::cli::{default_user, Global, Only, ReserveArgs};
+use crate::db::{Db, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::holder::{liveness, Holder, Identity, Liveness};
 use crate::interval::{contiguous, fmt_date, parse_date, Interval};
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::report::Output;
-use crate::store::{self, timestamp};
+use crate::store;
 
 /// A running run's lease on the dates it holds. Renewed as it commits dates, so it only
 /// runs out when the holder stopped making progress; long enough that no single date of
 /// a sane pipeline outlasts it. On the holder's own host a dead process is found at once
 /// (pid and start time), so the lease only matters for holders on other hosts.
 pub const LEASE: Duration = Duration::from_secs(15 * 60);
+
+pub fn lease_seconds() -> i64 {
+    LEASE.as_secs() as i64
+}
 
 /// What the state store knows about one date (`system/date_states.sql`).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -74,7 +77,7 @@ impl DateState {
 
 /// Each date of `interval`, or without one every date the state store knows of.
 pub fn date_states(
-    conn: &Connection,
+    db: &mut Db,
     pipeline: &Pipeline,
     interval: Option<Interval>,
 ) -> Result<Vec<DateState>> {
@@ -86,29 +89,30 @@ pub fn date_states(
             models => pipeline.models_value(),
         },
     )?;
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map([], |r| {
-        Ok(DateState {
-            ds: r.get(0)?,
-            built_run: r.get(1)?,
-            built_kind: r.get(2)?,
-            built_at: r.get(3)?,
-            built_models: r.get(4)?,
-            last_run: r.get(5)?,
-            last_status: r.get(6)?,
-            last_error: r.get(7)?,
-            sealed_at: r.get(8)?,
-            sealed_by: r.get(9)?,
-            corrections: r.get(10)?,
-            held_by: r.get(11)?,
-            held_since: r.get(12)?,
-            held_until: r.get(13)?,
-            holder_kind: r.get(14)?,
-            holder_by: r.get(15)?,
-            holder_status: r.get(16)?,
+    db.rows(sql.as_str(), &[])?
+        .iter()
+        .map(|r| {
+            Ok(DateState {
+                ds: r.text(0)?,
+                built_run: r.opt_i64(1)?,
+                built_kind: r.opt_text(2)?,
+                built_at: r.opt_text(3)?,
+                built_models: r.opt_text(4)?,
+                last_run: r.opt_i64(5)?,
+                last_status: r.opt_text(6)?,
+                last_error: r.opt_text(7)?,
+                sealed_at: r.opt_text(8)?,
+                sealed_by: r.opt_text(9)?,
+                corrections: r.i64(10)?,
+                held_by: r.opt_i64(11)?,
+                held_since: r.opt_text(12)?,
+                held_until: r.opt_text(13)?,
+                holder_kind: r.opt_text(14)?,
+                holder_by: r.opt_text(15)?,
+                holder_status: r.opt_text(16)?,
+            })
         })
-    })?;
-    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        .collect()
 }
 
 /// A reclaim, for the report on stderr.
@@ -122,30 +126,34 @@ pub struct Reclaim {
 /// Runs that hold (or may hold) dates but are gone: a dead process, an expired lease.
 /// Each with why, for the reclaim record. `exclude` is the caller's own run.
 pub fn dead_holders(
-    conn: &Connection,
+    db: &mut Db,
     me: &Identity,
     exclude: Option<i64>,
 ) -> Result<Vec<(i64, String)>> {
-    let mut stmt = conn.prepare_cached(queries::LIVE_RUNS)?;
-    let mut rows = stmt.query([])?;
     let mut dead = Vec::new();
-    while let Some(r) = rows.next()? {
-        let run_id: i64 = r.get(0)?;
+    for r in db.rows(&queries::LIVE_RUNS, &[])? {
+        let run_id = r.i64(0)?;
         if Some(run_id) == exclude {
             continue;
         }
-        let status: String = r.get(1)?;
-        let host: Option<String> = r.get(2)?;
-        let started: Option<String> = r.get(4)?;
-        let lease_until: Option<String> = r.get(5)?;
+        let status = r.text(1)?;
+        let host = r.opt_text(2)?;
+        let started = r.opt_text(4)?;
+        let lease_until = r.opt_text(5)?;
+        let session_alive = match r.value(8) {
+            Value::Null => None,
+            _ => Some(r.bool(8)?),
+        };
         let holder = Holder {
             run_id,
             status: &status,
             host: host.as_deref(),
-            pid: r.get(3)?,
+            pid: r.opt_i64(3)?,
             started: started.as_deref(),
             lease_until: lease_until.as_deref(),
-            unexpiring: r.get::<_, i64>(6)? > 0,
+            lease_expired: r.bool(7)?,
+            unexpiring: r.i64(6)? > 0,
+            session_alive,
         };
         if let Liveness::Dead(why) = liveness(&holder, me) {
             dead.push((run_id, why));
@@ -157,63 +165,56 @@ pub fn dead_holders(
 /// Reclaims the dates of every run that is gone and marks it interrupted. `by_run` is
 /// the run that found out, if any.
 pub fn sweep(
-    tx: &Transaction,
+    db: &mut Db,
     pipeline: &Pipeline,
     me: &Identity,
     by_run: Option<i64>,
 ) -> Result<Vec<Reclaim>> {
     let mut reclaims = Vec::new();
-    for (run_id, why) in dead_holders(tx, me, by_run)? {
-        let dates = held_by_run(tx, run_id)?;
+    for (run_id, why) in dead_holders(db, me, by_run)? {
+        let dates = held_by_run(db, run_id)?;
         let sql = pipeline.render_system(
             "reclaim",
             context! { dead_run => run_id, by_run => by_run, why => why.clone() },
         )?;
-        tx.execute_batch(&sql)?;
+        db.batch(&sql)?;
         reclaims.push(Reclaim { run_id, why, dates });
     }
     Ok(reclaims)
 }
 
-pub fn held_by_run(conn: &Connection, run_id: i64) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached(queries::HELD_BY_RUN)?;
-    let rows = stmt.query_map(named_params! {":run_id": run_id}, |r| r.get(0))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+pub fn held_by_run(db: &mut Db, run_id: i64) -> Result<Vec<String>> {
+    db.rows(&queries::HELD_BY_RUN, &[(":run_id", run_id.into())])?
+        .iter()
+        .map(|r| r.text(0))
+        .collect()
 }
 
 /// Takes the free dates of `selected` for `run_id` and records the held ones as skipped.
+/// `hold_seconds`: how long the reservations last, from the database's clock (None: until
+/// released).
 pub fn reserve(
-    tx: &Transaction,
+    db: &mut Db,
     pipeline: &Pipeline,
     run_id: i64,
     selected: &[String],
-    expires_at: Option<String>,
+    hold_seconds: Option<i64>,
 ) -> Result<()> {
     let selected = serde_json::to_string(selected).expect("dates serialize");
     let sql = pipeline.render_system(
         "reserve",
-        context! { run_id => run_id, selected => selected, expires_at => expires_at },
+        context! { run_id => run_id, selected => selected, hold_seconds => hold_seconds },
     )?;
-    tx.execute_batch(&sql)?;
+    db.batch(&sql)?;
     Ok(())
 }
 
 /// Gives up everything `run_id` still holds, with the reason recorded.
-pub fn release(conn: &Connection, pipeline: &Pipeline, run_id: i64, why: &str) -> Result<usize> {
-    let held = held_by_run(conn, run_id)?.len();
+pub fn release(db: &mut Db, pipeline: &Pipeline, run_id: i64, why: &str) -> Result<usize> {
+    let held = held_by_run(db, run_id)?.len();
     let sql = pipeline.render_system("release", context! { run_id => run_id, why => why })?;
-    conn.execute_batch(&sql)?;
+    db.batch(&sql)?;
     Ok(held)
-}
-
-/// The lease a date's transaction sets, and the time before which it is renewed (half of it
-/// left): `(lease_until, renew_before)`.
-pub fn lease_window() -> (String, String) {
-    (lease_until(LEASE), lease_until(LEASE / 2))
-}
-
-pub fn lease_until(lease: Duration) -> String {
-    timestamp(Utc::now() + chrono::Duration::from_std(lease).expect("lease fits"))
 }
 
 /// A skipped date and who holds it.
@@ -227,19 +228,20 @@ pub struct Skip {
     pub held_since: Option<String>,
 }
 
-pub fn skipped_of_run(conn: &Connection, run_id: i64) -> Result<Vec<Skip>> {
-    let mut stmt = conn.prepare_cached(queries::SKIPPED_OF_RUN)?;
-    let rows = stmt.query_map(named_params! {":run_id": run_id}, |r| {
-        Ok(Skip {
-            ds: r.get(0)?,
-            held_by: r.get(1)?,
-            holder_kind: r.get(2)?,
-            holder_by: r.get(3)?,
-            holder_status: r.get(4)?,
-            held_since: r.get(5)?,
+pub fn skipped_of_run(db: &mut Db, run_id: i64) -> Result<Vec<Skip>> {
+    db.rows(&queries::SKIPPED_OF_RUN, &[(":run_id", run_id.into())])?
+        .iter()
+        .map(|r| {
+            Ok(Skip {
+                ds: r.text(0)?,
+                held_by: r.opt_i64(1)?,
+                holder_kind: r.opt_text(2)?,
+                holder_by: r.opt_text(3)?,
+                holder_status: r.opt_text(4)?,
+                held_since: r.opt_text(5)?,
+            })
         })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        .collect()
 }
 
 /// One line per contiguous range of skipped dates with the same holder.
@@ -303,36 +305,48 @@ pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Res
     let interval = Interval::parse(&args.interval)?;
     let hold_for = args.hold_for.as_deref().map(parse_hold).transpose()?;
     let by = args.by.clone().unwrap_or_else(default_user);
-    let pipeline = Pipeline::load(global.templates.as_deref())?;
-    let mut conn = store::open(&global.db)?;
-    pipeline.sync(&mut conn)?;
+    let target = store::target(global)?;
+    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    let mut db = Db::open(&target)?;
+    pipeline.sync(&mut db)?;
     let me = Identity::current();
 
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    tx.execute(
-        queries::INSERT_RUN,
-        named_params! {
-            ":kind": "backfill", ":start": fmt_date(interval.start), ":end": fmt_date(interval.end),
-            ":by": by, ":reason": args.reason, ":status": "reserved", ":only": None::<String>,
-            ":keep_going": false, ":command": crate::apply::command_line(),
-            ":templates_from": None::<String>, ":version": env!("CARGO_PKG_VERSION"),
-            ":host": None::<String>, ":pid": None::<i64>, ":pid_started": None::<String>,
-        },
-    )?;
-    let run_id = tx.last_insert_rowid();
-    let reclaimed = sweep(&tx, &pipeline, &me, Some(run_id))?;
-    let dates: Vec<String> = interval.dates().map(fmt_date).collect();
-    reserve(&tx, &pipeline, run_id, &dates, hold_for.map(lease_until))?;
-    tx.commit()?;
+    let (run_id, reclaimed) = db.transaction(TxKind::Exclusive, |db| {
+        let run_id = store::insert_run(
+            db,
+            &[
+                (":kind", "backfill".into()),
+                (":start", fmt_date(interval.start).into()),
+                (":end", fmt_date(interval.end).into()),
+                (":by", by.as_str().into()),
+                (":reason", Value::opt_text(args.reason.as_deref())),
+                (":status", "reserved".into()),
+                (":only", Value::Null),
+                (":keep_going", false.into()),
+                (":command", crate::apply::command_line().into()),
+                (":templates_from", Value::Null),
+                (":version", env!("CARGO_PKG_VERSION").into()),
+                (":host", Value::Null),
+                (":pid", Value::Null),
+                (":pid_started", Value::Null),
+                (":dialect", db.dialect().as_str().into()),
+            ],
+        )?;
+        let reclaimed = sweep(db, &pipeline, &me, Some(run_id))?;
+        let dates: Vec<String> = interval.dates().map(fmt_date).collect();
+        let hold_seconds = hold_for.map(|d| d.as_secs() as i64);
+        reserve(db, &pipeline, run_id, &dates, hold_seconds)?;
+        Ok((run_id, reclaimed))
+    })?;
 
     for line in reclaim_lines(&reclaimed) {
         out.note(&line);
     }
-    let skips = skipped_of_run(&conn, run_id)?;
+    let skips = skipped_of_run(&mut db, run_id)?;
     for line in skip_lines(&skips) {
         out.note(&line);
     }
-    let held = held_by_run(&conn, run_id)?;
+    let held = held_by_run(&mut db, run_id)?;
     out.json(&serde_json::json!({
         "run_id": run_id, "interval": interval.to_string(), "held": held,
         "skipped": skips, "reclaimed": reclaimed,
@@ -356,22 +370,24 @@ fn parse_hold(text: &str) -> Result<Duration> {
 
 /// `sqlrun release RUN_ID`: a reserved or running run gives up what it still holds.
 pub fn release_command(global: &Global, run_id: i64, by: Option<&str>, out: &Output) -> Result<u8> {
-    let pipeline = Pipeline::load(global.templates.as_deref())?;
-    let mut conn = store::open(&global.db)?;
+    let target = store::target(global)?;
+    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    let mut db = Db::open(&target)?;
     let by = by.map(str::to_string).unwrap_or_else(default_user);
     // Checked under the write lock: the run may have ended while this one waited for it.
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let run = store::existing_run(&tx, run_id)?;
-    if run.status != "reserved" && run.status != "running" {
-        return Err(Error::bad(format!(
-            "run {run_id} is {}: only a reserved or running run holds dates to release",
-            run.status
-        )));
-    }
-    let why = format!("released by {by} (sqlrun release)");
-    let n = release(&tx, &pipeline, run_id, &why)?;
-    tx.execute(queries::RELEASE_RUN, named_params! {":run_id": run_id})?;
-    tx.commit()?;
+    let n = db.transaction(TxKind::Exclusive, |db| {
+        let run = store::existing_run(db, run_id)?;
+        if run.status != "reserved" && run.status != "running" {
+            return Err(Error::bad(format!(
+                "run {run_id} is {}: only a reserved or running run holds dates to release",
+                run.status
+            )));
+        }
+        let why = format!("released by {by} (sqlrun release)");
+        let n = release(db, &pipeline, run_id, &why)?;
+        db.execute(&queries::RELEASE_RUN, &[(":run_id", run_id.into())])?;
+        Ok(n)
+    })?;
     out.json(&serde_json::json!({"run_id": run_id, "released_dates": n, "status": "released"}))?;
     out.text(&format!(
         "run {run_id} released: {n} date{} freed",

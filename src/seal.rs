@@ -3,9 +3,9 @@
 //! it records a correction when its value changed (system/correct.sql).
 
 use minijinja::context;
-use rusqlite::TransactionBehavior;
 
 use crate::cli::{default_user, Global, SealArgs};
+use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
 use crate::interval::{contiguous, parse_date, Interval};
@@ -22,67 +22,13 @@ pub fn run(global: &Global, args: &SealArgs, out: &Output) -> Result<u8> {
         ));
     }
     let by = args.by.clone().unwrap_or_else(default_user);
-    let pipeline = Pipeline::load(global.templates.as_deref())?;
-    let mut conn = store::open(&global.db)?;
-    pipeline.sync(&mut conn)?;
-    let me = Identity::current();
-
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    // A dead holder does not count as holding: its dates are reclaimed first (and the
-    // reclaim is rolled back with everything else if the seal is refused).
-    let reclaimed = reserve::sweep(&tx, &pipeline, &me, None)?;
-    let states = reserve::date_states(&tx, &pipeline, Some(interval))?;
-    let missing: Vec<&str> = states
-        .iter()
-        .filter(|s| !s.computed())
-        .map(|s| s.ds.as_str())
-        .collect();
-    let held: Vec<String> = states
-        .iter()
-        .filter_map(|s| s.held_by.map(|h| format!("{} (run {h})", s.ds)))
-        .collect();
-    if !missing.is_empty() || !held.is_empty() {
-        let mut why = Vec::new();
-        if !missing.is_empty() {
-            why.push(format!(
-                "not computed: {}; compute them first (sqlrun apply --interval ...)",
-                ranges(&missing)
-            ));
-        }
-        if !held.is_empty() {
-            why.push(format!(
-                "held by another run: {}; seal after that run ends",
-                held.join(", ")
-            ));
-        }
-        return Err(Error::bad(format!(
-            "nothing sealed: every date of {interval} must be computed and free. {}",
-            why.join(". ")
-        )));
-    }
-    let already: Vec<&str> = states
-        .iter()
-        .filter(|s| s.sealed())
-        .map(|s| s.ds.as_str())
-        .collect();
-    let new: Vec<&str> = states
-        .iter()
-        .filter(|s| !s.sealed())
-        .map(|s| s.ds.as_str())
-        .collect();
-    if !new.is_empty() {
-        let sql = pipeline.render_system(
-            "seal",
-            context! {
-                dates => serde_json::to_string(&new).expect("dates serialize"),
-                by => by.clone(),
-                reason => args.reason.clone(),
-                models => pipeline.models_value(),
-            },
-        )?;
-        tx.execute_batch(&sql)?;
-    }
-    tx.commit()?;
+    let target = store::target(global)?;
+    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    let mut db = Db::open(&target)?;
+    pipeline.sync(&mut db)?;
+    let (reclaimed, new, already) = db.transaction(TxKind::Exclusive, |db| {
+        seal_dates(db, &pipeline, interval, &by, &args.reason)
+    })?;
 
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
@@ -111,7 +57,69 @@ pub fn run(global: &Global, args: &SealArgs, out: &Output) -> Result<u8> {
     Ok(0)
 }
 
-fn ranges(dates: &[&str]) -> String {
+type Sealed = (Vec<reserve::Reclaim>, Vec<String>, Vec<String>);
+
+/// In one transaction: reclaim dead holders, check every date, seal the new ones.
+/// Returns the reclaims, the newly sealed dates and those sealed before.
+fn seal_dates(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    interval: Interval,
+    by: &str,
+    reason: &str,
+) -> Result<Sealed> {
+    let me = Identity::current();
+    // A dead holder does not count as holding: its dates are reclaimed first (and the
+    // reclaim is rolled back with everything else if the seal is refused).
+    let reclaimed = reserve::sweep(db, pipeline, &me, None)?;
+    let states = reserve::date_states(db, pipeline, Some(interval))?;
+    let missing: Vec<String> = states
+        .iter()
+        .filter(|s| !s.computed())
+        .map(|s| s.ds.clone())
+        .collect();
+    let held: Vec<String> = states
+        .iter()
+        .filter_map(|s| s.held_by.map(|h| format!("{} (run {h})", s.ds)))
+        .collect();
+    if !missing.is_empty() || !held.is_empty() {
+        let mut why = Vec::new();
+        if !missing.is_empty() {
+            why.push(format!(
+                "not computed: {}; compute them first (sqlrun apply --interval ...)",
+                ranges(&missing)
+            ));
+        }
+        if !held.is_empty() {
+            why.push(format!(
+                "held by another run: {}; seal after that run ends",
+                held.join(", ")
+            ));
+        }
+        return Err(Error::bad(format!(
+            "nothing sealed: every date of {interval} must be computed and free. {}",
+            why.join(". ")
+        )));
+    }
+    let (already, new): (Vec<_>, Vec<_>) = states.iter().partition(|s| s.sealed());
+    let already: Vec<String> = already.into_iter().map(|s| s.ds.clone()).collect();
+    let new: Vec<String> = new.into_iter().map(|s| s.ds.clone()).collect();
+    if !new.is_empty() {
+        let sql = pipeline.render_system(
+            "seal",
+            context! {
+                dates => serde_json::to_string(&new).expect("dates serialize"),
+                by => by,
+                reason => reason,
+                models => pipeline.models_value(),
+            },
+        )?;
+        db.batch(&sql)?;
+    }
+    Ok((reclaimed, new, already))
+}
+
+fn ranges(dates: &[String]) -> String {
     let parsed: Vec<_> = dates
         .iter()
         .filter_map(|d| parse_date(d, "date").ok())

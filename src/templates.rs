@@ -25,6 +25,7 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{AutoEscape, Environment, ErrorKind, Output, State, UndefinedBehavior};
 use sha2::{Digest, Sha256};
 
+use crate::db::Dialect;
 use crate::error::{Error, Result};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_templates.rs"));
@@ -215,11 +216,25 @@ pub struct TemplateSet {
 
 impl TemplateSet {
     /// Models and views from `dir` (or the built-in pipeline); the machinery in `system/`
-    /// always comes built in, because it must match this binary's schema.
-    pub fn load(dir: Option<&Path>) -> Result<Self> {
-        let mut files = Vec::new();
+    /// always comes built in, because it must match this binary's schema. A file in
+    /// `system/<dialect>/` replaces the `system/` file of the same name on that backend.
+    pub fn load(dir: Option<&Path>, dialect: Dialect) -> Result<Self> {
+        let mut files: Vec<TemplateFile> = Vec::new();
         for (rel, source) in BUILTIN_TEMPLATES {
-            let (folder, file_name) = rel.split_once('/').unwrap_or(("", rel));
+            let (folder, mut file_name) = rel.split_once('/').unwrap_or(("", rel));
+            if let Some((only_on, name)) = file_name.split_once('/') {
+                if folder != "system" || only_on != dialect.as_str() {
+                    continue;
+                }
+                file_name = name;
+                files.retain(|f| f.include_name != format!("system/{name}"));
+            } else if folder == "system"
+                && files
+                    .iter()
+                    .any(|f| f.include_name == format!("system/{file_name}"))
+            {
+                continue;
+            }
             let kind = match folder {
                 "system" => TemplateKind::System,
                 "models" if dir.is_none() => TemplateKind::Model,
@@ -248,7 +263,7 @@ impl TemplateSet {
                     .into(),
             });
         }
-        let mut env = sql_environment();
+        let mut env = sql_environment(dialect);
         for file in &files {
             // A model or view is one SELECT that sqlrun wraps (in a subquery, a CTE, a
             // CREATE VIEW): a final `;` or a last comment line without a newline must not
@@ -382,11 +397,13 @@ fn template_error(files: &[TemplateFile], outer: minijinja::Error) -> Error {
     }
 }
 
-fn sql_environment() -> Environment<'static> {
+fn sql_environment(dialect: Dialect) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_auto_escape_callback(|_| AutoEscape::Custom("sql".into()));
-    env.set_formatter(sql_formatter);
+    env.set_formatter(move |out, state, value| sql_formatter(out, state, value, dialect));
+    // A model that must say something differently on each backend can ask.
+    env.add_global("dialect", dialect.as_str());
     env.set_syntax(
         SyntaxConfig::builder()
             .trim_blocks(true)
@@ -407,19 +424,39 @@ fn sql_formatter(
     out: &mut Output,
     _state: &mut State,
     value: &Value,
+    dialect: Dialect,
 ) -> Result<(), minijinja::Error> {
     let text = if value.is_safe() {
         value.to_string()
     } else {
-        sql_literal(value)?
+        sql_literal(value, dialect)?
     };
     out.write_str(&text)
         .map_err(|e| minijinja::Error::new(ErrorKind::WriteFailure, e.to_string()))
 }
 
+/// A date among the time variables (ds, next_ds, prev_ds). It prints as a date literal:
+/// `'2026-02-09'` on SQLite, `DATE '2026-02-09'` on PostgreSQL, where an untyped literal
+/// in a model's SELECT list would be text, not a date.
+#[derive(Debug)]
+pub struct SqlDate(pub String);
+
+impl minijinja::value::Object for SqlDate {
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The SQL literal for a value: `'text'` with quotes doubled, integers bare, `NULL`,
 /// `1`/`0` for booleans, `(a, b)` for a sequence. Maps and undefined values are refused.
-pub fn sql_literal(value: &Value) -> Result<String, minijinja::Error> {
+pub fn sql_literal(value: &Value, dialect: Dialect) -> Result<String, minijinja::Error> {
+    if let Some(date) = value.downcast_object_ref::<SqlDate>() {
+        let quoted = sql_literal(&Value::from(date.0.as_str()), dialect)?;
+        return Ok(match dialect {
+            Dialect::Sqlite => quoted,
+            Dialect::Postgres => format!("DATE {quoted}"),
+        });
+    }
     let refuse = |what: &str| {
         minijinja::Error::new(
             ErrorKind::InvalidOperation,
@@ -454,7 +491,7 @@ pub fn sql_literal(value: &Value) -> Result<String, minijinja::Error> {
         ValueKind::Seq | ValueKind::Iterable => {
             let items = value
                 .try_iter()?
-                .map(|v| sql_literal(&v))
+                .map(|v| sql_literal(&v, dialect))
                 .collect::<Result<Vec<_>, _>>()?;
             let mut list = String::from("(");
             list.push_str(&items.join(", "));
@@ -500,7 +537,7 @@ mod tests {
     use minijinja::context;
 
     fn render(source: &str, ctx: Value) -> Result<String, minijinja::Error> {
-        let mut env = sql_environment();
+        let mut env = sql_environment(Dialect::Sqlite);
         env.add_template_owned("t.sql", source.to_string()).unwrap();
         env.get_template("t.sql").unwrap().render(ctx)
     }
@@ -593,7 +630,7 @@ mod tests {
 
     #[test]
     fn builtin_templates_load() {
-        let set = TemplateSet::load(None).unwrap();
+        let set = TemplateSet::load(None, Dialect::Sqlite).unwrap();
         assert!(set
             .of_kind(TemplateKind::Model)
             .any(|f| f.name == "models/daily_revenue"));

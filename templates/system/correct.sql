@@ -1,11 +1,12 @@
 -- name: correct
--- version: 1
+-- version: 2
 --
 -- A sealed date keeps its rows as sent. Recompute the model and compare it, key by
 -- key, with the current values (the latest correction, else the sealed row). Each
 -- difference becomes one correction row with the values it supersedes; a key that
 -- vanished is a correction with removed = 1. Equal values write nothing, so the same
 -- late data applied twice corrects once.
+{% import "system/dialect.sql" as d %}
 WITH recomputed AS (
 {% include model.template %}
 ),
@@ -16,18 +17,18 @@ latest AS (
       AND c.correction_id = (
             SELECT max(c2.correction_id)
             FROM {{ model.corrections_table|ident }} AS c2
-            WHERE {% for k in model.key %}{% if not loop.first %} AND {% endif %}c2.{{ k|ident }} IS c.{{ k|ident }}{% endfor %})
+            WHERE {% for k in model.key %}{% if not loop.first %} AND {% endif %}c2.{{ k|ident }} {{ d.same() }} c.{{ k|ident }}{% endfor %})
 ),
 current_rows AS (
     SELECT {% for c in model.columns %}l.{{ c|ident }}, {% endfor %}1 AS present
     FROM latest AS l
-    WHERE l.removed = 0
+    WHERE NOT l.removed
     UNION ALL
     SELECT {% for c in model.columns %}t.{{ c|ident }}, {% endfor %}1 AS present
     FROM {{ model.table|ident }} AS t
     WHERE t.{{ model.date_column|ident }} = {{ ds }}
       AND NOT EXISTS (SELECT 1 FROM latest AS l
-                      WHERE {% for k in model.key %}{% if not loop.first %} AND {% endif %}l.{{ k|ident }} IS t.{{ k|ident }}{% endfor %})
+                      WHERE {% for k in model.key %}{% if not loop.first %} AND {% endif %}l.{{ k|ident }} {{ d.same() }} t.{{ k|ident }}{% endfor %})
 ),
 new_rows AS (
     SELECT {% for c in model.columns %}r.{{ c|ident }}, {% endfor %}1 AS present FROM recomputed AS r
@@ -37,14 +38,14 @@ INSERT INTO {{ model.corrections_table|ident }}
 SELECT {% for k in model.key %}coalesce(n.{{ k|ident }}, c.{{ k|ident }}), {% endfor +%}
        {%+ for v in model.values %}n.{{ v|ident }}, {% endfor +%}
        {%+ for v in model.values %}c.{{ v|ident }}, {% endfor +%}
-       n.present IS NULL, {{ run_id }}, datetime('now')
+       n.present IS NULL, {{ run_id }}, {{ d.now() }}
 FROM new_rows AS n
 FULL JOIN current_rows AS c
-  ON {% for k in model.key %}{% if not loop.first %} AND {% endif %}n.{{ k|ident }} IS c.{{ k|ident }}{% endfor %}
+  ON {% for k in model.key %}{% if not loop.first %} AND {% endif %}n.{{ k|ident }} {{ d.join_same() }} c.{{ k|ident }}{% endfor %}
 
 WHERE n.present IS NULL
    OR c.present IS NULL
 {% for v in model.values %}
-   OR n.{{ v|ident }} IS NOT c.{{ v|ident }}
+   OR n.{{ v|ident }} {{ d.differs() }} c.{{ v|ident }}
 {% endfor %}
 ORDER BY {% for k in model.key %}{% if not loop.first %}, {% endif %}{{ loop.index }}{% endfor %};

@@ -1,8 +1,9 @@
 -- name: corrections_list
--- version: 1
+-- version: 2
 --
 -- A model's corrections in an interval, oldest first: what was sent (the sealed row),
 -- what each correction superseded, what it says now, and by which run.
+{% import "system/dialect.sql" as d %}
 SELECT c.correction_id,
        {% for k in model.key %}
        c.{{ k|ident }} AS {{ ("key_" ~ k)|ident }},
@@ -17,7 +18,7 @@ SELECT c.correction_id,
        c.corrected_at
 FROM {{ model.corrections_table|ident }} AS c
 LEFT JOIN {{ model.table|ident }} AS t
-  ON {% for k in model.key %}{% if not loop.first %} AND {% endif %}t.{{ k|ident }} IS c.{{ k|ident }}{% endfor %}
+  ON {% for k in model.key %}{% if not loop.first %} AND {% endif %}t.{{ k|ident }} {{ d.same() }} c.{{ k|ident }}{% endfor %}
 
 WHERE c.{{ model.date_column|ident }} BETWEEN {{ start }} AND {{ end }}
 ORDER BY c.correction_id

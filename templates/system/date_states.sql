@@ -1,20 +1,19 @@
 -- name: date_states
--- version: 1
+-- version: 2
 --
 -- What the state store knows about each date of an interval: its last build (which
 -- run, kind, when, and with which model versions, so stale dates can be told), its
 -- latest attempt (failed or not, and why), its seal and corrections, and who holds
 -- it now. Every lookup is by date on an index: the cost follows the interval's
 -- length, not the history's. Without an interval: every date the store knows of.
+{% import "system/dialect.sql" as d %}
 WITH RECURSIVE dates(ds) AS (
 {% if start is none %}
     SELECT ds FROM run_partitions
     UNION SELECT ds FROM reservations
     UNION SELECT ds FROM seals
 {% else %}
-    SELECT {{ start }}
-    UNION ALL
-    SELECT date(ds, '+1 day') FROM dates WHERE ds < {{ end }}
+    {{ d.date_series(start, end) }}
 {% endif %}
 ),
 per_date AS (
@@ -31,7 +30,7 @@ SELECT pd.ds,
        pd.built_run,
        br.kind AS built_kind,
        bp.finished_at AS built_at,
-       (SELECT group_concat(t.name || '@' || t.version, ',' ORDER BY t.name)
+       (SELECT string_agg(t.name || '@' || t.version, ',' ORDER BY t.name)
           FROM run_templates AS t
          WHERE t.run_id = pd.built_run AND t.kind = 'model') AS built_models,
        pd.last_run,

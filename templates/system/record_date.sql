@@ -1,10 +1,11 @@
 -- name: record_date
--- version: 1
+-- version: 2
 --
 -- The date's record, in the same transaction as its rows: which run computed it
 -- and how it ended (a sealed date: corrected if any model wrote a correction in
 -- this run, else unchanged). The date's reservation is released with the work,
 -- and the run's lease on the dates it still holds is renewed when it runs low.
+{% import "system/dialect.sql" as d %}
 INSERT INTO run_partitions (run_id, ds, status, held_by, error, started_at, finished_at)
 VALUES ({{ run_id }}, {{ ds }},
 {% if sealed %}
@@ -16,7 +17,7 @@ VALUES ({{ run_id }}, {{ ds }},
 {% else %}
         'success',
 {% endif %}
-        NULL, NULL, {{ started_at }}, datetime('now'));
+        NULL, NULL, {{ started_at }}, {{ d.now() }});
 DELETE FROM reservations WHERE ds = {{ ds }} AND run_id = {{ run_id }};
-UPDATE reservations SET expires_at = {{ lease_until }}
-WHERE run_id = {{ run_id }} AND expires_at < {{ renew_before }};
+UPDATE reservations SET expires_at = {{ d.from_now(lease_seconds) }}
+WHERE run_id = {{ run_id }} AND expires_at < {{ d.from_now(lease_seconds // 2) }};

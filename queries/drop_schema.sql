@@ -1,0 +1,2 @@
+-- SQLite has no schemas to drop: the demo deletes its scratch file instead.
+SELECT NULL

@@ -1,0 +1,17 @@
+-- Runs that may hold dates, with what tells whether their holder is still there: a
+-- running run is alive while its session holds its advisory lock (hold_run.sql),
+-- whichever machine it runs on; a lease is judged by the server's clock.
+SELECT r.run_id, r.status, r.host, r.pid, r.pid_started,
+       (SELECT max(v.expires_at) FROM reservations v WHERE v.run_id = r.run_id) AS lease_until,
+       (SELECT count(*) FROM reservations v WHERE v.run_id = r.run_id AND v.expires_at IS NULL) AS unexpiring,
+       coalesce((SELECT max(v.expires_at) FROM reservations v WHERE v.run_id = r.run_id) < now(), false) AS lease_expired,
+       EXISTS (SELECT 1 FROM pg_locks AS l
+                WHERE l.locktype = 'advisory'
+                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND l.classid = CAST(hashtext(current_schema()) & 2147483647 AS oid)
+                  AND l.objid = CAST(r.run_id AS oid)
+                  AND l.objsubid = 2
+                  AND l.granted) AS session_alive
+FROM runs r
+WHERE r.status IN ('reserved', 'running')
+ORDER BY r.run_id

@@ -1,0 +1,532 @@
+//! The database seam: one narrow interface (open and migrate, run a script, query rows,
+//! transactions, cancel, classify errors) and one small file per backend, as refinery has
+//! one driver per database. No rusqlite or postgres type leaves this folder.
+
+mod postgres;
+mod sqlite;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// Which SQL the database speaks. Templates and queries are chosen by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Postgres => "postgres",
+        }
+    }
+}
+
+/// Where the data and the state store live: `--db` and `--schema`.
+#[derive(Debug, Clone)]
+pub enum Target {
+    Sqlite(PathBuf),
+    Postgres { url: String, schema: String },
+}
+
+impl Target {
+    /// A `postgres://` or `postgresql://` URL is PostgreSQL; anything else a SQLite file.
+    pub fn parse(db: &str, schema: Option<&str>) -> Result<Target> {
+        let is_url = db.starts_with("postgres://") || db.starts_with("postgresql://");
+        if !is_url {
+            if schema.is_some_and(|s| s != "main") {
+                return Err(Error::bad(format!(
+                    "--schema is for PostgreSQL; --db {db} is a SQLite file, which holds one pipeline (use another file for another pipeline)"
+                )));
+            }
+            return Ok(Target::Sqlite(PathBuf::from(db)));
+        }
+        let schema = schema.unwrap_or("public");
+        let plain = !schema.is_empty()
+            && schema.len() <= 63
+            && schema
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            && !schema.as_bytes()[0].is_ascii_digit()
+            && !schema.starts_with("pg_");
+        if !plain {
+            return Err(Error::bad(format!(
+                "--schema `{schema}` is not a plain schema name; use lowercase letters, digits and _ (not starting with a digit or pg_), e.g. --schema sales_pipeline"
+            )));
+        }
+        Ok(Target::Postgres {
+            url: db.to_string(),
+            schema: schema.to_string(),
+        })
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Target::Sqlite(_) => Dialect::Sqlite,
+            Target::Postgres { .. } => Dialect::Postgres,
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    /// The database as messages name it: a file path, or the URL without its password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Sqlite(path) => write!(f, "{}", path.display()),
+            Target::Postgres { url, schema } => {
+                write!(f, "{} (schema {schema})", postgres::redact(url))
+            }
+        }
+    }
+}
+
+/// One value of a result row, or one bound parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Bool(bool),
+}
+
+impl Value {
+    pub fn opt_text(v: Option<&str>) -> Value {
+        v.map_or(Value::Null, |s| Value::Text(s.to_string()))
+    }
+
+    pub fn opt_int(v: Option<i64>) -> Value {
+        v.map_or(Value::Null, Value::Int)
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::Null => serde_json::Value::Null,
+            Value::Int(n) => (*n).into(),
+            Value::Real(f) => (*f).into(),
+            Value::Text(s) => s.clone().into(),
+            // Flags read alike on both backends: 1 or 0.
+            Value::Bool(b) => i64::from(*b).into(),
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Text(s.to_string())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Text(s)
+    }
+}
+
+impl From<&String> for Value {
+    fn from(s: &String) -> Self {
+        Value::Text(s.clone())
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(n)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+/// Named parameters, as `:name` in the SQL.
+pub type Params<'a> = &'a [(&'a str, Value)];
+
+/// One result row; columns by position.
+#[derive(Debug, Clone)]
+pub struct Row {
+    names: Rc<Vec<String>>,
+    values: Vec<Value>,
+}
+
+impl Row {
+    pub fn new(names: Rc<Vec<String>>, values: Vec<Value>) -> Row {
+        Row { names, values }
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn value(&self, i: usize) -> &Value {
+        self.values.get(i).unwrap_or(&Value::Null)
+    }
+
+    fn mismatch(&self, i: usize, want: &str) -> Error {
+        Error::Database(DbError::other(format!(
+            "column {} ({}) is {:?}, not {want}",
+            i,
+            self.names.get(i).map(String::as_str).unwrap_or("?"),
+            self.value(i)
+        )))
+    }
+
+    pub fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
+        match self.value(i) {
+            Value::Null => Ok(None),
+            Value::Int(n) => Ok(Some(*n)),
+            Value::Bool(b) => Ok(Some(i64::from(*b))),
+            _ => Err(self.mismatch(i, "an integer")),
+        }
+    }
+
+    pub fn i64(&self, i: usize) -> Result<i64> {
+        self.opt_i64(i)?
+            .ok_or_else(|| self.mismatch(i, "an integer"))
+    }
+
+    pub fn opt_text(&self, i: usize) -> Result<Option<String>> {
+        match self.value(i) {
+            Value::Null => Ok(None),
+            Value::Text(s) => Ok(Some(s.clone())),
+            Value::Int(n) => Ok(Some(n.to_string())),
+            _ => Err(self.mismatch(i, "text")),
+        }
+    }
+
+    pub fn text(&self, i: usize) -> Result<String> {
+        self.opt_text(i)?.ok_or_else(|| self.mismatch(i, "text"))
+    }
+
+    pub fn bool(&self, i: usize) -> Result<bool> {
+        match self.value(i) {
+            Value::Bool(b) => Ok(*b),
+            Value::Int(n) => Ok(*n != 0),
+            Value::Null => Ok(false),
+            _ => Err(self.mismatch(i, "a flag")),
+        }
+    }
+}
+
+/// A driver statement, one text per dialect (most are the same text).
+#[derive(Debug, Clone, Copy)]
+pub struct Query {
+    pub name: &'static str,
+    pub sqlite: &'static str,
+    pub postgres: &'static str,
+}
+
+/// SQL to run: a driver query (picked by dialect) or rendered text.
+pub trait Sql {
+    fn text(&self, dialect: Dialect) -> &str;
+}
+
+impl Sql for Query {
+    fn text(&self, dialect: Dialect) -> &str {
+        match dialect {
+            Dialect::Sqlite => self.sqlite,
+            Dialect::Postgres => self.postgres,
+        }
+    }
+}
+
+impl Sql for str {
+    fn text(&self, _: Dialect) -> &str {
+        self
+    }
+}
+
+impl Sql for String {
+    fn text(&self, _: Dialect) -> &str {
+        self
+    }
+}
+
+/// What kind of transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxKind {
+    /// Bookkeeping (reserve, reclaim, seal, finish): one at a time per pipeline, like
+    /// SQLite's BEGIN IMMEDIATE; on PostgreSQL a transaction-scoped advisory lock.
+    Exclusive,
+    /// One date: SQLite still takes the write lock; on PostgreSQL it locks the date's
+    /// reservation row instead of the whole pipeline.
+    Date,
+}
+
+/// What went wrong in the database, by cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbErrorKind {
+    /// A statement was cancelled (a second Ctrl-C).
+    Interrupted,
+    /// The connection is gone: the session was terminated, the server restarted, the
+    /// network dropped. Nothing more can be written through it.
+    ConnectionLost,
+    /// The connection broke while a COMMIT was under way: the transaction may or may
+    /// not have committed.
+    CommitUnknown,
+    /// A wait ran past its bound (busy SQLite, lock_timeout, statement_timeout).
+    Timeout,
+    Other,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct DbError {
+    pub kind: DbErrorKind,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn other(message: impl Into<String>) -> DbError {
+        DbError {
+            kind: DbErrorKind::Other,
+            message: message.into(),
+        }
+    }
+}
+
+/// Stops the statement in progress, from another thread (a signal handler).
+pub struct Interrupter(Box<dyn Fn() + Send + Sync>);
+
+impl Interrupter {
+    pub fn interrupt(&self) {
+        (self.0)()
+    }
+}
+
+enum Conn {
+    Sqlite(sqlite::Conn),
+    Postgres(postgres::Conn),
+}
+
+/// An open, migrated database.
+pub struct Db {
+    conn: Conn,
+    pub target: Target,
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match &mut $self.conn {
+            Conn::Sqlite($c) => $e,
+            Conn::Postgres($c) => $e,
+        }
+    };
+}
+
+impl Db {
+    /// Opens (creating if needed) and migrates the database.
+    pub fn open(target: &Target) -> Result<Db> {
+        let conn = match target {
+            Target::Sqlite(path) => Conn::Sqlite(sqlite::Conn::open(path)?),
+            Target::Postgres { url, schema } => {
+                Conn::Postgres(postgres::Conn::open(url, schema, &target.to_string())?)
+            }
+        };
+        Ok(Db {
+            conn,
+            target: target.clone(),
+        })
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        self.target.dialect()
+    }
+
+    /// Runs a script of one or more statements; their rows are discarded.
+    pub fn batch(&mut self, sql: &str) -> Result<()> {
+        Ok(dispatch!(self, c => c.batch(sql))?)
+    }
+
+    /// Runs one statement; how many rows it changed.
+    pub fn execute<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<u64> {
+        let text = sql.text(self.dialect()).to_string();
+        Ok(dispatch!(self, c => c.execute(&text, params))?)
+    }
+
+    pub fn rows<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<Vec<Row>> {
+        let text = sql.text(self.dialect()).to_string();
+        Ok(dispatch!(self, c => c.rows(&text, params))?)
+    }
+
+    pub fn row<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<Option<Row>> {
+        Ok(self.rows(sql, params)?.into_iter().next())
+    }
+
+    /// The first row, which the statement always returns (an aggregate, RETURNING).
+    pub fn one<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<Row> {
+        self.row(sql, params)?.ok_or_else(|| {
+            Error::Database(DbError::other(
+                "a statement that always returns a row returned none",
+            ))
+        })
+    }
+
+    /// Runs `work` in a transaction: committed when it returns Ok, rolled back otherwise.
+    pub fn transaction<T>(
+        &mut self,
+        kind: TxKind,
+        work: impl FnOnce(&mut Db) -> Result<T>,
+    ) -> Result<T> {
+        dispatch!(self, c => c.begin(kind))?;
+        match work(self) {
+            Ok(value) => match dispatch!(self, c => c.commit()) {
+                Ok(()) => Ok(value),
+                Err(e) if e.kind == DbErrorKind::ConnectionLost => Err(Error::Database(DbError {
+                    kind: DbErrorKind::CommitUnknown,
+                    message: e.message,
+                })),
+                Err(e) => Err(Error::Database(e)),
+            },
+            Err(e) => {
+                // The connection may be gone; the error that ended the work is the news.
+                let _ = dispatch!(self, c => c.rollback());
+                Err(e)
+            }
+        }
+    }
+
+    /// Parses and plans each statement of a script without running it: unknown tables
+    /// or columns and syntax errors show before anything is written.
+    pub fn check_statements(&mut self, sql: &str) -> std::result::Result<(), DbError> {
+        dispatch!(self, c => c.check_statements(sql))
+    }
+
+    pub fn interrupter(&self) -> Interrupter {
+        match &self.conn {
+            Conn::Sqlite(c) => c.interrupter(),
+            Conn::Postgres(c) => c.interrupter(),
+        }
+    }
+
+    /// A running run holds its session (PostgreSQL: a session-level advisory lock keyed
+    /// by its run id) for its whole life, so that others can tell it is alive wherever it
+    /// runs. On SQLite the process itself is the proof (pid and start time).
+    pub fn hold_run(&mut self, run_id: i64) -> Result<()> {
+        dispatch!(self, c => c.hold_run(run_id))
+    }
+
+    /// Whether a table or view exists, and for a view the text it was created from.
+    pub fn object(&mut self, name: &str) -> Result<Option<String>> {
+        dispatch!(self, c => c.object(name))
+    }
+
+    /// Remembers the text a view was created from (PostgreSQL normalises the text it
+    /// keeps; SQLite keeps it as given and needs nothing).
+    pub fn record_view(&mut self, name: &str, create: &str) -> Result<()> {
+        dispatch!(self, c => c.record_view(name, create))
+    }
+}
+
+/// The newest migration version a runner knows.
+fn newest_migration(migrations: &[refinery::Migration]) -> i64 {
+    migrations
+        .iter()
+        .map(|m| i64::from(m.version()))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The text around byte `at` of a statement, on one line: where a parse error stopped.
+fn excerpt(sql: &str, at: usize) -> String {
+    let at = at.min(sql.len());
+    let start = sql[..at]
+        .char_indices()
+        .rev()
+        .nth(60)
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    let end = sql[at..]
+        .char_indices()
+        .nth(40)
+        .map(|(i, _)| at + i)
+        .unwrap_or(sql.len());
+    sql[start..end]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Splits a script into statements at `;`, outside quotes, comments and dollar quotes.
+pub fn split_statements(sql: &str) -> Vec<&str> {
+    let bytes = sql.as_bytes();
+    let mut out = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' | b'"' => {
+                let quote = bytes[i];
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += 1;
+                }
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < bytes.len() && !(bytes[i] == b'*' && bytes[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b';' => {
+                out.push(&sql[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push(&sql[start.min(sql.len())..]);
+    out.into_iter()
+        .filter(|s| {
+            s.lines()
+                .map(|l| l.split("--").next().unwrap_or("").trim())
+                .any(|l| !l.is_empty())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_by_their_spelling() {
+        assert!(matches!(
+            Target::parse("x.db", None).unwrap(),
+            Target::Sqlite(_)
+        ));
+        let pg = Target::parse("postgresql://u:secret@h/db", Some("sales")).unwrap();
+        assert_eq!(pg.dialect(), Dialect::Postgres);
+        assert!(!pg.to_string().contains("secret"), "{pg}");
+        assert!(Target::parse("postgres:///db", Some("Bad-Name")).is_err());
+        assert!(Target::parse("x.db", Some("sales")).is_err());
+    }
+
+    #[test]
+    fn scripts_split_outside_quotes_and_comments() {
+        let sql = "INSERT INTO t VALUES ('a;b'); -- c; d\nSELECT \"x;\" FROM t /* ; */;\n-- only a comment;\n";
+        assert_eq!(
+            split_statements(sql),
+            vec![
+                "INSERT INTO t VALUES ('a;b')",
+                " -- c; d\nSELECT \"x;\" FROM t /* ; */"
+            ]
+        );
+    }
+}

@@ -1,0 +1,601 @@
+//! PostgreSQL: one shared database whose runners sit on several machines. Everything of a
+//! pipeline lives in one schema. A run is alive while its session lives: it holds a
+//! session-level advisory lock keyed by its run id, so the server, not a process table,
+//! knows whether a holder is gone. Every wait is bounded (see SESSION_DEFAULTS).
+
+use std::error::Error as StdError;
+use std::rc::Rc;
+use std::time::Duration;
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use postgres::error::SqlState;
+use postgres::types::{FromSql, IsNull, ToSql, Type};
+use postgres::{Client, Config, NoTls};
+
+use super::{DbError, DbErrorKind, Interrupter, Params, Row, TxKind, Value};
+use crate::error::{Error, Result};
+
+mod embedded {
+    refinery::embed_migrations!("sql/postgres");
+}
+
+const HISTORY_TABLE: &str = "sqlrun_schema_history";
+
+/// Settings sqlrun gives its own sessions unless the URL's `options` set them
+/// (`?options=-c%20lock_timeout%3D5s`). Why each:
+/// - lock_timeout: a bookkeeping step or a date waits at most this long for a lock
+///   (another runner's reservation step holds it for milliseconds);
+/// - statement_timeout: one statement (one model for one date) runs at most this long;
+/// - idle_in_transaction_session_timeout: a runner stopped mid-transaction (SIGSTOP, a
+///   hung client) gives its locks back;
+/// - tcp_* and client_connection_check_interval: the server ends the session of a runner
+///   cut off by the network within about 8 s, which frees its dates for the next run
+///   (PostgreSQL's defaults keep a silent session, and its locks, for over two hours).
+const SESSION_DEFAULTS: &[(&str, &str)] = &[
+    ("lock_timeout", "30s"),
+    ("statement_timeout", "1h"),
+    ("idle_in_transaction_session_timeout", "5min"),
+    ("tcp_keepalives_idle", "5"),
+    ("tcp_keepalives_interval", "2"),
+    ("tcp_keepalives_count", "2"),
+    ("tcp_user_timeout", "5000"),
+    ("client_connection_check_interval", "1000"),
+];
+
+pub struct Conn {
+    client: Client,
+}
+
+/// The URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    match authority.rfind('@') {
+        Some(at) => match authority[..at].split_once(':') {
+            Some((user, _)) => format!(
+                "{}{user}:***{}",
+                &url[..scheme_end + 3],
+                &url[scheme_end + 3 + at..]
+            ),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+fn config_from(url: &str) -> Result<Config> {
+    let mut config: Config = url.parse().map_err(|e| {
+        Error::bad(format!(
+            "--db {}: not a usable PostgreSQL URL ({e}); write postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, \
+             or postgresql:///DATABASE?host=/run/postgresql for a local socket",
+            redact(url)
+        ))
+    })?;
+    if config.get_user().is_none() {
+        let user = std::env::var("PGUSER")
+            .or_else(|_| std::env::var("USER"))
+            .unwrap_or_else(|_| "postgres".into());
+        config.user(&user);
+    }
+    if config.get_password().is_none() {
+        if let Ok(password) = std::env::var("PGPASSWORD") {
+            config.password(password);
+        }
+    }
+    // The client side of the same bound: a runner notices a dead connection by itself.
+    let given = |key: &str| url.contains(&format!("{key}="));
+    if !given("connect_timeout") {
+        config.connect_timeout(Duration::from_secs(10));
+    }
+    if !given("keepalives_idle") {
+        config.keepalives_idle(Duration::from_secs(5));
+    }
+    if !given("keepalives_interval") {
+        config.keepalives_interval(Duration::from_secs(2));
+    }
+    if !given("keepalives_retries") {
+        config.keepalives_retries(2);
+    }
+    if !given("tcp_user_timeout") {
+        config.tcp_user_timeout(Duration::from_secs(5));
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("sqlrun");
+    }
+    Ok(config)
+}
+
+impl Conn {
+    pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
+        let config = config_from(url)?;
+        let client = config.connect(NoTls).map_err(|e| Error::Open {
+            target: label.to_string(),
+            message: DbError::from(e).message,
+            fix: "check that the server is up and that the URL's host, port, database and user \
+                  (and PGPASSWORD) are right"
+                .into(),
+        })?;
+        let mut conn = Conn { client };
+        conn.session_settings()?;
+        conn.migrate(schema, label)?;
+        Ok(conn)
+    }
+
+    fn session_settings(&mut self) -> Result<()> {
+        for (name, value) in SESSION_DEFAULTS {
+            self.execute(
+                include_str!("../../queries/postgres/session_default.sql"),
+                &[(":name", (*name).into()), (":value", (*value).into())],
+            )?;
+        }
+        // Every value sqlrun prints into SQL is a literal with quotes doubled, which means
+        // what it says only while backslashes are plain characters.
+        self.batch("SET standard_conforming_strings = on; SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD';")?;
+        Ok(())
+    }
+
+    fn schema_version(&mut self) -> Result<i64> {
+        let exists = self.rows(
+            include_str!("../../queries/postgres/table_exists.sql"),
+            &[(":name", HISTORY_TABLE.into())],
+        )?;
+        if !exists
+            .first()
+            .map(|r| r.bool(0))
+            .transpose()?
+            .unwrap_or(false)
+        {
+            return Ok(0);
+        }
+        let rows = self.rows(include_str!("../../queries/schema_version.sql"), &[])?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.opt_i64(0).ok().flatten())
+            .unwrap_or(0))
+    }
+
+    /// Creates the schema if missing, points the session at it, and migrates it. Runners
+    /// started together on a new database take turns (an advisory lock).
+    fn migrate(&mut self, schema: &str, label: &str) -> Result<()> {
+        let lock = [(":schema", Value::from(schema))];
+        self.execute(
+            include_str!("../../queries/postgres/migrate_lock.sql"),
+            &lock,
+        )?;
+        let result = self.migrate_locked(schema, label);
+        let unlocked = self.execute(
+            include_str!("../../queries/postgres/migrate_unlock.sql"),
+            &lock,
+        );
+        result?;
+        unlocked?;
+        Ok(())
+    }
+
+    fn migrate_locked(&mut self, schema: &str, label: &str) -> Result<()> {
+        let params = [(":schema", Value::from(schema))];
+        let create = self.rows(
+            include_str!("../../queries/postgres/create_schema.sql"),
+            &params,
+        )?;
+        if let Some(ddl) = create.first().and_then(|r| r.opt_text(0).ok().flatten()) {
+            self.batch(&ddl).map_err(|e| Error::Open {
+                target: label.to_string(),
+                message: e.message,
+                fix: format!(
+                    "create the schema first (CREATE SCHEMA {schema}), or pass a --schema this user may use"
+                ),
+            })?;
+        }
+        self.execute(
+            include_str!("../../queries/postgres/search_path.sql"),
+            &params,
+        )?;
+        let runner = embedded::migrations::runner();
+        let known = super::newest_migration(runner.get_migrations());
+        let found = self.schema_version()?;
+        if found > known {
+            return Err(Error::NewerSchema {
+                target: label.to_string(),
+                found,
+                known,
+            });
+        }
+        if found < known {
+            embedded::migrations::runner()
+                .set_grouped(true)
+                .set_migration_table_name(HISTORY_TABLE)
+                .run(&mut self.client)
+                .map_err(|e| Error::Migration(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    pub fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        Ok(self.client.batch_execute(sql)?)
+    }
+
+    pub fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
+        let (text, values) = positional(sql, params);
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
+        Ok(self.client.execute(text.as_str(), &refs)?)
+    }
+
+    pub fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
+        let (text, values) = positional(sql, params);
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
+        let rows = self.client.query(text.as_str(), &refs)?;
+        let Some(first) = rows.first() else {
+            return Ok(Vec::new());
+        };
+        let names: Rc<Vec<String>> = Rc::new(
+            first
+                .columns()
+                .iter()
+                .map(|c| c.name().to_string())
+                .collect(),
+        );
+        rows.iter()
+            .map(|r| {
+                let values = (0..names.len())
+                    .map(|i| r.try_get::<_, Any>(i).map(|a| a.0))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Row::new(Rc::clone(&names), values))
+            })
+            .collect()
+    }
+
+    /// Bookkeeping steps of one pipeline (schema) take turns, as SQLite's single writer
+    /// does; a date's transaction instead locks its own reservation row (fencing).
+    pub fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
+        self.batch("BEGIN")?;
+        if kind == TxKind::Exclusive {
+            self.execute(
+                include_str!("../../queries/postgres/bookkeeping_lock.sql"),
+                &[],
+            )?;
+        }
+        Ok(())
+    }
+
+    pub fn commit(&mut self) -> Result<(), DbError> {
+        self.batch("COMMIT")
+    }
+
+    pub fn rollback(&mut self) -> Result<(), DbError> {
+        self.batch("ROLLBACK")
+    }
+
+    /// Prepares each statement (parse and analysis, nothing runs).
+    pub fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
+        for statement in super::split_statements(sql) {
+            self.client
+                .prepare(statement)
+                .map_err(|e| with_excerpt(e, statement))?;
+        }
+        Ok(())
+    }
+
+    pub fn interrupter(&self) -> Interrupter {
+        let token = self.client.cancel_token();
+        Interrupter(Box::new(move || {
+            let _ = token.cancel_query(NoTls);
+        }))
+    }
+
+    pub fn hold_run(&mut self, run_id: i64) -> Result<()> {
+        let rows = self.rows(
+            include_str!("../../queries/postgres/hold_run.sql"),
+            &[(":run_id", run_id.into())],
+        )?;
+        if rows.first().map(|r| r.bool(0)).transpose()? != Some(true) {
+            return Err(Error::Database(DbError::other(format!(
+                "run {run_id}: another session already holds its lock"
+            ))));
+        }
+        Ok(())
+    }
+
+    pub fn object(&mut self, name: &str) -> Result<Option<String>> {
+        let rows = self.rows(
+            include_str!("../../queries/postgres/object_sql.sql"),
+            &[(":name", name.into())],
+        )?;
+        Ok(rows.first().map(|r| r.opt_text(0)).transpose()?.flatten())
+    }
+
+    pub fn record_view(&mut self, name: &str, create: &str) -> Result<()> {
+        self.execute(
+            include_str!("../../queries/postgres/record_view.sql"),
+            &[(":name", name.into()), (":create", create.into())],
+        )?;
+        Ok(())
+    }
+}
+
+/// `:name` parameters as `$1, $2, ...`, outside quotes, comments and `::` casts; the
+/// values in that order.
+fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
+    let bytes = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let mut order: Vec<&str> = Vec::new();
+    let mut i = 0;
+    let mut copied = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\'' | b'"' => {
+                let quote = bytes[i];
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += 1;
+                }
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b':' if bytes.get(i + 1) == Some(&b':') => i += 1,
+            b':' if bytes
+                .get(i + 1)
+                .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') =>
+            {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                let name = &sql[start..i];
+                let n = match order.iter().position(|o| *o == name) {
+                    Some(p) => p + 1,
+                    None => {
+                        order.push(name);
+                        order.len()
+                    }
+                };
+                out.push_str(&sql[copied..start]);
+                out.push('$');
+                out.push_str(&n.to_string());
+                copied = i;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&sql[copied.min(sql.len())..]);
+    let values = order
+        .iter()
+        .map(|name| {
+            let value = params
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or(Value::Null);
+            TextParam(value)
+        })
+        .collect();
+    (out, values)
+}
+
+/// A parameter sent in text form: the server reads it as the type the statement gives
+/// it (a date, a timestamptz, a bigint), as it would read a quoted literal, but bound.
+#[derive(Debug)]
+struct TextParam(Value);
+
+impl ToSql for TextParam {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        let text = match &self.0 {
+            Value::Null => return Ok(IsNull::Yes),
+            Value::Int(n) => n.to_string(),
+            Value::Real(f) => f.to_string(),
+            Value::Text(s) => s.clone(),
+            Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+        };
+        out.extend_from_slice(text.as_bytes());
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _ty: &Type) -> postgres::types::Format {
+        postgres::types::Format::Text
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+/// Any column as a Value: dates as `YYYY-MM-DD`, times in UTC as `YYYY-MM-DD HH:MM:SS`
+/// (the contract's spelling on both backends), whole numerics as integers.
+struct Any(Value);
+
+impl<'a> FromSql<'a> for Any {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        let value = match *ty {
+            Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
+            Type::INT4 => Value::Int(i32::from_sql(ty, raw)?.into()),
+            Type::INT2 => Value::Int(i16::from_sql(ty, raw)?.into()),
+            Type::OID => Value::Int(u32::from_sql(ty, raw)?.into()),
+            Type::BOOL => Value::Bool(bool::from_sql(ty, raw)?),
+            Type::FLOAT8 => Value::Real(f64::from_sql(ty, raw)?),
+            Type::FLOAT4 => Value::Real(f32::from_sql(ty, raw)?.into()),
+            Type::NUMERIC => numeric(raw)?,
+            Type::DATE => Value::Text(NaiveDate::from_sql(ty, raw)?.format("%Y-%m-%d").to_string()),
+            Type::TIMESTAMPTZ => Value::Text(
+                DateTime::<Utc>::from_sql(ty, raw)?
+                    .format("%Y-%m-%d %H:%M:%S")
+                    .to_string(),
+            ),
+            Type::TIMESTAMP => Value::Text(
+                NaiveDateTime::from_sql(ty, raw)?
+                    .format("%Y-%m-%d %H:%M:%S")
+                    .to_string(),
+            ),
+            _ if <&str as FromSql>::accepts(ty) => {
+                Value::Text(<&str>::from_sql(ty, raw)?.to_string())
+            }
+            _ => Value::Text(format!("<{} value>", ty.name())),
+        };
+        Ok(Any(value))
+    }
+
+    fn from_sql_null(_ty: &Type) -> Result<Self, Box<dyn StdError + Sync + Send>> {
+        Ok(Any(Value::Null))
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+}
+
+/// PostgreSQL's binary NUMERIC (base-10000 digits): an integer when it has no fraction
+/// (sum() of bigint is numeric), else a float.
+fn numeric(raw: &[u8]) -> Result<Value, Box<dyn StdError + Sync + Send>> {
+    let word = |i: usize| -> Result<i16, Box<dyn StdError + Sync + Send>> {
+        Ok(i16::from_be_bytes([
+            *raw.get(i).ok_or("short numeric")?,
+            *raw.get(i + 1).ok_or("short numeric")?,
+        ]))
+    };
+    let (ndigits, weight, sign, dscale) = (word(0)?, word(2)?, word(4)? as u16, word(6)?);
+    if sign == 0xC000 {
+        return Ok(Value::Real(f64::NAN));
+    }
+    let mut whole: i128 = 0;
+    let mut fraction = 0f64;
+    for d in 0..ndigits as i32 {
+        let digit = i128::from(word(8 + 2 * d as usize)?);
+        let power = weight as i32 - d;
+        if power >= 0 {
+            whole += digit * 10_000i128.pow(power as u32);
+        } else {
+            fraction += digit as f64 * 10_000f64.powi(power);
+        }
+    }
+    let negative = sign == 0x4000;
+    if dscale == 0 || fraction == 0.0 {
+        let n = i64::try_from(whole).map_err(|_| "numeric out of range")?;
+        return Ok(Value::Int(if negative { -n } else { n }));
+    }
+    let f = whole as f64 + fraction;
+    Ok(Value::Real(if negative { -f } else { f }))
+}
+
+fn kind_of(e: &postgres::Error) -> DbErrorKind {
+    match e.code() {
+        Some(code) if *code == SqlState::QUERY_CANCELED => {
+            if e.to_string().contains("statement timeout") {
+                DbErrorKind::Timeout
+            } else {
+                DbErrorKind::Interrupted
+            }
+        }
+        Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE => DbErrorKind::Timeout,
+        Some(code)
+            if *code == SqlState::ADMIN_SHUTDOWN
+                || *code == SqlState::CRASH_SHUTDOWN
+                || *code == SqlState::CANNOT_CONNECT_NOW
+                || *code == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT
+                || code.code().starts_with("08") =>
+        {
+            DbErrorKind::ConnectionLost
+        }
+        Some(_) => DbErrorKind::Other,
+        None if e.is_closed() || e.source().is_some_and(|s| s.is::<std::io::Error>()) => {
+            DbErrorKind::ConnectionLost
+        }
+        None => DbErrorKind::Other,
+    }
+}
+
+impl From<postgres::Error> for DbError {
+    fn from(e: postgres::Error) -> Self {
+        let kind = kind_of(&e);
+        let message = match e.as_db_error() {
+            Some(db) => {
+                let mut m = db.message().to_string();
+                if let Some(detail) = db.detail() {
+                    m.push_str(": ");
+                    m.push_str(detail);
+                }
+                m
+            }
+            None if kind == DbErrorKind::ConnectionLost => {
+                format!("the connection to PostgreSQL is gone ({e})")
+            }
+            None => e.to_string(),
+        };
+        DbError { kind, message }
+    }
+}
+
+impl From<postgres::Error> for Error {
+    fn from(e: postgres::Error) -> Self {
+        Error::Database(e.into())
+    }
+}
+
+/// A statement that does not prepare: the server's message and the text where it stopped.
+fn with_excerpt(e: postgres::Error, statement: &str) -> DbError {
+    let position = e.as_db_error().and_then(|d| match d.position() {
+        Some(postgres::error::ErrorPosition::Original(p)) => Some(*p as usize),
+        _ => None,
+    });
+    let mut err = DbError::from(e);
+    if let Some(chars) = position {
+        let at = statement
+            .char_indices()
+            .nth(chars.saturating_sub(1))
+            .map(|(i, _)| i)
+            .unwrap_or(statement.len());
+        err.message = format!("{}, near: {}", err.message, super::excerpt(statement, at));
+    }
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_parameters_become_positional() {
+        let (sql, values) = positional(
+            "SELECT ':no', x::date FROM t WHERE a = :a AND b = :b OR c = :a -- :c",
+            &[(":a", Value::Int(1)), (":b", "two".into())],
+        );
+        assert_eq!(
+            sql,
+            "SELECT ':no', x::date FROM t WHERE a = $1 AND b = $2 OR c = $1 -- :c"
+        );
+        assert_eq!(values.len(), 2);
+        assert_eq!(values[1].0, Value::Text("two".into()));
+    }
+
+    #[test]
+    fn passwords_are_not_shown() {
+        assert_eq!(
+            redact("postgresql://me:pw@db.example:5432/x?host=/s"),
+            "postgresql://me:***@db.example:5432/x?host=/s"
+        );
+        assert_eq!(redact("postgres:///x?host=/s"), "postgres:///x?host=/s");
+    }
+
+    #[test]
+    fn numerics_decode() {
+        // 12345678 = digits [1234, 5678], weight 1, positive, scale 0
+        let raw = [0, 2, 0, 1, 0, 0, 0, 0, 0x04, 0xD2, 0x16, 0x2E];
+        assert_eq!(numeric(&raw).unwrap(), Value::Int(12_345_678));
+        let negative = [0, 1, 0, 0, 0x40, 0, 0, 0, 0, 7];
+        assert_eq!(numeric(&negative).unwrap(), Value::Int(-7));
+    }
+}

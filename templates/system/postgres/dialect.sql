@@ -1,0 +1,19 @@
+-- name: dialect
+-- version: 1
+--
+-- PostgreSQL's spelling of the few things the system templates say differently on
+-- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come
+-- from the server's clock, never from a runner's.
+{% macro now() %}now(){% endmacro %}
+{% macro from_now(seconds) %}(now() + {{ seconds }} * interval '1 second'){% endmacro %}
+{# A JSON array of dates as a table with one column, value. #}
+{% macro dates(json) %}(SELECT CAST(e.value AS date) AS value FROM jsonb_array_elements_text(CAST({{ json }} AS jsonb)) AS e(value)){% endmacro %}
+{# Null-safe equality of two keys, and its negation. #}
+{% macro same() %}IS NOT DISTINCT FROM{% endmacro %}
+{# The join condition of two keys in a FULL JOIN. PostgreSQL's FULL JOIN
+   needs a plain equality; the keys of a model are NOT NULL in its table. #}
+{% macro join_same() %}={% endmacro %}
+{% macro differs() %}IS DISTINCT FROM{% endmacro %}
+{# The body of a recursive CTE dates(ds): every date from start to end. #}
+{% macro date_series(start, end) %}SELECT CAST(g.d AS date)
+    FROM generate_series(CAST({{ start }} AS date), CAST({{ end }} AS date), interval '1 day') AS g(d){% endmacro %}

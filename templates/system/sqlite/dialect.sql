@@ -1,0 +1,18 @@
+-- name: dialect
+-- version: 1
+--
+-- SQLite's spelling of the few things the system templates say differently on each
+-- backend (postgres/dialect.sql has the same macros). Imported as `d`.
+{% macro now() %}datetime('now'){% endmacro %}
+{% macro from_now(seconds) %}datetime('now', {{ "+" ~ seconds ~ " seconds" }}){% endmacro %}
+{# A JSON array of dates as a table with one column, value. #}
+{% macro dates(json) %}json_each({{ json }}){% endmacro %}
+{# Null-safe equality of two keys, and its negation. #}
+{% macro same() %}IS{% endmacro %}
+{# The join condition of two keys in a FULL JOIN. #}
+{% macro join_same() %}IS{% endmacro %}
+{% macro differs() %}IS NOT{% endmacro %}
+{# The body of a recursive CTE dates(ds): every date from start to end. #}
+{% macro date_series(start, end) %}SELECT {{ start }}
+    UNION ALL
+    SELECT date(ds, '+1 day') FROM dates WHERE ds < {{ end }}{% endmacro %}
