@@ -662,7 +662,7 @@ fn dry_run(
         }
     }
     let plan: Vec<(&DateState, String)> = plan.into_iter().map(|(s, a, _)| (s, a)).collect();
-    report::dry_run(run_id, interval, &plan, &sql, out)?;
+    report::dry_run(db.dialect().begin(), run_id, interval, &plan, &sql, out)?;
     Ok(0)
 }
 

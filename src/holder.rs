@@ -62,7 +62,7 @@ pub fn liveness(holder: &Holder, me: &Identity) -> Liveness {
             Liveness::Alive
         } else {
             Liveness::Dead(format!(
-                "its database session ended (it ran as process {} on {})",
+                "its database session is gone (it ran as process {} on {})",
                 holder
                     .pid
                     .map(|p| p.to_string())

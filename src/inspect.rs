@@ -296,13 +296,16 @@ pub fn render(global: &Global, date: &str, model: Option<&str>, out: &Output) ->
             let sealed = db
                 .one(&queries::IS_SEALED, &[(":ds", ds.as_str().into())])?
                 .bool(0)?;
-            report::transaction(&pipeline.render_date(&DateVars {
-                ds: &ds,
-                run_id,
-                sealed,
-                started_at: &now(),
-                lease_seconds: reserve::lease_seconds(),
-            })?)
+            report::transaction(
+                db.dialect().begin(),
+                &pipeline.render_date(&DateVars {
+                    ds: &ds,
+                    run_id,
+                    sealed,
+                    started_at: &now(),
+                    lease_seconds: reserve::lease_seconds(),
+                })?,
+            )
         }
     };
     out.json(&serde_json::json!({"ds": ds, "run_id": run_id, "model": model, "sql": sql}))?;

@@ -179,6 +179,7 @@ struct SqlEntry<'a> {
 }
 
 pub fn dry_run(
+    begin: &str,
     run_id: i64,
     interval: Interval,
     plan: &[(&DateState, String)],
@@ -199,7 +200,7 @@ pub fn dry_run(
             .iter()
             .map(|(ds, body)| SqlEntry {
                 ds,
-                sql: transaction(body),
+                sql: transaction(begin, body),
             })
             .collect(),
     };
@@ -211,14 +212,17 @@ pub fn dry_run(
     let mut text = format!("dry run of {interval} (as run {run_id}; nothing is written)\n\n");
     text.push_str(&table(&["date", "would"], &rows));
     for (ds, body) in sql {
-        text.push_str(&format!("\n-- ===== {ds} =====\n{}", transaction(body)));
+        text.push_str(&format!(
+            "\n-- ===== {ds} =====\n{}",
+            transaction(begin, body)
+        ));
     }
     out.text(&text)
 }
 
-/// A date's body as the transaction sqlrun runs it in.
-pub fn transaction(body: &str) -> String {
-    format!("BEGIN IMMEDIATE;\n{}\nCOMMIT;\n", body.trim_end())
+/// A date's body as the transaction sqlrun runs it in; `begin` is the backend's.
+pub fn transaction(begin: &str, body: &str) -> String {
+    format!("{begin};\n{}\nCOMMIT;\n", body.trim_end())
 }
 
 pub fn status(

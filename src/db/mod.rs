@@ -28,6 +28,16 @@ impl Dialect {
             Dialect::Postgres => "postgres",
         }
     }
+
+    /// How a date's transaction begins, as `render` and `--dry-run` show it (what runs
+    /// first inside it on PostgreSQL is in queries/postgres/date_lock.sql and
+    /// holder_of_date.sql).
+    pub fn begin(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        }
+    }
 }
 
 /// Where the data and the state store live: `--db` and `--schema`.
@@ -258,8 +268,9 @@ pub enum TxKind {
     /// Bookkeeping (reserve, reclaim, seal, finish): one at a time per pipeline, like
     /// SQLite's BEGIN IMMEDIATE; on PostgreSQL a transaction-scoped advisory lock.
     Exclusive,
-    /// One date: SQLite still takes the write lock; on PostgreSQL it locks the date's
-    /// reservation row instead of the whole pipeline.
+    /// One date: SQLite still takes the write lock; on PostgreSQL dates share the
+    /// pipeline's lock among themselves (never during a bookkeeping step) and each locks
+    /// its reservation row.
     Date,
 }
 

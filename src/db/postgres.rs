@@ -250,15 +250,15 @@ impl Conn {
     }
 
     /// Bookkeeping steps of one pipeline (schema) take turns, as SQLite's single writer
-    /// does; a date's transaction instead locks its own reservation row (fencing).
+    /// does; dates' transactions share the lock among themselves, and each also locks
+    /// its own reservation row (fencing).
     pub fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
         self.batch("BEGIN")?;
-        if kind == TxKind::Exclusive {
-            self.execute(
-                include_str!("../../queries/postgres/bookkeeping_lock.sql"),
-                &[],
-            )?;
-        }
+        let lock = match kind {
+            TxKind::Exclusive => include_str!("../../queries/postgres/bookkeeping_lock.sql"),
+            TxKind::Date => include_str!("../../queries/postgres/date_lock.sql"),
+        };
+        self.execute(lock, &[])?;
         Ok(())
     }
 

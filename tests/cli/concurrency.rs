@@ -12,13 +12,10 @@ use crate::support::*;
 const START: &str = "2026-01-01";
 
 /// Makes every date cost time inside its transaction (a trigger that counts `rows` rows of
-/// a recursive CTE), so that runs overlap and a signal lands mid-run.
+/// a recursive CTE, or on PostgreSQL sleeps about as long), so that runs overlap and a
+/// signal lands mid-run.
 fn slow_dates(sb: &Sandbox, rows: u32) {
-    sb.exec(&format!(
-        "CREATE TRIGGER burn_time AFTER INSERT ON daily_revenue BEGIN \
-           SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {rows}) SELECT x FROM c); \
-         END;"
-    ));
+    sb.slow_inserts("daily_revenue", rows);
 }
 
 fn spawn(sb: &Sandbox, args: &[&str]) -> Child {

@@ -296,9 +296,12 @@ fn dry_run_writes_nothing_and_prints_the_plan_and_the_sql() {
     }
     assert!(run.stdout.contains("recompute"), "{}", run.stdout);
     assert!(run.stdout.contains("missing"), "{}", run.stdout);
+    // The date as a literal: '2026-05-02' (SQLite), or DATE '2026-05-02' (PostgreSQL).
     assert!(
-        run.stdout
-            .contains("DELETE FROM \"daily_revenue\" WHERE \"ds\" = '2026-05-02'"),
+        run.stdout.lines().any(
+            |l| l.starts_with("DELETE FROM \"daily_revenue\" WHERE \"ds\" = ")
+                && l.contains("'2026-05-02'")
+        ),
         "{}",
         run.stdout
     );
@@ -307,7 +310,24 @@ fn dry_run_writes_nothing_and_prints_the_plan_and_the_sql() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("BEGIN IMMEDIATE"), "{}", run.stdout);
+    // Each date's transaction: BEGIN IMMEDIATE on SQLite; on PostgreSQL a BEGIN it has.
+    let begins: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("BEGIN"))
+        .collect();
+    assert_eq!(begins.len(), 3, "one BEGIN per date:\n{}", run.stdout);
+    for begin in begins {
+        if is_sqlite() {
+            assert!(begin.starts_with("BEGIN IMMEDIATE"), "{}", run.stdout);
+        } else {
+            assert!(
+                !begin.contains("IMMEDIATE"),
+                "BEGIN IMMEDIATE is SQLite's, PostgreSQL has no such statement:\n{}",
+                run.stdout
+            );
+        }
+    }
 
     let run = sb.ok(&[
         "--json",
@@ -383,38 +403,15 @@ fn rendered_sql_builds_the_same_row_as_apply() {
     let sb = with_orders(&orders);
     sb.ok(&["apply", "--interval", "2026-07-01"]);
 
-    // A copy of the database as it is before the apply.
-    let copy = sb.path().join("copy.db");
-    sb.conn()
-        .execute("VACUUM INTO ?1", [copy.to_str().unwrap()])
-        .unwrap();
-
     let rendered = sb.ok(&["render", "--date", "2026-07-02"]).stdout;
     assert!(rendered.contains("'2026-07-02'"), "{rendered}");
-    let conn = rusqlite::Connection::open(&copy).unwrap();
-    conn.execute_batch(&rendered)
-        .expect("the rendered SQL runs");
+    // The rendered SQL, run on the database as it is before the apply (a copy of it).
+    let query =
+        "SELECT ds, revenue, order_count, run_id FROM daily_revenue WHERE ds = '2026-07-02'";
+    let from_render = sb.rows_after_script(&rendered, query);
 
     sb.ok(&["apply", "--interval", "2026-07-02"]);
-    let applied = sb
-        .rows("SELECT ds, revenue, order_count, run_id FROM daily_revenue WHERE ds = '2026-07-02'");
-    let mut stmt = conn
-        .prepare(
-            "SELECT ds, revenue, order_count, run_id FROM daily_revenue WHERE ds = '2026-07-02'",
-        )
-        .unwrap();
-    let from_render: Vec<Vec<String>> = stmt
-        .query_map([], |r| {
-            Ok(vec![
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?.to_string(),
-                r.get::<_, i64>(2)?.to_string(),
-                r.get::<_, i64>(3)?.to_string(),
-            ])
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let applied = sb.rows(query);
     assert_eq!(from_render, applied);
     let (rev, cnt) = orders.expected()["2026-07-02"];
     assert_eq!(applied[0][1..3], [rev.to_string(), cnt.to_string()]);
@@ -423,16 +420,10 @@ fn rendered_sql_builds_the_same_row_as_apply() {
     let select = sb
         .ok(&["render", "--date", "2026-07-03", "daily_revenue"])
         .stdout;
-    let got: (String, i64, i64) = conn
-        .query_row(&select, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap();
+    let (rev, cnt) = orders.expected()["2026-07-03"];
     assert_eq!(
-        got,
-        (
-            "2026-07-03".to_string(),
-            orders.expected()["2026-07-03"].0,
-            orders.expected()["2026-07-03"].1
-        )
+        sb.rows(&select),
+        [["2026-07-03".to_string(), rev.to_string(), cnt.to_string()]]
     );
 }
 

@@ -3,10 +3,7 @@
 use crate::support::*;
 
 fn boom_before_insert(sb: &Sandbox, ds: &str) {
-    sb.exec(&format!(
-        "CREATE TRIGGER boom BEFORE INSERT ON daily_revenue WHEN NEW.ds = '{ds}' \
-         BEGIN SELECT RAISE(ABORT, 'boom on purpose'); END;"
-    ));
+    sb.fail_inserts("daily_revenue", ds, When::Before);
 }
 
 fn partitions(sb: &Sandbox, run: i64) -> Vec<Vec<String>> {
@@ -82,7 +79,7 @@ fn a_failed_date_stops_the_run_and_earlier_dates_stay() {
         [["2026-02-03", "failed"]]
     );
 
-    sb.exec("DROP TRIGGER boom;");
+    sb.stop_failing("daily_revenue");
     sb.ok(&["apply", "--interval", &interval, "--only", "failed"]);
     assert_eq!(
         partitions(&sb, sb.last_run_id()),
@@ -156,10 +153,7 @@ fn a_failed_recompute_leaves_the_old_partition_whole() {
     let before_len = orders.rows.len();
     orders.add("late-1", "2026-04-02", 123_456);
     sb.insert_orders(&orders.rows[before_len..]);
-    sb.exec(
-        "CREATE TRIGGER boom AFTER INSERT ON daily_revenue WHEN NEW.ds = '2026-04-02' \
-         BEGIN SELECT RAISE(ABORT, 'boom on purpose'); END;",
-    );
+    sb.fail_inserts("daily_revenue", "2026-04-02", When::After);
     sb.expect(1, &["apply", "--interval", "2026-04-02"]);
     assert_eq!(
         sb.rows("SELECT * FROM daily_revenue ORDER BY ds"),
@@ -182,7 +176,7 @@ fn a_failed_recompute_leaves_the_old_partition_whole() {
     assert_eq!(doc[0]["last_status"], "failed");
     assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
 
-    sb.exec("DROP TRIGGER boom;");
+    sb.stop_failing("daily_revenue");
     sb.ok(&["apply", "--interval", &interval, "--only", "failed"]);
     assert_eq!(sb.daily(), orders.expected());
 }

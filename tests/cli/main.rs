@@ -1,5 +1,11 @@
 //! Integration tests: one binary; each test makes a temp dir, runs the real `sqlrun`
 //! executable on a database there, and asserts on the rows in that database.
+//!
+//! This binary runs them on SQLite; tests/pg runs the same files on PostgreSQL.
+
+mod backend {
+    pub const BACKEND: crate::support::Backend = crate::support::Backend::Sqlite;
+}
 
 mod support;
 

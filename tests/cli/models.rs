@@ -11,8 +11,8 @@ const BANDS: &str = "\
 -- version: 1
 -- key: ds, band
 -- values: order_count, revenue
--- create: CREATE TABLE daily_amount_bands (ds TEXT NOT NULL, band TEXT NOT NULL,
---     order_count INTEGER NOT NULL, revenue INTEGER NOT NULL, run_id INTEGER NOT NULL,
+-- create: CREATE TABLE daily_amount_bands (ds DATE NOT NULL, band TEXT NOT NULL,
+--     order_count BIGINT NOT NULL, revenue BIGINT NOT NULL, run_id BIGINT NOT NULL,
 --     PRIMARY KEY (ds, band))
 --
 -- The winning orders of a date, grouped by amount band.
@@ -44,9 +44,9 @@ const SHARE: &str = "\
 -- key: ds, band
 -- values: band_revenue, day_revenue
 -- depends_on: daily_amount_bands, daily_revenue
--- create: CREATE TABLE a_band_share (ds TEXT NOT NULL, band TEXT NOT NULL,
---     band_revenue INTEGER NOT NULL, day_revenue INTEGER NOT NULL,
---     run_id INTEGER NOT NULL, PRIMARY KEY (ds, band))
+-- create: CREATE TABLE a_band_share (ds DATE NOT NULL, band TEXT NOT NULL,
+--     band_revenue BIGINT NOT NULL, day_revenue BIGINT NOT NULL,
+--     run_id BIGINT NOT NULL, PRIMARY KEY (ds, band))
 SELECT b.ds, b.band, b.revenue AS band_revenue, d.revenue AS day_revenue
 FROM daily_amount_bands AS b
 JOIN daily_revenue AS d ON d.ds = b.ds
@@ -103,9 +103,7 @@ fn pipeline_with(sb: &Sandbox, extra: &[(&str, &str)]) -> String {
 }
 
 fn exists(sb: &Sandbox, table: &str) -> bool {
-    sb.count(&format!(
-        "SELECT count(*) FROM sqlite_schema WHERE name = '{table}'"
-    )) == 1
+    sb.table_exists(table)
 }
 
 #[test]
@@ -188,10 +186,7 @@ fn all_models_of_a_date_commit_together() {
             orders.add(&format!("new{i}"), "2026-03-02", *amount);
         }
         sb.insert_orders(&orders.rows[n..]);
-        sb.exec(&format!(
-            "CREATE TRIGGER boom BEFORE INSERT ON {failing_table} WHEN NEW.ds = '2026-03-02' \
-             BEGIN SELECT RAISE(ABORT, 'boom on purpose'); END;"
-        ));
+        sb.fail_inserts(failing_table, "2026-03-02", When::Before);
         let run = sb.expect(
             1,
             &[
@@ -237,7 +232,7 @@ fn all_models_of_a_date_commit_together() {
             sb.count("SELECT count(*) FROM daily_amount_bands WHERE ds = '2026-03-03'")
         );
 
-        sb.exec("DROP TRIGGER boom;");
+        sb.stop_failing(failing_table);
         sb.ok(&[
             "--templates",
             &tpl,

@@ -39,7 +39,7 @@ fn status_of(sb: &Sandbox, run_id: i64) -> String {
 /// run_partitions of a run as (ds, status, held_by), by date.
 fn partitions(sb: &Sandbox, run_id: i64) -> Vec<(String, String, String)> {
     sb.rows(&format!(
-        "SELECT ds, status, coalesce(held_by, 'NULL') FROM run_partitions WHERE run_id = {run_id} ORDER BY ds"
+        "SELECT ds, status, held_by FROM run_partitions WHERE run_id = {run_id} ORDER BY ds"
     ))
     .into_iter()
     .map(|r| (r[0].clone(), r[1].clone(), r[2].clone()))

@@ -370,8 +370,8 @@ fn an_edited_view_is_refused_before_the_view_changes() {
     let tpl = copy_templates(&sb);
     let dir = tpl.to_str().unwrap();
     sb.ok(&["--templates", dir, "apply", "--interval", "2026-03-01"]);
-    let view = "SELECT sql FROM sqlite_schema WHERE name = 'cumulative_revenue'";
-    let before = sb.rows(view);
+    let view = || sb.view_sql("cumulative_revenue").expect("the view exists");
+    let before = view();
     edit(
         &tpl.join("views/cumulative_revenue.sql"),
         "CURRENT ROW) AS cumulative_revenue",
@@ -387,7 +387,7 @@ fn an_edited_view_is_refused_before_the_view_changes() {
         run.stderr
     );
     assert_eq!(
-        sb.rows(view),
+        view(),
         before,
         "the edited view was installed before the refusal"
     );
@@ -398,7 +398,7 @@ fn an_edited_view_is_refused_before_the_view_changes() {
         "-- version: 2",
     );
     sb.ok(&["--templates", dir, "apply", "--interval", "2026-03-01"]);
-    assert!(sb.rows(view)[0][0].contains("* 2"));
+    assert!(view().contains("* 2"), "{}", view());
 }
 
 #[test]
@@ -406,7 +406,7 @@ fn a_model_ending_in_a_semicolon_and_a_comment_works() {
     let sb = Sandbox::new();
     let tpl = copy_templates(&sb);
     let model = "-- name: order_buckets\n-- version: 1\n-- key: ds, bucket\n-- values: n\n\
-        -- create: CREATE TABLE order_buckets (ds TEXT, bucket TEXT, n INTEGER, run_id INTEGER)\n\
+        -- create: CREATE TABLE order_buckets (ds DATE, bucket TEXT, n BIGINT, run_id BIGINT)\n\
         SELECT {{ ds }} AS ds, CASE WHEN amount > 0 THEN 'sale' ELSE 'refund' END AS bucket,\n\
         count(*) AS n FROM orders WHERE order_date = {{ ds }} GROUP BY 2;\n-- the end, no newline";
     std::fs::write(tpl.join("models/order_buckets.sql"), model).unwrap();
@@ -435,7 +435,7 @@ fn a_model_with_an_unknown_column_is_bad_input_and_writes_nothing() {
     let sb = Sandbox::new();
     let tpl = copy_templates(&sb);
     let model = "-- name: broken\n-- version: 1\n-- values: n\n\
-        -- create: CREATE TABLE broken (ds TEXT, n INTEGER, run_id INTEGER)\n\
+        -- create: CREATE TABLE broken (ds DATE, n BIGINT, run_id BIGINT)\n\
         SELECT {{ ds }} AS ds, count(no_such_column) AS n FROM orders WHERE order_date = {{ ds }}\n";
     std::fs::write(tpl.join("models/broken.sql"), model).unwrap();
     let before = snapshot(&sb);

@@ -1,0 +1,28 @@
+//! The integration tests of tests/cli, the same files, on PostgreSQL: one throwaway server
+//! for this binary (initdb into a temp folder, a unix socket there, stopped with the test
+//! process), one database on it, one schema per sandbox. Needs PostgreSQL installed
+//! (`initdb` and `postgres`; `apt-get install postgresql`): without it these tests fail.
+
+mod backend {
+    pub const BACKEND: crate::support::Backend = crate::support::Backend::Postgres;
+}
+
+#[path = "../cli/support.rs"]
+mod support;
+
+#[path = "../cli/badinput.rs"]
+mod badinput;
+#[path = "../cli/concurrency.rs"]
+mod concurrency;
+#[path = "../cli/core.rs"]
+mod core;
+#[path = "../cli/failure.rs"]
+mod failure;
+#[path = "../cli/models.rs"]
+mod models;
+#[path = "../cli/reserve.rs"]
+mod reserve;
+#[path = "../cli/seal.rs"]
+mod seal;
+#[path = "../cli/templates.rs"]
+mod templates;
