@@ -415,6 +415,10 @@ fn sql_environment(dialect: Dialect) -> Environment<'static> {
     env.set_debug(true);
     env.add_filter("ident", ident);
     env.add_filter("idents", idents);
+    // Both would print a value as SQL text unquoted (`{{ ds|safe }}` is the number 2023 on
+    // SQLite); a value is always a literal, an identifier goes through |ident.
+    env.add_filter("safe", refuse_unquoted("safe"));
+    env.add_filter("tojson", refuse_unquoted("tojson"));
     env
 }
 
@@ -467,7 +471,7 @@ pub fn sql_literal(value: &Value, dialect: Dialect) -> Result<String, minijinja:
         ValueKind::None => "NULL".to_string(),
         ValueKind::Bool => if value.is_true() { "1" } else { "0" }.to_string(),
         ValueKind::Number => {
-            if let Some(i) = value.as_i64() {
+            let text = if let Some(i) = value.as_i64() {
                 i.to_string()
             } else {
                 let f = f64::try_from(value.clone())?;
@@ -475,6 +479,12 @@ pub fn sql_literal(value: &Value, dialect: Dialect) -> Result<String, minijinja:
                     return Err(refuse("a number that is not finite"));
                 }
                 f.to_string()
+            };
+            // `10-{{ n }}` with n = -3 must not become `10--3`, the start of a comment.
+            if text.starts_with('-') {
+                format!("({text})")
+            } else {
+                text
             }
         }
         ValueKind::String => {
@@ -504,8 +514,8 @@ pub fn sql_literal(value: &Value, dialect: Dialect) -> Result<String, minijinja:
     })
 }
 
-/// Quotes an identifier: `daily_revenue` -> `"daily_revenue"`, `a"b` -> `"a""b"`.
-fn quote_ident(name: &str) -> Result<String, minijinja::Error> {
+/// Quotes an identifier: `daily_revenue` -> `"daily_revenue"`, `a"b` -> `"a""b"` (the `ident` filter).
+pub fn quote_ident(name: &str) -> Result<String, minijinja::Error> {
     if name.is_empty() || name.contains('\0') {
         return Err(minijinja::Error::new(
             ErrorKind::InvalidOperation,
@@ -517,6 +527,20 @@ fn quote_ident(name: &str) -> Result<String, minijinja::Error> {
     quoted.push_str(&name.replace('"', "\"\""));
     quoted.push('"');
     Ok(quoted)
+}
+
+fn refuse_unquoted(
+    filter: &'static str,
+) -> impl Fn(&Value) -> Result<Value, minijinja::Error> + Send + Sync + 'static {
+    move |_| {
+        Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "the |{filter} filter would print a value into SQL unquoted; sqlrun prints every \
+                 value as a literal: write {{{{ value }}}} (or {{{{ name|ident }}}} for an identifier)"
+            ),
+        ))
+    }
 }
 
 fn ident(name: String) -> Result<Value, minijinja::Error> {
@@ -573,6 +597,18 @@ mod tests {
         let err = render("SELECT {{ dss }}", context! { ds => "2026-02-09" }).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::UndefinedError);
         assert_eq!(err.line(), Some(1));
+    }
+
+    #[test]
+    fn no_value_reaches_sql_unquoted() {
+        for source in ["{{ ds|safe }}", "{{ ds|tojson }}", "{{ [ds]|tojson }}"] {
+            let err = render(source, context! { ds => "2026-02-09" }).unwrap_err();
+            assert!(err.to_string().contains("unquoted"), "{source}: {err}");
+        }
+        let out = render("10-{{ n }} {{ f }}", context! { n => -3, f => -0.5 }).unwrap();
+        assert_eq!(out, "10-(-3) (-0.5)");
+        let out = render("{{ ds|e }}", context! { ds => "x'y" }).unwrap();
+        assert_eq!(out, "'x''y'");
     }
 
     #[test]

@@ -468,47 +468,56 @@ fn excerpt(sql: &str, at: usize) -> String {
         .join(" ")
 }
 
-/// Splits a script into statements at `;`, outside quotes, comments and dollar quotes.
-pub fn split_statements(sql: &str) -> Vec<&str> {
+/// Which bytes of a script are SQL code: not inside a quoted string or identifier, nor
+/// a `--` or `/* */` comment.
+fn code_mask(sql: &str) -> Vec<bool> {
     let bytes = sql.as_bytes();
-    let mut out = Vec::new();
-    let (mut start, mut i) = (0, 0);
+    let mut code = vec![false; bytes.len()];
+    let mut i = 0;
     while i < bytes.len() {
-        match bytes[i] {
-            b'\'' | b'"' => {
-                let quote = bytes[i];
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    i += 1;
-                }
-            }
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
+        let skip_to = match bytes[i] {
+            b'\'' | b'"' => find_from(bytes, i + 1, &[bytes[i]]).map(|e| e + 1),
+            b'-' if bytes.get(i + 1) == Some(&b'-') => find_from(bytes, i, b"\n"),
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < bytes.len() && !(bytes[i] == b'*' && bytes[i + 1] == b'/') {
-                    i += 1;
-                }
+                find_from(bytes, i + 2, b"*/").map(|e| e + 2)
+            }
+            _ => {
+                code[i] = true;
                 i += 1;
+                continue;
             }
-            b';' => {
-                out.push(&sql[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-        i += 1;
+        };
+        i = skip_to.unwrap_or(bytes.len());
     }
-    out.push(&sql[start.min(sql.len())..]);
+    code
+}
+
+fn find_from(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    bytes
+        .get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| from + p)
+}
+
+/// Splits a script into statements at `;` in code (not in quotes or comments); pieces
+/// that hold only comments are dropped.
+pub fn split_statements(sql: &str) -> Vec<&str> {
+    let code = code_mask(sql);
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, b) in sql.bytes().enumerate() {
+        if b == b';' && code[i] {
+            out.push((start, i));
+            start = i + 1;
+        }
+    }
+    out.push((start, sql.len()));
     out.into_iter()
-        .filter(|s| {
-            s.lines()
-                .map(|l| l.split("--").next().unwrap_or("").trim())
-                .any(|l| !l.is_empty())
+        .filter(|(from, to)| {
+            (*from..*to).any(|i| code[i] && !sql.as_bytes()[i].is_ascii_whitespace())
         })
+        .map(|(from, to)| &sql[from..to])
         .collect()
 }
 

@@ -317,66 +317,48 @@ impl Conn {
     }
 }
 
-/// `:name` parameters as `$1, $2, ...`, outside quotes, comments and `::` casts; the
-/// values in that order.
+/// `:name` parameters as `$1, $2, ...` (in code, not in quotes, comments or `::` casts);
+/// the values in that order.
 fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
+    let code = super::code_mask(sql);
     let bytes = sql.as_bytes();
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut out = String::with_capacity(sql.len());
     let mut order: Vec<&str> = Vec::new();
-    let mut i = 0;
-    let mut copied = 0;
+    let (mut i, mut copied) = (0, 0);
     while i < bytes.len() {
-        match bytes[i] {
-            b'\'' | b'"' => {
-                let quote = bytes[i];
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    i += 1;
-                }
-            }
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b':' if bytes.get(i + 1) == Some(&b':') => i += 1,
-            b':' if bytes
+        let starts_name = code[i]
+            && bytes[i] == b':'
+            && (i == 0 || bytes[i - 1] != b':')
+            && bytes
                 .get(i + 1)
-                .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') =>
-            {
-                let start = i;
-                i += 1;
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                    i += 1;
-                }
-                let name = &sql[start..i];
-                let n = match order.iter().position(|o| *o == name) {
-                    Some(p) => p + 1,
-                    None => {
-                        order.push(name);
-                        order.len()
-                    }
-                };
-                out.push_str(&sql[copied..start]);
-                out.push('$');
-                out.push_str(&n.to_string());
-                copied = i;
-                continue;
-            }
-            _ => {}
+                .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_');
+        if !starts_name {
+            i += 1;
+            continue;
         }
-        i += 1;
+        let end = (i + 1..bytes.len())
+            .find(|&j| !is_name(bytes[j]))
+            .unwrap_or(bytes.len());
+        let name = &sql[i..end];
+        let n = order.iter().position(|o| *o == name).unwrap_or_else(|| {
+            order.push(name);
+            order.len() - 1
+        }) + 1;
+        out.push_str(&sql[copied..i]);
+        out.push('$');
+        out.push_str(&n.to_string());
+        (i, copied) = (end, end);
     }
-    out.push_str(&sql[copied.min(sql.len())..]);
+    out.push_str(&sql[copied..]);
     let values = order
         .iter()
         .map(|name| {
             let value = params
                 .iter()
                 .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-                .unwrap_or(Value::Null);
-            TextParam(value)
+                .map(|(_, v)| v.clone());
+            TextParam(value.unwrap_or(Value::Null))
         })
         .collect();
     (out, values)

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use rusqlite::config::DbConfig;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{Connection, ErrorCode, OpenFlags, ToSql};
 
@@ -110,6 +111,14 @@ impl Conn {
             .map_err(open_err)?;
         conn.execute_batch("PRAGMA synchronous = FULL;")
             .map_err(open_err)?;
+        // A double-quoted word is an identifier, as a DBA reads it: a misspelt column in
+        // "quotes" is an error, never a string that sums to 0.
+        for dqs in [
+            DbConfig::SQLITE_DBCONFIG_DQS_DML,
+            DbConfig::SQLITE_DBCONFIG_DQS_DDL,
+        ] {
+            conn.set_db_config(dqs, false).map_err(open_err)?;
+        }
         let mut conn = Conn { conn };
         conn.migrate(path)?;
         Ok(conn)

@@ -13,6 +13,7 @@ mod badinput;
 mod concurrency;
 mod core;
 mod failure;
+mod literals;
 mod models;
 mod reserve;
 mod seal;

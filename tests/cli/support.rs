@@ -646,7 +646,8 @@ fn int(s: &str) -> i64 {
         .unwrap_or_else(|_| panic!("{s:?} is not an integer"))
 }
 
-fn sqlite_rows(conn: &Connection, sql: &str) -> Vec<Vec<String>> {
+/// Every row of a query on a SQLite connection, normalised as `Sandbox::rows` does.
+pub fn sqlite_rows(conn: &Connection, sql: &str) -> Vec<Vec<String>> {
     let mut stmt = conn.prepare(sql).unwrap();
     let n = stmt.column_count();
     let rows = stmt

@@ -457,3 +457,70 @@ fn a_model_with_an_unknown_column_is_bad_input_and_writes_nothing() {
     );
     assert_eq!(snapshot(&sb), before);
 }
+
+#[test]
+fn a_misspelt_column_in_double_quotes_is_an_error_not_a_string() {
+    // A DBA reads "ammount" as a column. SQLite's default would read it as the string
+    // 'ammount' (sum = 0 for every date, exit 0); sqlrun turns that off.
+    let sb = Sandbox::new();
+    sb.exec("INSERT INTO orders VALUES ('a', '2026-03-01', 1000, '2026-03-01 10:00:00')");
+    let tpl = copy_templates(&sb);
+    edit(
+        &model_file(&tpl),
+        "coalesce(sum(o.amount), 0) AS revenue",
+        "coalesce(sum(\"ammount\"), 0) AS revenue",
+    );
+    let before = snapshot(&sb);
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            tpl.to_str().unwrap(),
+            "apply",
+            "--interval",
+            "2026-03-01..2026-03-02",
+        ],
+    );
+    assert!(run.stderr.contains("ammount"), "{}", run.stderr);
+    assert_eq!(snapshot(&sb), before);
+}
+
+#[test]
+fn values_cannot_be_printed_unquoted() {
+    let sb = Sandbox::new();
+    for (from, to) in [
+        ("o.order_date = {{ ds }}", "o.order_date = {{ ds|safe }}"),
+        ("o.order_date = {{ ds }}", "o.order_date = {{ ds|tojson }}"),
+    ] {
+        let tpl = copy_templates(&sb);
+        edit(&model_file(&tpl), from, to);
+        let run = sb.expect(
+            2,
+            &[
+                "--templates",
+                tpl.to_str().unwrap(),
+                "render",
+                "--date",
+                "2026-03-01",
+            ],
+        );
+        assert!(run.stderr.contains("unquoted"), "{to}: {}", run.stderr);
+    }
+    // A negative number after a minus stays a number, not the start of a comment.
+    let tpl = copy_templates(&sb);
+    edit(
+        &model_file(&tpl),
+        "count(*) AS order_count",
+        "count(*) - {{ -1 }} AS order_count",
+    );
+    edit(&model_file(&tpl), "-- version: 1", "-- version: 2");
+    sb.exec("INSERT INTO orders VALUES ('a', '2026-03-01', 1000, '2026-03-01 10:00:00')");
+    sb.ok(&[
+        "--templates",
+        tpl.to_str().unwrap(),
+        "apply",
+        "--interval",
+        "2026-03-01",
+    ]);
+    assert_eq!(sb.daily()["2026-03-01"], (1000, 2));
+}

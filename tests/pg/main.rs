@@ -16,8 +16,11 @@ mod badinput;
 mod concurrency;
 #[path = "../cli/core.rs"]
 mod core;
+mod equivalence;
 #[path = "../cli/failure.rs"]
 mod failure;
+#[path = "../cli/literals.rs"]
+mod literals;
 #[path = "../cli/models.rs"]
 mod models;
 #[path = "../cli/reserve.rs"]
