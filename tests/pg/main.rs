@@ -19,10 +19,12 @@ mod core;
 mod equivalence;
 #[path = "../cli/failure.rs"]
 mod failure;
+mod faults;
 #[path = "../cli/literals.rs"]
 mod literals;
 #[path = "../cli/models.rs"]
 mod models;
+mod partition;
 #[path = "../cli/reserve.rs"]
 mod reserve;
 #[path = "../cli/seal.rs"]
