@@ -161,9 +161,29 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
                 "failed",
                 Some(&format!("stopped: {e}")),
             );
-            return Err(e);
+            return Err(match e {
+                Error::ConnectionLost(_) | Error::RunStopped(_) => e,
+                e => Error::RunStopped(format!("run {run_id} stopped: {e}")),
+            });
         }
     };
+    if let Some((ds, line)) = outcomes.fault.take() {
+        signal.finishing();
+        let _ = finish_run(
+            &mut db,
+            &pipeline,
+            run_id,
+            "failed",
+            Some(&format!("stopped at {ds}: {line}")),
+        );
+        return Err(stopped_by_fault(
+            run_id,
+            interval,
+            &ds,
+            &line,
+            &outcomes.dates,
+        ));
+    }
 
     // Whatever is still held (after a stop, a failure, a signal) is released, recorded.
     let stopped = outcomes.stopped.take();
@@ -180,7 +200,14 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         ("success", 0)
     };
     signal.finishing();
-    let released = finish_run(&mut db, &pipeline, run_id, status, stopped.as_deref())?;
+    let released =
+        finish_run(&mut db, &pipeline, run_id, status, stopped.as_deref()).map_err(|e| {
+            Error::RunStopped(format!(
+                "run {run_id}: its dates are done ({} attempted; `sqlrun runs {run_id}` lists \
+                 them), but recording the run's end failed: {e}",
+                outcomes.dates.len()
+            ))
+        })?;
     drop(signal);
     let why = stopped.as_deref().unwrap_or("run ended");
     if released > 0 {
@@ -339,9 +366,12 @@ fn preflight(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<()>
                 lease_seconds: 0,
             })?;
             if i == 0 {
-                db.check_statements(&sql).map_err(|e| Error::Template {
-                    file: format!("SQL rendered for {ds}"),
-                    message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                db.check_statements(&sql).map_err(|e| match e {
+                    Error::Database(e) => Error::Template {
+                        file: format!("SQL rendered for {ds}"),
+                        message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                    },
+                    other => other,
                 })?;
             }
         }
@@ -356,6 +386,9 @@ struct Outcomes {
     signal: Option<i32>,
     /// Another run took over a date this run held (it was found dead meanwhile).
     lost: bool,
+    /// The date at which a fault of the database's surroundings stopped the run, and
+    /// that fault on one line.
+    fault: Option<(String, String)>,
 }
 
 fn compute_dates(
@@ -372,6 +405,7 @@ fn compute_dates(
         stopped: None,
         signal: None,
         lost: false,
+        fault: None,
     };
     let progress = (out.progress_bar() && work.len() > 1).then(|| {
         let bar = ProgressBar::new(work.len() as u64);
@@ -425,11 +459,11 @@ fn compute_dates(
                 break;
             }
             Err(e) => {
-                let message = match &e {
-                    Error::Database(inner) => inner.message.clone(),
-                    other => other.to_string(),
-                };
-                record_failure(db, pipeline, run_id, ds, &started_at, &message)?;
+                let (message, fault) = failed_date(db, pipeline, run_id, ds, &started_at, &e);
+                if let Some(line) = fault {
+                    result.fault = Some((ds.clone(), line));
+                    break;
+                }
                 ("failed".to_string(), Some(message))
             }
         };
@@ -465,6 +499,60 @@ fn compute_dates(
         bar.finish_and_clear();
     }
     Ok(result)
+}
+
+/// A date that failed, recorded if the database still takes it (a full disk may not).
+/// Its message, and the fault that stops the run, if any: a full disk, a read-only file,
+/// a lock held past the wait (the next date would meet it too), or a failure that cannot
+/// even be recorded.
+fn failed_date(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    run_id: i64,
+    ds: &str,
+    started_at: &str,
+    e: &Error,
+) -> (String, Option<String>) {
+    let message = match e {
+        Error::Database(inner) => inner.message.clone(),
+        other => other.to_string(),
+    };
+    let recorded = record_failure(db, pipeline, run_id, ds, started_at, &message);
+    let fault = match (e, recorded) {
+        (Error::Environment { .. }, _) => Some(message.clone()),
+        (_, Err(r)) => Some(format!("{message}; recording that failed too: {r}")),
+        (_, Ok(())) => None,
+    };
+    (message, fault)
+}
+
+/// A run stopped at `ds` by a fault of its surroundings, on one line: the date (rolled
+/// back), the fault and its fix, how many dates committed before it, and how to finish.
+fn stopped_by_fault(
+    run_id: i64,
+    interval: Interval,
+    ds: &str,
+    line: &str,
+    dates: &[DateOutcome],
+) -> Error {
+    let committed: Vec<&str> = dates
+        .iter()
+        .filter(|d| d.status != "failed")
+        .map(|d| d.ds.as_str())
+        .collect();
+    let before = match committed.as_slice() {
+        [] => "no date of this run committed before it".to_string(),
+        [one] => format!("1 date committed before it ({one}) and stays committed"),
+        [first, .., last] => format!(
+            "{} dates committed before it ({first}..{last}) and stay committed",
+            committed.len()
+        ),
+    };
+    Error::RunStopped(format!(
+        "run {run_id} stopped at {ds}, which rolled back: {line}; {before}; once that is \
+         fixed, `sqlrun apply --interval {interval}` again finishes the work (`--only missing`: \
+         just the dates never computed)"
+    ))
 }
 
 /// A run whose connection broke stops: nothing more can be written through it, and it

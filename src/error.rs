@@ -38,17 +38,48 @@ pub enum Error {
         known: i64,
     },
 
+    /// Migrating failed for a reason other than the surroundings. Exit 2.
     #[error("migrating the database failed: {0}")]
     Migration(String),
 
-    /// A database error outside a date's transaction. Exit 1.
+    /// A fault of where the database lives, not of the SQL: a read-only file or folder, a
+    /// file that is not a database or is damaged, a full disk, a lock held past the wait,
+    /// no privilege. `line` names the cause and the fix (src/db explains it for the
+    /// database at hand); `cause` is the database's own words. Exit 2: met before a date
+    /// was attempted (apply reports one met during a date as `RunStopped`).
+    #[error("{line}")]
+    Environment {
+        kind: DbErrorKind,
+        cause: String,
+        line: String,
+    },
+
+    /// A command that only reads found a database that must be written first (migrated,
+    /// or its pipeline objects created) and cannot be written here. Exit 2.
+    #[error(
+        "database {target}: {what}, and it cannot be written here ({why}); run `sqlrun init` \
+         on it with write access once, then the read commands work on it read-only"
+    )]
+    NeedsInit {
+        target: String,
+        what: String,
+        why: String,
+    },
+
+    /// A database error outside a date's transaction: nothing was attempted. Exit 2.
     #[error("database error: {0}")]
-    Database(#[from] DbError),
+    Database(DbError),
 
     /// The connection to PostgreSQL ended while a run was writing: the date in progress
     /// rolled back, and nothing more can be written. Exit 1.
     #[error("{0}")]
     ConnectionLost(String),
+
+    /// A run stopped at a date by a fault of its surroundings (a full disk, a lock held
+    /// past the wait, ...), or could not record its end: the message names the date, what
+    /// stays committed and the fix. Exit 1.
+    #[error("{0}")]
+    RunStopped(String),
 
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -61,8 +92,12 @@ impl Error {
             | Error::Template { .. }
             | Error::EditedTemplate(_)
             | Error::Open { .. }
-            | Error::NewerSchema { .. } => 2,
-            Error::Migration(_) | Error::Database(_) | Error::ConnectionLost(_) | Error::Io(_) => 1,
+            | Error::NewerSchema { .. }
+            | Error::Migration(_)
+            | Error::Environment { .. }
+            | Error::NeedsInit { .. }
+            | Error::Database(_) => 2,
+            Error::ConnectionLost(_) | Error::RunStopped(_) | Error::Io(_) => 1,
         }
     }
 
@@ -70,12 +105,29 @@ impl Error {
     pub fn db_kind(&self) -> Option<DbErrorKind> {
         match self {
             Error::Database(e) => Some(e.kind),
+            Error::Environment { kind, .. } => Some(*kind),
             _ => None,
         }
     }
 
     pub fn bad(message: impl Into<String>) -> Self {
         Error::BadInput(message.into())
+    }
+}
+
+/// A database error by its cause: a fault of the surroundings (to be explained for the
+/// database at hand) or an error of the SQL.
+impl From<DbError> for Error {
+    fn from(e: DbError) -> Self {
+        if e.kind.is_environment() {
+            Error::Environment {
+                kind: e.kind,
+                line: e.message.clone(),
+                cause: e.message,
+            }
+        } else {
+            Error::Database(e)
+        }
     }
 }
 

@@ -13,16 +13,20 @@ use crate::report::{self, table, won, Output};
 use crate::reserve;
 use crate::store::{self, now};
 
+/// The pipeline and its database, for a command that only reads: read-only when nothing
+/// needs writing (see `store::open_to_read`).
 fn open(global: &Global) -> Result<(Pipeline, Db)> {
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
-    let mut db = Db::open(&target)?;
-    pipeline.sync(&mut db)?;
+    let db = store::open_to_read(&target, Some(&pipeline))?;
     Ok((pipeline, db))
 }
 
 pub fn init(global: &Global, out: &Output) -> Result<u8> {
-    let (pipeline, db) = open(global)?;
+    let target = store::target(global)?;
+    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    let mut db = Db::open(&target)?;
+    pipeline.sync(&mut db)?;
     let models: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
     out.json(&serde_json::json!({"db": db.target.to_string(), "dialect": db.dialect(), "models": models, "templates": pipeline.templates.origin}))?;
     out.text(&format!(
@@ -50,7 +54,7 @@ pub fn status(global: &Global, interval: Option<&str>, out: &Output) -> Result<u
 }
 
 pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> Result<u8> {
-    let mut db = store::open(global)?;
+    let mut db = store::open_to_read(&store::target(global)?, None)?;
     match run_id {
         None => {
             let rows = rows_as_json(

@@ -157,16 +157,18 @@ impl Pipeline {
     /// corrections tables, and views whose SQL differs from their template's. Reads first,
     /// so that the usual case (nothing to do) takes no write lock.
     pub fn sync(&self, db: &mut Db) -> Result<()> {
-        // An edited template is refused before it changes anything, views included.
-        crate::store::verify_templates(db, &self.templates)?;
-        if self.pending_ddl(db)?.is_empty() {
+        if self.is_current(db)? {
             return Ok(());
         }
         db.transaction(TxKind::Exclusive, |db| {
             for step in self.pending_ddl(db)? {
-                db.batch(&step.sql).map_err(|e| Error::Template {
-                    file: "pipeline objects".into(),
-                    message: format!("creating them failed: {e}\n{}", step.sql),
+                db.batch(&step.sql).map_err(|e| match e {
+                    // A read-only file, a full disk: the database's fault, said on one line.
+                    Error::Environment { .. } => e,
+                    e => Error::Template {
+                        file: "pipeline objects".into(),
+                        message: format!("creating them failed: {e}\n{}", step.sql),
+                    },
                 })?;
                 if let Some(view) = &step.view {
                     db.record_view(view, create_statement(&step.sql))?;
@@ -174,6 +176,14 @@ impl Pipeline {
             }
             Ok(())
         })
+    }
+
+    /// Whether every object the pipeline needs is there as its template says, so that
+    /// nothing needs writing (reads only). An edited template is refused here, before it
+    /// changes anything, views included.
+    pub fn is_current(&self, db: &mut Db) -> Result<bool> {
+        crate::store::verify_templates(db, &self.templates)?;
+        Ok(self.pending_ddl(db)?.is_empty())
     }
 
     fn pending_ddl(&self, db: &mut Db) -> Result<Vec<Ddl>> {

@@ -2,14 +2,63 @@
 //! global flags, runs, and template versions.
 
 use crate::cli::Global;
-use crate::db::{Db, Row, Target, Value};
+use crate::db::{Db, DbErrorKind, ReadOpen, Row, Target, Value};
 use crate::error::{Error, Result};
+use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::templates::TemplateSet;
 
 /// The database the global flags name, opened and migrated.
 pub fn open(global: &Global) -> Result<Db> {
     Db::open(&target(global)?)
+}
+
+/// The database, for a command that only reads (`status`, `runs`, `corrections`,
+/// `render`, `templates`): opened read-only when its schema and the pipeline's objects
+/// (if `pipeline` is given) are current, so that a copy on read-only media can be read;
+/// otherwise opened, migrated and synced as every command does, and when that cannot
+/// write, said so: run `sqlrun init` with write access.
+pub fn open_to_read(target: &Target, pipeline: Option<&Pipeline>) -> Result<Db> {
+    let what = match Db::open_read_only(target) {
+        Ok(ReadOpen::Current(mut db)) => match pipeline {
+            Some(p) if !p.is_current(&mut db)? => {
+                Some("its pipeline objects (tables, views) are missing or out of date")
+            }
+            _ => return Ok(*db),
+        },
+        Ok(ReadOpen::NeedsWriting) => Some("it needs migrating to this sqlrun's schema"),
+        Ok(ReadOpen::Absent) => None,
+        // A read-only connection cannot do what a writer can (recover a WAL whose -shm
+        // it may not write): the ordinary open tries, and says why if it cannot.
+        Err(e) if e.db_kind().is_some_and(DbErrorKind::is_unwritable) => None,
+        Err(e) => return Err(e),
+    };
+    let needs_init = |e| needs_init(e, target, what);
+    let mut db = Db::open(target).map_err(needs_init)?;
+    if let Some(p) = pipeline {
+        p.sync(&mut db).map_err(needs_init)?;
+    }
+    Ok(db)
+}
+
+/// A database that cannot be written, met by a command that only reads and found it
+/// needs writing first (`what`): run `sqlrun init` with write access. Other errors as
+/// they are.
+fn needs_init(e: Error, target: &Target, what: Option<&str>) -> Error {
+    let (Error::Environment { kind, cause, .. }, Some(what)) = (&e, what) else {
+        return e;
+    };
+    let why = match kind {
+        DbErrorKind::ReadOnlyFolder => "its folder is read-only",
+        DbErrorKind::Denied => "no privilege",
+        DbErrorKind::ReadOnly => "it is read-only",
+        _ => return e,
+    };
+    Error::NeedsInit {
+        target: target.to_string(),
+        what: what.into(),
+        why: format!("{why}: {cause}"),
+    }
 }
 
 pub fn target(global: &Global) -> Result<Target> {

@@ -285,9 +285,52 @@ pub enum DbErrorKind {
     /// The connection broke while a COMMIT was under way: the transaction may or may
     /// not have committed.
     CommitUnknown,
-    /// A wait ran past its bound (busy SQLite, lock_timeout, statement_timeout).
+    /// A lock wait ran past its bound (busy SQLite beyond its wait, lock_timeout).
     Timeout,
+    /// The database cannot be written: a read-only file or mount, a read-only server or
+    /// session (SQLITE_READONLY, 25006 read_only_sql_transaction).
+    ReadOnly,
+    /// SQLite: the database's folder cannot be written, and SQLite creates its -wal and
+    /// -shm files beside it (refined from SQLITE_CANTOPEN / SQLITE_READONLY by the path).
+    ReadOnlyFolder,
+    /// The user may not do this (SQLITE_PERM, 42501 insufficient_privilege).
+    Denied,
+    /// The file is not a SQLite database at all (SQLITE_NOTADB).
+    NotADatabase,
+    /// The database is damaged (SQLITE_CORRUPT, XX001 data_corrupted, XX002 index_corrupted).
+    Corrupt,
+    /// No space left where the database lives (SQLITE_FULL, 53100 disk_full).
+    DiskFull,
+    /// SQLite cannot open or create the file (SQLITE_CANTOPEN): a missing folder, no access.
+    CannotOpen,
     Other,
+}
+
+impl DbErrorKind {
+    /// A fault of where the database lives (its file, folder, disk, server, locks or
+    /// rights), not of the SQL sent to it: no statement can succeed until it is fixed.
+    pub fn is_environment(self) -> bool {
+        matches!(
+            self,
+            DbErrorKind::Timeout
+                | DbErrorKind::ReadOnly
+                | DbErrorKind::ReadOnlyFolder
+                | DbErrorKind::Denied
+                | DbErrorKind::NotADatabase
+                | DbErrorKind::Corrupt
+                | DbErrorKind::DiskFull
+                | DbErrorKind::CannotOpen
+        )
+    }
+
+    /// Whether writing is what failed (so a database that only needs reading can still
+    /// be read).
+    pub fn is_unwritable(self) -> bool {
+        matches!(
+            self,
+            DbErrorKind::ReadOnly | DbErrorKind::ReadOnlyFolder | DbErrorKind::Denied
+        )
+    }
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -315,6 +358,20 @@ impl Interrupter {
     }
 }
 
+/// Names a fault of the database's surroundings on one line: its cause, for this
+/// database, and the fix. Any other error is returned as it is. Explaining twice gives the
+/// same line.
+fn explain(target: &Target, e: Error) -> Error {
+    let Error::Environment { kind, cause, .. } = e else {
+        return e;
+    };
+    let (kind, line) = match target {
+        Target::Sqlite(path) => sqlite::explain(kind, path, &cause),
+        Target::Postgres { .. } => (kind, postgres::explain(kind, &target.to_string(), &cause)),
+    };
+    Error::Environment { kind, cause, line }
+}
+
 enum Conn {
     Sqlite(sqlite::Conn),
     Postgres(postgres::Conn),
@@ -326,6 +383,17 @@ pub struct Db {
     pub target: Target,
 }
 
+/// How a command that only reads finds the database.
+pub enum ReadOpen {
+    /// Opened read-only: its schema is current (SQLite).
+    Current(Box<Db>),
+    /// It exists, but must be written (migrated) before it can be read, or the backend
+    /// opens one way only (PostgreSQL: writing only what is pending).
+    NeedsWriting,
+    /// There is no database file yet.
+    Absent,
+}
+
 macro_rules! dispatch {
     ($self:ident, $c:ident => $e:expr) => {
         match &mut $self.conn {
@@ -335,18 +403,47 @@ macro_rules! dispatch {
     };
 }
 
+/// `dispatch!`, with a fault of the surroundings explained for this database.
+macro_rules! call {
+    ($self:ident, $c:ident => $e:expr) => {{
+        let result = dispatch!($self, $c => $e);
+        result.map_err(|e| explain(&$self.target, e.into()))
+    }};
+}
+
 impl Db {
     /// Opens (creating if needed) and migrates the database.
     pub fn open(target: &Target) -> Result<Db> {
         let conn = match target {
-            Target::Sqlite(path) => Conn::Sqlite(sqlite::Conn::open(path)?),
+            Target::Sqlite(path) => sqlite::Conn::open(path).map(Conn::Sqlite),
             Target::Postgres { url, schema } => {
-                Conn::Postgres(postgres::Conn::open(url, schema, &target.to_string())?)
+                postgres::Conn::open(url, schema, &target.to_string()).map(Conn::Postgres)
             }
-        };
+        }
+        .map_err(|e| explain(target, e))?;
         Ok(Db {
             conn,
             target: target.clone(),
+        })
+    }
+
+    /// For a command that only reads: a SQLite file whose schema is current, opened
+    /// read-only (also on read-only media). PostgreSQL opens as `open` does, which
+    /// writes nothing when nothing is pending.
+    pub fn open_read_only(target: &Target) -> Result<ReadOpen> {
+        let Target::Sqlite(path) = target else {
+            return Ok(ReadOpen::NeedsWriting);
+        };
+        if !path.is_file() {
+            return Ok(ReadOpen::Absent);
+        }
+        let conn = sqlite::Conn::open_read_only(path).map_err(|e| explain(target, e))?;
+        Ok(match conn {
+            Some(conn) => ReadOpen::Current(Box::new(Db {
+                conn: Conn::Sqlite(conn),
+                target: target.clone(),
+            })),
+            None => ReadOpen::NeedsWriting,
         })
     }
 
@@ -356,18 +453,18 @@ impl Db {
 
     /// Runs a script of one or more statements; their rows are discarded.
     pub fn batch(&mut self, sql: &str) -> Result<()> {
-        Ok(dispatch!(self, c => c.batch(sql))?)
+        call!(self, c => c.batch(sql))
     }
 
     /// Runs one statement; how many rows it changed.
     pub fn execute<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<u64> {
         let text = sql.text(self.dialect()).to_string();
-        Ok(dispatch!(self, c => c.execute(&text, params))?)
+        call!(self, c => c.execute(&text, params))
     }
 
     pub fn rows<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<Vec<Row>> {
         let text = sql.text(self.dialect()).to_string();
-        Ok(dispatch!(self, c => c.rows(&text, params))?)
+        call!(self, c => c.rows(&text, params))
     }
 
     pub fn row<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<Option<Row>> {
@@ -389,7 +486,7 @@ impl Db {
         kind: TxKind,
         work: impl FnOnce(&mut Db) -> Result<T>,
     ) -> Result<T> {
-        dispatch!(self, c => c.begin(kind))?;
+        call!(self, c => c.begin(kind))?;
         match work(self) {
             Ok(value) => match dispatch!(self, c => c.commit()) {
                 Ok(()) => Ok(value),
@@ -397,7 +494,11 @@ impl Db {
                     kind: DbErrorKind::CommitUnknown,
                     message: e.message,
                 })),
-                Err(e) => Err(Error::Database(e)),
+                Err(e) => {
+                    // A COMMIT that failed (a full disk) may leave the transaction open.
+                    let _ = dispatch!(self, c => c.rollback());
+                    Err(explain(&self.target, e.into()))
+                }
             },
             Err(e) => {
                 // The connection may be gone; the error that ended the work is the news.
@@ -409,8 +510,10 @@ impl Db {
 
     /// Parses and plans each statement of a script without running it: unknown tables
     /// or columns and syntax errors show before anything is written.
-    pub fn check_statements(&mut self, sql: &str) -> std::result::Result<(), DbError> {
-        dispatch!(self, c => c.check_statements(sql))
+    /// A statement that does not prepare is `Error::Database`; a fault of the
+    /// surroundings is `Error::Environment`, as everywhere.
+    pub fn check_statements(&mut self, sql: &str) -> Result<()> {
+        call!(self, c => c.check_statements(sql))
     }
 
     pub fn interrupter(&self) -> Interrupter {
@@ -424,18 +527,18 @@ impl Db {
     /// by its run id) for its whole life, so that others can tell it is alive wherever it
     /// runs. On SQLite the process itself is the proof (pid and start time).
     pub fn hold_run(&mut self, run_id: i64) -> Result<()> {
-        dispatch!(self, c => c.hold_run(run_id))
+        call!(self, c => c.hold_run(run_id))
     }
 
     /// Whether a table or view exists, and for a view the text it was created from.
     pub fn object(&mut self, name: &str) -> Result<Option<String>> {
-        dispatch!(self, c => c.object(name))
+        call!(self, c => c.object(name))
     }
 
     /// Remembers the text a view was created from (PostgreSQL normalises the text it
     /// keeps; SQLite keeps it as given and needs nothing).
     pub fn record_view(&mut self, name: &str, create: &str) -> Result<()> {
-        dispatch!(self, c => c.record_view(name, create))
+        call!(self, c => c.record_view(name, create))
     }
 }
 

@@ -112,13 +112,9 @@ fn config_from(url: &str) -> Result<Config> {
 impl Conn {
     pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
         let config = config_from(url)?;
-        let client = config.connect(NoTls).map_err(|e| Error::Open {
-            target: label.to_string(),
-            message: DbError::from(e).message,
-            fix: "check that the server is up and that the URL's host, port, database and user \
-                  (and PGPASSWORD) are right"
-                .into(),
-        })?;
+        let client = config
+            .connect(NoTls)
+            .map_err(|e| connect_error(&e, label))?;
         let mut conn = Conn { client };
         conn.session_settings()?;
         conn.migrate(schema, label)?;
@@ -210,7 +206,7 @@ impl Conn {
                 .set_grouped(true)
                 .set_migration_table_name(HISTORY_TABLE)
                 .run(&mut self.client)
-                .map_err(|e| Error::Migration(e.to_string()))?;
+                .map_err(|e| migration_error(&e))?;
         }
         Ok(())
     }
@@ -473,16 +469,87 @@ fn numeric(raw: &[u8]) -> Result<Value, Box<dyn StdError + Sync + Send>> {
     Ok(Value::Real(if negative { -f } else { f }))
 }
 
+/// A connection that could not be made, on one line: the server's or the network's
+/// words, and what to check.
+fn connect_error(e: &postgres::Error, label: &str) -> Error {
+    let code = e.code().map(SqlState::code).unwrap_or("");
+    let message = match (e.as_db_error(), e.source()) {
+        (Some(db), _) => db.message().to_string(),
+        (None, Some(source)) => format!("{e}: {source}"),
+        (None, None) => e.to_string(),
+    };
+    let fix = match code {
+        "3D000" => "create that database (`createdb NAME`) or fix its name in the URL",
+        "28000" | "28P01" => "check the URL's user and password (or PGPASSWORD), and pg_hba.conf",
+        "53300" => "the server has no free connection slot: wait, or raise max_connections",
+        _ => "check that the server is up and that the URL's host and port (or host=/socket/folder) are right",
+    };
+    Error::Open {
+        target: label.to_string(),
+        message,
+        fix: fix.into(),
+    }
+}
+
+/// A migration that failed: by its cause when the server's error says one (no
+/// privilege, a read-only server, a full disk), else as refinery tells it.
+fn migration_error(e: &refinery::Error) -> Error {
+    let source = StdError::source(e).and_then(|s| s.downcast_ref::<postgres::Error>());
+    match source.map(db_error) {
+        Some(db) if db.kind.is_environment() => db.into(),
+        _ => Error::Migration(e.to_string()),
+    }
+}
+
+/// A fault of the surroundings of the database `label` (URL and schema), on one line:
+/// what is wrong and how to fix it.
+pub fn explain(kind: DbErrorKind, label: &str, cause: &str) -> String {
+    match kind {
+        DbErrorKind::ReadOnly => format!(
+            "database {label} only takes reads ({cause}): it is a standby, or the session or \
+             database is set read-only (default_transaction_read_only); point --db at the \
+             primary server"
+        ),
+        DbErrorKind::Denied => format!(
+            "the user may not do this in {label} ({cause}): run sqlrun as a user with rights on \
+             the schema (its owner), or GRANT this user USAGE and CREATE on it and \
+             SELECT, INSERT, UPDATE, DELETE on its tables"
+        ),
+        DbErrorKind::DiskFull => format!(
+            "the PostgreSQL server's disk is full ({cause}) for {label}: free space on the \
+             server's data volume"
+        ),
+        DbErrorKind::Corrupt => format!(
+            "PostgreSQL reports damaged data in {label} ({cause}): the server needs repair \
+             (see its log); restore from a backup"
+        ),
+        DbErrorKind::Timeout => format!(
+            "a wait on {label} ran past its bound ({cause}): another session held a lock too \
+             long (find it in pg_stat_activity and pg_locks, and end it), or a statement ran \
+             past statement_timeout; raise them in the URL's options if that is expected"
+        ),
+        _ => cause.to_string(),
+    }
+}
+
 fn kind_of(e: &postgres::Error) -> DbErrorKind {
     match e.code() {
+        // A statement that ran past statement_timeout is that date's failure (its SQL is
+        // too slow), recorded like any other; a cancel from sqlrun itself is a signal.
         Some(code) if *code == SqlState::QUERY_CANCELED => {
             if e.to_string().contains("statement timeout") {
-                DbErrorKind::Timeout
+                DbErrorKind::Other
             } else {
                 DbErrorKind::Interrupted
             }
         }
         Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE => DbErrorKind::Timeout,
+        Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION => DbErrorKind::ReadOnly,
+        Some(code) if *code == SqlState::INSUFFICIENT_PRIVILEGE => DbErrorKind::Denied,
+        Some(code) if *code == SqlState::DISK_FULL => DbErrorKind::DiskFull,
+        Some(code) if *code == SqlState::DATA_CORRUPTED || *code == SqlState::INDEX_CORRUPTED => {
+            DbErrorKind::Corrupt
+        }
         Some(code)
             if *code == SqlState::ADMIN_SHUTDOWN
                 || *code == SqlState::CRASH_SHUTDOWN
@@ -502,28 +569,33 @@ fn kind_of(e: &postgres::Error) -> DbErrorKind {
 
 impl From<postgres::Error> for DbError {
     fn from(e: postgres::Error) -> Self {
-        let kind = kind_of(&e);
-        let message = match e.as_db_error() {
-            Some(db) => {
-                let mut m = db.message().to_string();
-                if let Some(detail) = db.detail() {
-                    m.push_str(": ");
-                    m.push_str(detail);
-                }
-                m
-            }
-            None if kind == DbErrorKind::ConnectionLost => {
-                format!("the connection to PostgreSQL is gone ({e})")
-            }
-            None => e.to_string(),
-        };
-        DbError { kind, message }
+        db_error(&e)
     }
+}
+
+/// An error by its cause, from its SQLSTATE or from the connection.
+fn db_error(e: &postgres::Error) -> DbError {
+    let kind = kind_of(e);
+    let message = match e.as_db_error() {
+        Some(db) => {
+            let mut m = db.message().to_string();
+            if let Some(detail) = db.detail() {
+                m.push_str(": ");
+                m.push_str(detail);
+            }
+            m
+        }
+        None if kind == DbErrorKind::ConnectionLost => {
+            format!("the connection to PostgreSQL is gone ({e})")
+        }
+        None => e.to_string(),
+    };
+    DbError { kind, message }
 }
 
 impl From<postgres::Error> for Error {
     fn from(e: postgres::Error) -> Self {
-        Error::Database(e.into())
+        DbError::from(e).into()
     }
 }
 

@@ -1,13 +1,13 @@
 //! SQLite, the embedded default: data and state store in one file. WAL journal, fsynced
 //! commits, and a busy handler that lets waiting runs in between a backfill's dates.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rusqlite::config::DbConfig;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
-use rusqlite::{Connection, ErrorCode, OpenFlags, ToSql};
+use rusqlite::{ffi, Connection, ErrorCode, OpenFlags, ToSql};
 
 use super::{DbError, DbErrorKind, Interrupter, Params, Row, TxKind, Value};
 use crate::error::{Error, Result};
@@ -64,21 +64,50 @@ impl ToSql for Value {
 
 impl From<rusqlite::Error> for DbError {
     fn from(e: rusqlite::Error) -> Self {
-        let kind = match e.sqlite_error_code() {
-            Some(ErrorCode::OperationInterrupted) => DbErrorKind::Interrupted,
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => DbErrorKind::Timeout,
-            _ => DbErrorKind::Other,
-        };
-        DbError {
-            kind,
-            message: describe(&e),
+        db_error(&e)
+    }
+}
+
+/// An error by its cause, from SQLite's (extended) result code.
+fn db_error(e: &rusqlite::Error) -> DbError {
+    let extended = match e {
+        rusqlite::Error::SqliteFailure(f, _) => f.extended_code,
+        _ => 0,
+    };
+    let kind = match e.sqlite_error_code() {
+        _ if extended == ffi::SQLITE_READONLY_DIRECTORY => DbErrorKind::ReadOnlyFolder,
+        _ if extended == ffi::SQLITE_IOERR_SHMSIZE => DbErrorKind::DiskFull,
+        Some(ErrorCode::OperationInterrupted) => DbErrorKind::Interrupted,
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => DbErrorKind::Timeout,
+        Some(ErrorCode::ReadOnly) => DbErrorKind::ReadOnly,
+        Some(ErrorCode::PermissionDenied | ErrorCode::AuthorizationForStatementDenied) => {
+            DbErrorKind::Denied
         }
+        Some(ErrorCode::NotADatabase) => DbErrorKind::NotADatabase,
+        Some(ErrorCode::DatabaseCorrupt) => DbErrorKind::Corrupt,
+        Some(ErrorCode::DiskFull) => DbErrorKind::DiskFull,
+        Some(ErrorCode::CannotOpen) => DbErrorKind::CannotOpen,
+        _ => DbErrorKind::Other,
+    };
+    DbError {
+        kind,
+        message: describe(e),
+    }
+}
+
+/// A migration that failed: by its cause when SQLite's error says one (a read-only file,
+/// a full disk), else as refinery tells it.
+fn migration_error(e: &refinery::Error) -> Error {
+    let source = std::error::Error::source(e).and_then(|s| s.downcast_ref::<rusqlite::Error>());
+    match source.map(db_error) {
+        Some(db) if db.kind.is_environment() => db.into(),
+        _ => Error::Migration(e.to_string()),
     }
 }
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        Error::Database(e.into())
+        DbError::from(e).into()
     }
 }
 
@@ -87,13 +116,6 @@ impl Conn {
     /// writer never blocks them. synchronous=FULL: in WAL mode each COMMIT is fsynced
     /// before it returns, so a date recorded as done survives a power cut.
     pub fn open(path: &Path) -> Result<Conn> {
-        let open_err = |e: rusqlite::Error| {
-            Error::Open {
-            target: path.display().to_string(),
-            message: describe(&e),
-            fix: "pass --db PATH (or set SQLRUN_DB) to a file in a folder that exists and is writable".into(),
-        }
-        };
         if path.is_dir() {
             return Err(Error::bad(format!(
                 "--db {} is a folder; pass a database file path, e.g. {}/sqlrun.db",
@@ -104,24 +126,57 @@ impl Conn {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
-        conn.busy_handler(Some(wait_for_write_lock))
-            .map_err(open_err)?;
-        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-            .map_err(open_err)?;
-        conn.execute_batch("PRAGMA synchronous = FULL;")
-            .map_err(open_err)?;
+        let mut conn = Conn::configured(Connection::open_with_flags(path, flags)?)?;
+        conn.conn
+            .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+        conn.conn.execute_batch("PRAGMA synchronous = FULL;")?;
+        conn.migrate(path)?;
+        Ok(conn)
+    }
+
+    /// Opens the file read-only, for the commands that only read: None when its schema
+    /// is not current (it needs migrating first). A WAL database needs its -shm file;
+    /// in a folder that cannot be written (read-only media) and without a -wal file to
+    /// read, the file is opened as immutable, which needs neither (nobody can write it
+    /// there either).
+    pub fn open_read_only(path: &Path) -> Result<Option<Conn>> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Conn::configured(Connection::open_with_flags(path, flags)?)?;
+        let found = match conn.schema_version() {
+            Err(e) if e.db_kind() == Some(DbErrorKind::CannotOpen) && immutable_is_safe(path) => {
+                let uri = immutable_uri(path);
+                conn = Conn::configured(Connection::open_with_flags(
+                    uri,
+                    flags | OpenFlags::SQLITE_OPEN_URI,
+                )?)?;
+                conn.schema_version()?
+            }
+            other => other?,
+        };
+        let known = super::newest_migration(embedded::migrations::runner().get_migrations());
+        if found > known {
+            return Err(Error::NewerSchema {
+                target: path.display().to_string(),
+                found,
+                known,
+            });
+        }
+        Ok((found == known).then_some(conn))
+    }
+
+    /// The settings every connection gets: the busy handler, and double-quoted words
+    /// read as identifiers.
+    fn configured(mut conn: Connection) -> Result<Conn> {
+        conn.busy_handler(Some(wait_for_write_lock))?;
         // A double-quoted word is an identifier, as a DBA reads it: a misspelt column in
         // "quotes" is an error, never a string that sums to 0.
         for dqs in [
             DbConfig::SQLITE_DBCONFIG_DQS_DML,
             DbConfig::SQLITE_DBCONFIG_DQS_DDL,
         ] {
-            conn.set_db_config(dqs, false).map_err(open_err)?;
+            conn.set_db_config(dqs, false)?;
         }
-        let mut conn = Conn { conn };
-        conn.migrate(path)?;
-        Ok(conn)
+        Ok(Conn { conn })
     }
 
     fn schema_version(&self) -> Result<i64> {
@@ -166,13 +221,17 @@ impl Conn {
             {
                 Ok(_) => return Ok(()),
                 Err(e) => {
+                    let error = migration_error(&e);
+                    if matches!(error, Error::Environment { .. }) {
+                        return Err(error);
+                    }
                     self.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
                     if self.schema_version()? == known {
                         return Ok(());
                     }
                     attempts += 1;
                     if attempts >= 5 {
-                        return Err(Error::Migration(e.to_string()));
+                        return Err(error);
                     }
                 }
             }
@@ -276,4 +335,154 @@ fn describe(e: &rusqlite::Error) -> String {
         rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
         other => other.to_string(),
     }
+}
+
+/// Whether the file can be opened as immutable: no -wal file holds commits that only it
+/// has (a -wal file needs its -shm file, which only a writable folder gives).
+fn immutable_is_safe(path: &Path) -> bool {
+    let wal = beside(path, "-wal");
+    std::fs::metadata(&wal).map_or(true, |m| m.len() == 0) && !folder_writable(path)
+}
+
+/// `file:PATH?immutable=1`, every byte of the path but letters, digits and `/-._~`
+/// escaped.
+fn immutable_uri(path: &Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in absolute.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+/// The file SQLite keeps beside the database: `-wal`, `-shm`.
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn folder(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether a file can be created in the database's folder (tried: permissions,
+/// attributes and mounts all count, also for root).
+fn folder_writable(path: &Path) -> bool {
+    tempfile::Builder::new()
+        .prefix(".sqlrun-probe-")
+        .tempfile_in(folder(path))
+        .is_ok()
+}
+
+/// Whether the database file can be opened for writing (nothing is written).
+fn file_writable(path: &Path) -> bool {
+    std::fs::OpenOptions::new().write(true).open(path).is_ok()
+}
+
+/// A read-only or unopenable file, by what the file system says: the file itself (on a
+/// read-only mount its folder too), its folder (where SQLite creates -wal and -shm), or a
+/// folder that does not exist.
+fn refine(kind: DbErrorKind, path: &Path) -> DbErrorKind {
+    let by_path = [
+        DbErrorKind::CannotOpen,
+        DbErrorKind::ReadOnly,
+        DbErrorKind::ReadOnlyFolder,
+    ];
+    if !by_path.contains(&kind) || !folder(path).is_dir() {
+        return kind;
+    }
+    if path.is_file() && !file_writable(path) {
+        DbErrorKind::ReadOnly
+    } else if !folder_writable(path) {
+        DbErrorKind::ReadOnlyFolder
+    } else {
+        kind
+    }
+}
+
+/// A fault of the surroundings of the database at `path`, on one line: what is wrong
+/// and how to fix it. Returns the kind refined by what the file system says.
+pub fn explain(kind: DbErrorKind, path: &Path, cause: &str) -> (DbErrorKind, String) {
+    let kind = refine(kind, path);
+    let db = path.display();
+    let line = match kind {
+        DbErrorKind::ReadOnly | DbErrorKind::ReadOnlyFolder => read_only(kind, path, cause),
+        DbErrorKind::NotADatabase => format!(
+            "{db} is not a SQLite database ({cause}): pass --db the right file, or move this \
+             one away and run `sqlrun init` to start a new database"
+        ),
+        DbErrorKind::Corrupt => format!(
+            "database {db} is damaged ({cause}): restore it from a backup (`sqlite3 {db} \
+             .recover` saves what it can), or move it away and run `sqlrun init` to start a \
+             new one"
+        ),
+        DbErrorKind::DiskFull => format!(
+            "the disk holding {db} is full ({cause}): free space on it, or move the database \
+             to a disk with room"
+        ),
+        DbErrorKind::Timeout => format!(
+            "database {db} stayed locked by another process for over {} s ({cause}): find \
+             what holds it (`fuser {db}`; e.g. a sqlite3 shell inside a transaction) and end \
+             it, then run again",
+            BUSY_TIMEOUT.as_secs()
+        ),
+        DbErrorKind::CannotOpen => {
+            let missing = match folder(path) {
+                f if f.is_dir() => String::new(),
+                f => format!("; the folder {} does not exist", f.display()),
+            };
+            format!(
+                "cannot open database {db} ({cause}){missing}: pass --db PATH (or set \
+                 SQLRUN_DB) to a file in a folder that exists and is writable"
+            )
+        }
+        DbErrorKind::Denied => {
+            format!("database {db}: not allowed ({cause}); check the file's owner and permissions")
+        }
+        _ => cause.to_string(),
+    };
+    (kind, line)
+}
+
+/// A read-only file (on a read-only mount, its folder too) or a read-only folder, which
+/// SQLite needs for the database's -wal and -shm files.
+fn read_only(kind: DbErrorKind, path: &Path, cause: &str) -> String {
+    let db = path.display();
+    let readers = "(the read commands, `sqlrun status`, `runs`, ..., need no write access to \
+                   a database that is current)";
+    let dir = folder(path);
+    if kind == DbErrorKind::ReadOnly {
+        let also = if folder_writable(path) {
+            ""
+        } else {
+            ", and so is its folder"
+        };
+        return format!(
+            "database {db} is read-only{also} ({cause}): make it writable (its permissions, \
+             `chattr -i`, a read-write mount) or work on a writable copy {readers}"
+        );
+    }
+    if !path.is_file() {
+        return format!(
+            "cannot create database {db}: its folder {} is read-only ({cause}); pass --db a \
+             path in a writable folder",
+            dir.display()
+        );
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    format!(
+        "database {db} cannot be written: its folder {} is read-only, and SQLite creates \
+         {name}-wal and {name}-shm beside the database ({cause}); make the folder writable or \
+         copy the database into a writable folder {readers}",
+        dir.display()
+    )
 }

@@ -18,7 +18,7 @@ fn slow_dates(sb: &Sandbox, rows: u32) {
     sb.slow_inserts("daily_revenue", rows);
 }
 
-fn spawn(sb: &Sandbox, args: &[&str]) -> Child {
+pub(crate) fn spawn(sb: &Sandbox, args: &[&str]) -> Child {
     sb.cmd(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -26,7 +26,7 @@ fn spawn(sb: &Sandbox, args: &[&str]) -> Child {
         .expect("spawn sqlrun")
 }
 
-fn finish(child: Child) -> Run {
+pub(crate) fn finish(child: Child) -> Run {
     let out = child.wait_with_output().expect("wait");
     Run {
         code: out.status.code().unwrap_or(-1),
@@ -64,7 +64,7 @@ fn wait_for(sb: &Sandbox, sql: &str, n: i64, child: &mut Child) -> bool {
     false
 }
 
-fn signal(pid: u32, sig: &str) {
+pub(crate) fn signal(pid: u32, sig: &str) {
     let status = std::process::Command::new("kill")
         .args([sig, &pid.to_string()])
         .status()
@@ -104,6 +104,21 @@ fn status_of(sb: &Sandbox, run_id: i64) -> String {
     sb.rows(&format!("SELECT status FROM runs WHERE run_id = {run_id}"))[0][0].clone()
 }
 
+/// Dates whose row and record disagree: `daily_revenue` rows without their run's
+/// `success` record, and `success` records without a row. Empty when every date is whole.
+pub(crate) fn half_written(sb: &Sandbox) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let orphans = sb.rows(
+        "SELECT d.ds, d.run_id FROM daily_revenue AS d \
+         WHERE NOT EXISTS (SELECT 1 FROM run_partitions AS p \
+                           WHERE p.run_id = d.run_id AND p.ds = d.ds AND p.status = 'success')",
+    );
+    let unrecorded = sb.rows(
+        "SELECT p.run_id, p.ds FROM run_partitions AS p \
+         WHERE p.status = 'success' AND NOT EXISTS (SELECT 1 FROM daily_revenue AS d WHERE d.ds = p.ds)",
+    );
+    (orphans, unrecorded)
+}
+
 /// Every daily_revenue row is whole: equal to the expected numbers of its date, built by a
 /// run that recorded the date as done, and only dates some run recorded have a row.
 fn assert_rows_whole(sb: &Sandbox, expected: &BTreeMap<String, (i64, i64)>) {
@@ -114,18 +129,10 @@ fn assert_rows_whole(sb: &Sandbox, expected: &BTreeMap<String, (i64, i64)>) {
             "daily_revenue {ds} is whole"
         );
     }
-    let orphans = sb.rows(
-        "SELECT d.ds, d.run_id FROM daily_revenue AS d \
-         WHERE NOT EXISTS (SELECT 1 FROM run_partitions AS p \
-                           WHERE p.run_id = d.run_id AND p.ds = d.ds AND p.status = 'success')",
-    );
+    let (orphans, unrecorded) = half_written(sb);
     assert!(
         orphans.is_empty(),
         "rows without their run_partitions record: {orphans:?}"
-    );
-    let unrecorded = sb.rows(
-        "SELECT p.run_id, p.ds FROM run_partitions AS p \
-         WHERE p.status = 'success' AND NOT EXISTS (SELECT 1 FROM daily_revenue AS d WHERE d.ds = p.ds)",
     );
     assert!(
         unrecorded.is_empty(),
@@ -329,7 +336,7 @@ fn overlapping_backfills_and_regular_runs_at_once_agree() {
 // (2) SIGKILL mid-backfill, (3) SIGTERM / SIGINT
 
 /// 30 days of orders and slow dates.
-fn slow_month(seed: u64) -> (Sandbox, Orders) {
+pub(crate) fn slow_month(seed: u64) -> (Sandbox, Orders) {
     let sb = Sandbox::new();
     let orders = Orders::new(seed, START, 30, true);
     sb.insert_orders(&orders.rows);

@@ -10,8 +10,10 @@ mod backend {
 mod support;
 
 mod badinput;
+mod campaign;
 mod concurrency;
 mod core;
+mod environment;
 mod failure;
 mod literals;
 mod models;

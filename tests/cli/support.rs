@@ -150,33 +150,23 @@ impl Sandbox {
     /// The binary with `--db` (and on PostgreSQL `--schema`) set, a fixed $USER and no
     /// SQLRUN_* from outside.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(BIN);
-        for (key, _) in std::env::vars() {
-            if key.starts_with("SQLRUN_") {
-                cmd.env_remove(key);
-            }
-        }
-        cmd.env("USER", "tester").env("NO_COLOR", "1");
         match &self.schema {
             None => {
+                let mut cmd = bin_cmd();
                 cmd.arg("--db").arg(&self.db);
+                cmd.args(args);
+                cmd.stdin(Stdio::null());
+                cmd
             }
-            Some(schema) => {
-                // libpq's variables mean nothing to the tests' server: none from outside.
-                for (key, _) in std::env::vars() {
-                    if key.starts_with("PG") {
-                        cmd.env_remove(key);
-                    }
-                }
-                cmd.arg("--db")
-                    .arg(&pg::server().url)
-                    .arg("--schema")
-                    .arg(schema);
-            }
+            Some(schema) => cmd_with_url(&pg::server().url, schema, args),
         }
-        cmd.args(args);
-        cmd.stdin(Stdio::null());
-        cmd
+    }
+
+    /// The `--db` URL and the `--schema` this sandbox gives the binary (PostgreSQL only),
+    /// for a command built another way (see `cmd_with_url`).
+    pub fn url(&self) -> (String, String) {
+        let schema = self.schema.clone().expect("Sandbox::url is PostgreSQL's");
+        (pg::server().url.clone(), schema)
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
@@ -270,16 +260,7 @@ impl Sandbox {
     pub fn count(&self, sql: &str) -> i64 {
         match BACKEND {
             Backend::Sqlite => self.conn().query_row(sql, [], |r| r.get(0)).unwrap(),
-            Backend::Postgres => {
-                let rows = self.rows(sql);
-                assert!(
-                    rows.len() == 1 && rows[0].len() == 1,
-                    "{sql}: wanted one value, got {rows:?}"
-                );
-                rows[0][0]
-                    .parse()
-                    .unwrap_or_else(|_| panic!("{sql}: {:?} is not an integer", rows[0][0]))
-            }
+            Backend::Postgres => only_number(sql, &self.rows(sql)),
         }
     }
 
@@ -325,20 +306,9 @@ impl Sandbox {
                 }
                 tx.commit().unwrap();
             }
-            Backend::Postgres => self.with_pg("insert orders", |c| {
-                let mut tx = c.transaction()?;
-                let stmt = tx.prepare(
-                    "INSERT INTO orders(order_id, order_date, amount, created_at) \
-                     VALUES ($1::text, $2::text::date, $3::bigint, $4::text::timestamptz)",
-                )?;
-                for r in rows {
-                    tx.execute(
-                        &stmt,
-                        &[&r.order_id, &r.order_date, &r.amount, &r.created_at],
-                    )?;
-                }
-                tx.commit()
-            }),
+            Backend::Postgres => {
+                self.with_pg("insert orders", |c| pg_insert_orders(c, "orders", rows))
+            }
         }
     }
 
@@ -406,13 +376,7 @@ impl Sandbox {
                    SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {rows}) SELECT x FROM c); \
                  END;"
             ),
-            Backend::Postgres => format!(
-                "CREATE OR REPLACE FUNCTION burn_time() RETURNS trigger LANGUAGE plpgsql AS \
-                 $$ BEGIN PERFORM pg_catalog.pg_sleep({secs}); RETURN NULL; END $$; \
-                 CREATE TRIGGER burn_time AFTER INSERT ON {table} FOR EACH ROW \
-                 EXECUTE FUNCTION burn_time();",
-                secs = f64::from(rows) * 0.3e-6
-            ),
+            Backend::Postgres => pg_slow_inserts(table, f64::from(rows) * 0.3e-6),
         });
     }
 
@@ -453,6 +417,101 @@ impl Sandbox {
             }
         }
     }
+}
+
+/// The binary with a fixed $USER, no colours and no SQLRUN_* from outside; no arguments yet.
+fn bin_cmd() -> Command {
+    let mut cmd = Command::new(BIN);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("SQLRUN_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("USER", "tester").env("NO_COLOR", "1");
+    cmd
+}
+
+/// The binary as `Sandbox::cmd` starts it on PostgreSQL, against any server: `--db URL
+/// --schema SCHEMA ARGS`, a fixed $USER, no colours, no SQLRUN_* and no libpq PG* variables
+/// from outside, stdin closed.
+pub fn cmd_with_url(url: &str, schema: &str, args: &[&str]) -> Command {
+    let mut cmd = bin_cmd();
+    // libpq's variables mean nothing to the tests' servers: none from outside.
+    for (key, _) in std::env::vars() {
+        if key.starts_with("PG") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.args(["--db", url, "--schema", schema]).args(args);
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// The single integer in the rows of `sql` (rendered as text); panics, naming the query,
+/// unless there is exactly one value and it is an integer.
+pub fn only_number(sql: &str, rows: &[Vec<String>]) -> i64 {
+    assert!(
+        rows.len() == 1 && rows[0].len() == 1,
+        "{sql}: wanted one value, got {rows:?}"
+    );
+    rows[0][0]
+        .parse()
+        .unwrap_or_else(|_| panic!("{sql}: {:?} is not an integer", rows[0][0]))
+}
+
+/// PostgreSQL: inserts `rows` into the orders table `table` (`orders`, or
+/// `"SCHEMA".orders`) in one transaction.
+pub fn pg_insert_orders(
+    c: &mut postgres::Client,
+    table: &str,
+    rows: &[OrderRow],
+) -> Result<(), postgres::Error> {
+    let mut tx = c.transaction()?;
+    let stmt = tx.prepare(&format!(
+        "INSERT INTO {table}(order_id, order_date, amount, created_at) \
+         VALUES ($1::text, $2::text::date, $3::bigint, $4::text::timestamptz)"
+    ))?;
+    for r in rows {
+        tx.execute(
+            &stmt,
+            &[&r.order_id, &r.order_date, &r.amount, &r.created_at],
+        )?;
+    }
+    tx.commit()
+}
+
+/// PostgreSQL: a trigger `burn_time` that makes every insert into `table` sleep `secs`
+/// seconds inside its transaction (see `Sandbox::slow_inserts`).
+pub fn pg_slow_inserts(table: &str, secs: f64) -> String {
+    format!(
+        "CREATE OR REPLACE FUNCTION burn_time() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN PERFORM pg_catalog.pg_sleep({secs}); RETURN NULL; END $$; \
+         CREATE TRIGGER burn_time AFTER INSERT ON {table} FOR EACH ROW \
+         EXECUTE FUNCTION burn_time();"
+    )
+}
+
+/// For the tests that start PostgreSQL servers of their own (tests/pg/procs.rs): the folder
+/// with `initdb` and `postgres`. Panics, saying what to install, if there is none.
+pub fn pg_bin_dir() -> PathBuf {
+    pg::bin_dir().unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// The user (uid, gid) to run `initdb` and `postgres` as: as root, the `postgres` user
+/// (they refuse root); otherwise None, ourselves. Panics, saying why, if there is none.
+pub fn pg_server_user() -> Option<(u32, u32)> {
+    pg::server_user().unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// Whether a process exists and is not a zombie.
+pub fn process_alive(pid: u32) -> bool {
+    i32::try_from(pid).is_ok_and(pg::alive)
+}
+
+/// Makes the kernel send `signal` to the process `cmd` starts when the thread that starts
+/// it ends (set after any change of user, which clears it).
+pub fn die_with_parent(cmd: &mut Command, signal: libc::c_int) {
+    pg::die_with_parent(cmd, signal);
 }
 
 /// Every row of the tables a command may write, to compare before and after.
@@ -783,7 +842,7 @@ mod pg {
 
     /// initdb and postgres: a folder holding both, from PATH (following the symlinks that
     /// Debian's postgresql-common puts there) or /usr/lib/postgresql/*/bin, newest first.
-    fn bin_dir() -> Result<PathBuf, String> {
+    pub fn bin_dir() -> Result<PathBuf, String> {
         let mut candidates = Vec::new();
         if let Some(path) = std::env::var_os("PATH") {
             for dir in std::env::split_paths(&path) {
@@ -823,7 +882,7 @@ mod pg {
 
     /// initdb and postgres refuse to run as root: as root they run as the `postgres` user
     /// (uid, gid); as anyone else, as that user (None).
-    fn server_user() -> Result<Option<(u32, u32)>, String> {
+    pub fn server_user() -> Result<Option<(u32, u32)>, String> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             return Ok(None);
@@ -849,7 +908,7 @@ mod pg {
 
     /// Whether a process exists and is not a zombie (in a container whose init does not
     /// reap, a killed test process stays a zombie).
-    fn alive(pid: i32) -> bool {
+    pub fn alive(pid: i32) -> bool {
         if pid <= 0 {
             return false;
         }
@@ -1041,7 +1100,7 @@ mod pg {
 
     /// Makes the kernel send `signal` to the process `cmd` starts when the thread that
     /// starts it ends.
-    fn die_with_parent(cmd: &mut Command, signal: libc::c_int) {
+    pub fn die_with_parent(cmd: &mut Command, signal: libc::c_int) {
         let parent = std::process::id();
         // SAFETY: the closure calls only async-signal-safe functions (prctl, getppid, _exit).
         unsafe {

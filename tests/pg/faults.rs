@@ -7,183 +7,25 @@
 //!
 //! Every wait has a deadline. Data stays small (tens of dates); dates are made slow with
 //! the harness's `slow_inserts` (a `pg_sleep` inside each date's transaction), so that a
-//! fault lands while a date is in flight.
+//! fault lands while a date is in flight. Processes, waits and the private servers are
+//! procs.rs's.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Barrier};
-use std::thread::{sleep, JoinHandle};
+use std::os::unix::process::ExitStatusExt;
+use std::process::Command;
+use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use crate::procs::*;
 use crate::support::*;
 
 type Daily = BTreeMap<String, (i64, i64)>;
 
-// ---------------------------------------------------------------------------------------
-// Processes
-
-/// A running `sqlrun` (or a wrapper around it) whose output is read as it comes, so a
-/// chatty process never blocks on a full pipe. Killed (by its own pid) if the test ends
-/// before it does.
-struct Proc {
-    what: String,
-    child: Child,
-    stdout: Option<JoinHandle<String>>,
-    stderr: Option<JoinHandle<String>>,
-    reaped: bool,
-}
-
-fn read_all(mut from: impl Read + Send + 'static) -> JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = from.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
-}
-
-fn joined(handle: Option<JoinHandle<String>>) -> String {
-    handle
-        .map(|h| h.join().unwrap_or_default())
-        .unwrap_or_default()
-}
-
-impl Proc {
-    fn spawn(what: &str, mut cmd: Command) -> Proc {
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("{what}: cannot start {:?}: {e}", cmd.get_program()));
-        let stdout = child.stdout.take().map(read_all);
-        let stderr = child.stderr.take().map(read_all);
-        Proc {
-            what: what.to_string(),
-            child,
-            stdout,
-            stderr,
-            reaped: false,
-        }
-    }
-
-    /// Panics, with what the process said, if it has ended already.
-    fn assert_running(&mut self, waiting_for: &str) {
-        if let Some(status) = self.child.try_wait().expect("try_wait") {
-            self.reaped = true;
-            let stdout = joined(self.stdout.take());
-            let stderr = joined(self.stderr.take());
-            panic!(
-                "{} ended ({status}) before {waiting_for}\nstdout: {stdout}\nstderr: {stderr}",
-                self.what
-            );
-        }
-    }
-
-    /// Waits at most `limit` for the process to end by itself; kills it and fails if not.
-    fn finish(mut self, limit: Duration) -> (ExitStatus, Run) {
-        let deadline = Instant::now() + limit;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                self.reaped = true;
-                let stderr = joined(self.stderr.take());
-                panic!(
-                    "{} still ran after {limit:?} (killed now); its stderr:\n{stderr}",
-                    self.what
-                );
-            }
-            sleep(Duration::from_millis(20));
-        };
-        self.reaped = true;
-        let run = Run {
-            code: status.code().unwrap_or(-1),
-            stdout: joined(self.stdout.take()),
-            stderr: joined(self.stderr.take()),
-        };
-        (status, run)
-    }
-
-    /// SIGKILL, then reap.
-    fn sigkill(mut self) -> (ExitStatus, Run) {
-        self.child.kill().expect("SIGKILL");
-        self.finish(Duration::from_secs(10))
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if !self.reaped {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Starts every command at the same instant (threads behind a barrier) and waits
-/// (bounded) for all of them: (name, what it did), in the order given.
-fn start_together(cmds: Vec<(String, Command)>) -> Vec<(String, Run)> {
-    let barrier = Arc::new(Barrier::new(cmds.len()));
-    let threads: Vec<_> = cmds
-        .into_iter()
-        .map(|(name, cmd)| {
-            let barrier = Arc::clone(&barrier);
-            std::thread::spawn(move || {
-                barrier.wait();
-                let proc = Proc::spawn(&format!("runner {name}"), cmd);
-                let (_, run) = proc.finish(Duration::from_secs(120));
-                (name, run)
-            })
-        })
-        .collect();
-    threads
-        .into_iter()
-        .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-        .collect()
-}
-
-/// Polls `ready` every 20 ms until it says yes; fails after `limit`. Returns how long it
-/// took.
-fn wait_until(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    loop {
-        if ready() {
-            return start.elapsed();
-        }
-        if start.elapsed() > limit {
-            panic!("waited {limit:?} in vain until {what}");
-        }
-        sleep(Duration::from_millis(20));
-    }
-}
+/// How long a slow backfill may take to record its first dates.
+const MINUTE: Duration = Duration::from_secs(60);
 
 // ---------------------------------------------------------------------------------------
-// The binary against a given URL and schema
-
-/// The `--db` URL the harness gives the binary (the shared test server).
-fn db_url(sb: &Sandbox) -> String {
-    let cmd = sb.cmd(&[]);
-    let args: Vec<String> = cmd
-        .get_args()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let at = args
-        .iter()
-        .position(|a| a == "--db")
-        .expect("Sandbox::cmd passes --db");
-    args[at + 1].clone()
-}
-
-fn schema_of(sb: &Sandbox) -> String {
-    sb.schema.clone().expect("a PostgreSQL sandbox")
-}
+// The binary, and what it says
 
 /// The URL with `application_name` set, so the test can find (and terminate) exactly
 /// the sessions of one runner.
@@ -194,38 +36,28 @@ fn with_app(url: &str, app: &str) -> String {
 
 /// An application_name unique to this sandbox (at most 63 characters).
 fn app_name(sb: &Sandbox, tag: &str) -> String {
-    let mut name = format!("faults_{}_{tag}", schema_of(sb));
+    let (_, schema) = sb.url();
+    let mut name = format!("faults_{schema}_{tag}");
     name.truncate(63);
     name
 }
 
-/// The binary's arguments: `--db URL --schema SCHEMA ARGS...`.
-fn sqlrun_args(url: &str, schema: &str, args: &[&str]) -> Vec<String> {
-    let mut all = vec![
-        "--db".to_string(),
-        url.to_string(),
-        "--schema".to_string(),
-        schema.to_string(),
-    ];
-    all.extend(args.iter().map(|a| a.to_string()));
-    all
+/// The binary on the sandbox, its sessions named `app`.
+fn sqlrun_as(sb: &Sandbox, app: &str, args: &[&str]) -> Command {
+    let (url, schema) = sb.url();
+    cmd_with_url(&with_app(&url, app), &schema, args)
 }
 
-/// The environment the harness gives the binary: a fixed $USER, no colours, no SQLRUN_*.
-fn clean_env(cmd: &mut Command) {
-    for (key, _) in std::env::vars() {
-        if key.starts_with("SQLRUN_") {
-            cmd.env_remove(key);
-        }
+/// `cmd` started by `wrapper` (`wrapper ARGS... PROGRAM ARGS...`), with `cmd`'s environment.
+fn wrapped(mut wrapper: Command, cmd: &Command) -> Command {
+    wrapper.arg(cmd.get_program()).args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapper.env(key, value),
+            None => wrapper.env_remove(key),
+        };
     }
-    cmd.env("USER", "tester").env("NO_COLOR", "1");
-}
-
-fn sqlrun(url: &str, schema: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new(BIN);
-    clean_env(&mut cmd);
-    cmd.args(sqlrun_args(url, schema, args));
-    cmd
+    wrapper
 }
 
 /// Whether a stderr line names `ds`, alone or inside a `START..END` range.
@@ -264,36 +96,65 @@ fn slow_dates(sb: &Sandbox, ms: u32) {
 }
 
 /// Counts the sessions on the server with this application_name.
-fn sessions(sb: &Sandbox, app: &str) -> i64 {
-    sb.count(&format!(
+fn sessions(db: &impl Query, app: &str) -> i64 {
+    db.number(&format!(
         "SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'"
     ))
 }
 
-// ---------------------------------------------------------------------------------------
-// Reading the state store, on the shared server (a Sandbox) or a private one
+/// The run stopped because it lost its connection: it exits 1 and its stderr says so.
+/// The line that does, and the date it names.
+fn lost_connection(run: &Run, how: &str) -> (String, String) {
+    const SAYS: &str = "lost the connection to the database during ";
+    assert_eq!(
+        run.code, 1,
+        "{how}: the runner exits 1\nstderr: {}",
+        run.stderr
+    );
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.strip_prefix("sqlrun: ").unwrap_or(l).starts_with(SAYS));
+    let named = line.and_then(|l| {
+        let at = l.find(SAYS)? + SAYS.len();
+        l.get(at..at + 10)
+    });
+    match (line, named) {
+        (Some(line), Some(named)) => (line.to_string(), named.to_string()),
+        _ => panic!(
+            "{how}: stderr says it lost the connection to the database:\n{}",
+            run.stderr
+        ),
+    }
+}
 
-trait Query {
-    /// Every row, every value as text ("NULL" for null), dates `YYYY-MM-DD`.
-    fn query(&self, sql: &str) -> Vec<Vec<String>>;
-
-    fn number(&self, sql: &str) -> i64 {
-        let rows = self.query(sql);
+/// After a run lost its connection during `named`: the date in progress rolled back (it is
+/// the first date the run did not finish), unless the break came during its COMMIT, which
+/// the message then says.
+fn assert_named_date_is_the_one_in_flight(
+    line: &str,
+    named: &str,
+    all: &[String],
+    done: &BTreeSet<String>,
+) {
+    let next = all.iter().find(|d| !done.contains(*d));
+    let in_flight = next.map(String::as_str) == Some(named);
+    let at_commit = line.contains("may or may not have landed") && done.contains(named);
+    assert!(
+        in_flight || at_commit,
+        "the lost-connection message names {named}, but the run had done {done:?}; \
+         the date in progress was {next:?}: {line}"
+    );
+    if in_flight {
         assert!(
-            rows.len() == 1 && rows[0].len() == 1,
-            "{sql}: wanted one value, got {rows:?}"
+            line.contains(&format!("{named} rolled back")),
+            "the message says the date in progress rolled back: {line}"
         );
-        rows[0][0]
-            .parse()
-            .unwrap_or_else(|_| panic!("{sql}: {:?} is not a number", rows[0][0]))
     }
 }
 
-impl Query for Sandbox {
-    fn query(&self, sql: &str) -> Vec<Vec<String>> {
-        self.rows(sql)
-    }
-}
+// ---------------------------------------------------------------------------------------
+// Reading the state store (procs::Query: the shared server or a private one)
 
 fn daily_of(db: &impl Query) -> Daily {
     db.query("SELECT ds, revenue, order_count FROM daily_revenue")
@@ -318,41 +179,6 @@ fn done_dates(db: &impl Query, run_id: i64) -> BTreeSet<String> {
         .filter(|(_, s)| s == "success")
         .map(|(ds, _)| ds)
         .collect()
-}
-
-fn reservations_of(db: &impl Query, run_id: i64) -> BTreeSet<String> {
-    db.query(&format!(
-        "SELECT ds FROM reservations WHERE run_id = {run_id}"
-    ))
-    .into_iter()
-    .map(|r| r[0].clone())
-    .collect()
-}
-
-fn status_of(db: &impl Query, run_id: i64) -> String {
-    db.query(&format!("SELECT status FROM runs WHERE run_id = {run_id}"))[0][0].clone()
-}
-
-fn max_run_id(db: &impl Query) -> i64 {
-    db.number("SELECT coalesce(max(run_id), 0) FROM runs")
-}
-
-/// The 'reclaimed' events: (dead run, reclaiming run, date count, detail).
-fn reclaims(db: &impl Query) -> Vec<(i64, i64, i64, String)> {
-    db.query(
-        "SELECT run_id, other_run_id, date_count, detail FROM run_events \
-         WHERE event = 'reclaimed' ORDER BY event_id",
-    )
-    .into_iter()
-    .map(|r| {
-        (
-            r[0].parse().unwrap(),
-            r[1].parse().unwrap_or(-1),
-            r[2].parse().unwrap_or(-1),
-            r[3].clone(),
-        )
-    })
-    .collect()
 }
 
 /// A date is whole: every daily_revenue row equals the expected numbers and was built by a
@@ -385,40 +211,132 @@ fn assert_whole(db: &impl Query, expected: &Daily, what: &str) {
     );
 }
 
-/// The line of stderr that reports a lost connection, and the date it names.
-fn lost_connection(stderr: &str) -> Option<(String, String)> {
-    const SAYS: &str = "lost the connection to the database during ";
-    let line = stderr
-        .lines()
-        .find(|l| l.strip_prefix("sqlrun: ").unwrap_or(l).starts_with(SAYS))?;
-    let at = line.find(SAYS)? + SAYS.len();
-    let ds = line.get(at..at + 10)?.to_string();
-    Some((line.to_string(), ds))
+/// What a backfill of the dates `all` left when a fault stopped it mid-way, before any
+/// other run: see `stopped`.
+struct Stopped {
+    run_id: i64,
+    status: String,
+    records: BTreeMap<String, String>,
+    done: BTreeSet<String>,
+    /// The dates it did not finish.
+    rest: BTreeSet<String>,
 }
 
-/// After a run lost its connection during `named`: the date in progress rolled back (it is
-/// the first date the run did not finish), unless the break came during its COMMIT, which
-/// the message then says.
-fn assert_named_date_is_the_one_in_flight(
-    line: &str,
-    named: &str,
+/// Checks what the stopped backfill `run_id` left: at least `at_least` dates done, in
+/// ascending order, no other record; exactly those dates have rows, and they are whole;
+/// the run is `running` (nobody has found out yet), `failed` or `interrupted`, and while
+/// `running` it still holds the rest.
+fn stopped(
+    db: &impl Query,
+    run_id: i64,
     all: &[String],
-    done: &BTreeSet<String>,
-) {
-    let next = all.iter().find(|d| !done.contains(*d));
-    let in_flight = next.map(String::as_str) == Some(named);
-    let at_commit = line.contains("may or may not have landed") && done.contains(named);
-    assert!(
-        in_flight || at_commit,
-        "the lost-connection message names {named}, but the run had done {done:?}; \
-         the date in progress was {next:?}: {line}"
+    at_least: usize,
+    expected: &Daily,
+    how: &str,
+) -> Stopped {
+    let records = partitions(db, run_id);
+    let done = done_dates(db, run_id);
+    assert_eq!(
+        records.len(),
+        done.len(),
+        "{how}: no record but the dates done: {records:?}"
     );
-    if in_flight {
-        assert!(
-            line.contains(&format!("{named} rolled back")),
-            "the message says the date in progress rolled back: {line}"
+    assert!(
+        done.len() >= at_least && done.len() < all.len(),
+        "{how}: done {done:?}"
+    );
+    assert_eq!(
+        done.iter().cloned().collect::<Vec<_>>(),
+        all[..done.len()].to_vec(),
+        "{how}: dates are computed in ascending order"
+    );
+    assert_eq!(
+        daily_of(db).into_keys().collect::<BTreeSet<_>>(),
+        done,
+        "{how}: exactly the dates recorded as done have rows"
+    );
+    assert_whole(db, expected, how);
+    let status = status_of(db, run_id);
+    assert!(
+        ["running", "failed", "interrupted"].contains(&status.as_str()),
+        "{how}: the stopped run is {status}"
+    );
+    let rest: BTreeSet<String> = all.iter().filter(|d| !done.contains(*d)).cloned().collect();
+    if status == "running" {
+        assert_eq!(
+            reservations_of(db, run_id),
+            rest,
+            "{how}: the stopped run still holds what it did not finish"
         );
     }
+    Stopped {
+        run_id,
+        status,
+        records,
+        done,
+        rest,
+    }
+}
+
+/// Exactly one reclaim is recorded: of the `rest` of run `dead`, by run `by`, because the
+/// session of `dead` ended; and `stderr` (of `by`) reports it with those dates.
+fn assert_reclaimed(
+    db: &impl Query,
+    dead: i64,
+    by: i64,
+    rest: &BTreeSet<String>,
+    stderr: &str,
+    how: &str,
+) {
+    let events = reclaims(db);
+    assert_eq!(events.len(), 1, "{how}: one reclaim recorded: {events:?}");
+    let (from, reclaimer, count, detail) = &events[0];
+    assert_eq!(
+        (*from, *reclaimer, *count),
+        (dead, by, rest.len() as i64),
+        "{how}: the reclaim names the dead run, the reclaiming run and the dates it held"
+    );
+    assert!(
+        detail.contains("session"),
+        "{how}: the reclaim says why (the session ended): {detail:?}"
+    );
+    assert!(
+        stderr.lines().any(|l| l.contains("reclaimed")
+            && l.contains(&format!("run {dead}"))
+            && rest.iter().all(|d| names_date(l, d))),
+        "{how}: the reclaim of {rest:?} from run {dead} is reported:\n{stderr}"
+    );
+}
+
+/// After `rerun` (`apply --only missing` over the stopped backfill's interval, exit 0): it
+/// did exactly the rest, reclaiming it if the stopped run was still `running`; the stopped
+/// run wrote nothing more and is over; nothing is held; daily_revenue is `expected`, whole.
+fn assert_rerun_finished(
+    db: &impl Query,
+    stopped: &Stopped,
+    rerun: &Run,
+    expected: &Daily,
+    how: &str,
+) {
+    let (dead, me) = (stopped.run_id, max_run_id(db));
+    assert_eq!(
+        done_dates(db, me),
+        stopped.rest,
+        "{how}: the rerun (--only missing) does exactly the rest"
+    );
+    if stopped.status == "running" {
+        assert_reclaimed(db, dead, me, &stopped.rest, &rerun.stderr, how);
+        assert_eq!(status_of(db, dead), "interrupted", "{how}");
+    }
+    assert_ne!(status_of(db, dead), "running", "{how}");
+    assert_eq!(
+        partitions(db, dead),
+        stopped.records,
+        "{how}: nothing more from the stopped run"
+    );
+    assert_eq!(db.number("SELECT count(*) FROM reservations"), 0, "{how}");
+    assert_eq!(daily_of(db), *expected, "{how}");
+    assert_whole(db, expected, &format!("{how}, after the rerun"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -427,7 +345,7 @@ fn assert_named_date_is_the_one_in_flight(
 /// Logs every committed write to daily_revenue (a row per date's INSERT), with the run
 /// that wrote it: a rolled-back date leaves no log row either.
 fn audit_writes(sb: &Sandbox) {
-    let schema = schema_of(sb);
+    let (_, schema) = sb.url();
     sb.exec(&format!(
         "CREATE TABLE faults_writes (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, \
            ds date NOT NULL, revenue bigint NOT NULL, order_count bigint NOT NULL, \
@@ -446,8 +364,6 @@ fn audit_writes(sb: &Sandbox) {
 #[test]
 fn a_crowd_started_together_on_overlapping_intervals_agrees_with_a_clean_run() {
     let sb = Sandbox::new();
-    let url = db_url(&sb);
-    let schema = schema_of(&sb);
     let start = "2026-03-01";
     let mut orders = Orders::new(101, start, 30, true);
     sb.insert_orders(&orders.rows);
@@ -511,7 +427,7 @@ fn a_crowd_started_together_on_overlapping_intervals_agrees_with_a_clean_run() {
                     let by = format!("crowd{k}-round{round}");
                     let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
                     args.extend(["--by", &by]);
-                    let cmd = sqlrun(&url, &schema, &args);
+                    let cmd = sb.cmd(&args);
                     (by, cmd)
                 })
                 .collect(),
@@ -675,8 +591,6 @@ fn a_crowd_started_together_on_overlapping_intervals_agrees_with_a_clean_run() {
 #[test]
 fn a_runner_killed_while_holding_dates_is_reclaimed_by_the_next_apply() {
     let sb = Sandbox::new();
-    let url = db_url(&sb);
-    let schema = schema_of(&sb);
     let orders = Orders::new(202, "2026-04-01", 20, true);
     sb.insert_orders(&orders.rows);
     slow_dates(&sb, 250);
@@ -687,46 +601,15 @@ fn a_runner_killed_while_holding_dates_is_reclaimed_by_the_next_apply() {
     let app = app_name(&sb, "killed");
     let mut victim = Proc::spawn(
         "the backfill to kill",
-        sqlrun(
-            &with_app(&url, &app),
-            &schema,
-            &["apply", "--interval", &interval],
-        ),
+        sqlrun_as(&sb, &app, &["apply", "--interval", &interval]),
     );
-    wait_until(
-        "the backfill committed 3 dates",
-        Duration::from_secs(60),
-        || {
-            victim.assert_running("it committed 3 dates");
-            sb.count("SELECT count(*) FROM run_partitions") >= 3
-        },
-    );
-    let dead = max_run_id(&sb);
-    let (status, _) = victim.sigkill();
+    let dead = wait_for_dates(&sb, &mut victim, 3, MINUTE);
+    let status = victim.sigkill();
     assert_eq!(status.signal(), Some(libc::SIGKILL), "killed, not finished");
 
     // Right after the kill: the committed prefix is whole, the rest is still held.
-    let done = done_dates(&sb, dead);
-    assert!(done.len() >= 3 && done.len() < all.len(), "done: {done:?}");
-    assert_eq!(
-        done.iter().cloned().collect::<Vec<_>>(),
-        all[..done.len()].to_vec(),
-        "dates are computed in ascending order"
-    );
-    assert_eq!(partitions(&sb, dead).len(), done.len(), "no other record");
-    assert_eq!(
-        daily_of(&sb).into_keys().collect::<BTreeSet<_>>(),
-        done,
-        "exactly the recorded dates have rows"
-    );
-    assert_whole(&sb, &expected, "after SIGKILL");
-    assert_eq!(status_of(&sb, dead), "running", "nobody has found out yet");
-    let held = reservations_of(&sb, dead);
-    let rest: BTreeSet<String> = all.iter().filter(|d| !done.contains(*d)).cloned().collect();
-    assert_eq!(
-        held, rest,
-        "the dead run still holds what it did not finish"
-    );
+    let killed = stopped(&sb, dead, &all, 3, &expected, "after SIGKILL");
+    assert_eq!(killed.status, "running", "nobody has found out yet");
 
     // The server ends the session of a client that is gone (at once when it was idle,
     // within client_connection_check_interval when a statement ran), and with it the
@@ -744,12 +627,11 @@ fn a_runner_killed_while_holding_dates_is_reclaimed_by_the_next_apply() {
     // The next apply of the same interval reclaims at once (no lease to wait out: the
     // lease is 15 minutes) and finishes.
     let clock = Instant::now();
-    let next_app = app_name(&sb, "next");
     let mut next = Proc::spawn(
         "the apply after the kill",
-        sqlrun(
-            &with_app(&url, &next_app),
-            &schema,
+        sqlrun_as(
+            &sb,
+            &app_name(&sb, "next"),
             &["apply", "--interval", &interval],
         ),
     );
@@ -763,7 +645,7 @@ fn a_runner_killed_while_holding_dates_is_reclaimed_by_the_next_apply() {
             }
         },
     );
-    let (_, next) = next.finish(Duration::from_secs(60));
+    let next = next.finish(MINUTE);
     let took = clock.elapsed();
     eprintln!(
         "sigkill: session gone {gone:?} after the kill; reclaim recorded {reclaimed_after:?} \
@@ -776,25 +658,7 @@ fn a_runner_killed_while_holding_dates_is_reclaimed_by_the_next_apply() {
     );
     let me = max_run_id(&sb);
     assert_ne!(me, dead);
-    let events = reclaims(&sb);
-    assert_eq!(events.len(), 1, "one reclaim recorded: {events:?}");
-    let (from, by, count, detail) = &events[0];
-    assert_eq!(
-        (*from, *by, *count),
-        (dead, me, rest.len() as i64),
-        "the reclaim names the dead run, the reclaiming run and the dates it held"
-    );
-    assert!(
-        detail.contains("session"),
-        "the reclaim says why (the session ended): {detail:?}"
-    );
-    assert!(
-        next.stderr.lines().any(|l| l.contains("reclaimed")
-            && l.contains(&format!("run {dead}"))
-            && rest.iter().all(|d| names_date(l, d))),
-        "the reclaim of {rest:?} from run {dead} is reported:\n{}",
-        next.stderr
-    );
+    assert_reclaimed(&sb, dead, me, &killed.rest, &next.stderr, "after SIGKILL");
     assert_eq!(status_of(&sb, dead), "interrupted");
     assert_eq!(status_of(&sb, me), "success");
     assert_eq!(done_dates(&sb, me).len(), all.len());
@@ -810,8 +674,6 @@ fn a_runner_killed_while_holding_dates_is_reclaimed_by_the_next_apply() {
 #[test]
 fn runners_started_together_after_a_kill_reclaim_once() {
     let sb = Sandbox::new();
-    let url = db_url(&sb);
-    let schema = schema_of(&sb);
     let start = "2026-04-01";
     let orders = Orders::new(212, start, 20, true);
     sb.insert_orders(&orders.rows);
@@ -822,23 +684,10 @@ fn runners_started_together_after_a_kill_reclaim_once() {
     let app = app_name(&sb, "killed");
     let mut victim = Proc::spawn(
         "the backfill to kill",
-        sqlrun(
-            &with_app(&url, &app),
-            &schema,
-            &["apply", "--interval", &orders.interval()],
-        ),
+        sqlrun_as(&sb, &app, &["apply", "--interval", &orders.interval()]),
     );
-    wait_until(
-        "the backfill committed 2 dates",
-        Duration::from_secs(60),
-        || {
-            victim.assert_running("it committed 2 dates");
-            sb.count("SELECT count(*) FROM run_partitions") >= 2
-        },
-    );
-    let dead = max_run_id(&sb);
-    let (status, _) = victim.sigkill();
-    assert_eq!(status.signal(), Some(libc::SIGKILL));
+    let dead = wait_for_dates(&sb, &mut victim, 2, MINUTE);
+    assert_eq!(victim.sigkill().signal(), Some(libc::SIGKILL));
     wait_until(
         "the server ended the killed runner's session",
         Duration::from_secs(15),
@@ -856,11 +705,7 @@ fn runners_started_together_after_a_kill_reclaim_once() {
             .map(|(k, (a, b))| {
                 let by = format!("after-kill-{k}");
                 let interval = format!("{}..{}", day(start, *a), day(start, *b));
-                let cmd = sqlrun(
-                    &url,
-                    &schema,
-                    &["apply", "--interval", &interval, "--by", &by],
-                );
+                let cmd = sb.cmd(&["apply", "--interval", &interval, "--by", &by]);
                 (by, cmd)
             })
             .collect(),
@@ -947,8 +792,6 @@ fn runners_started_together_after_a_kill_reclaim_once() {
 #[test]
 fn seals_racing_applies_over_changed_data_keep_what_went_out() {
     let sb = Sandbox::new();
-    let url = db_url(&sb);
-    let schema = schema_of(&sb);
     let start = "2026-08-01";
     let mut orders = Orders::new(606, start, 12, false);
     sb.insert_orders(&orders.rows);
@@ -967,30 +810,22 @@ fn seals_racing_applies_over_changed_data_keep_what_went_out() {
         .enumerate()
         .map(|(k, (a, b))| {
             let by = format!("apply-{k}");
-            let cmd = sqlrun(
-                &url,
-                &schema,
-                &["apply", "--interval", &interval(*a, *b), "--by", &by],
-            );
+            let cmd = sb.cmd(&["apply", "--interval", &interval(*a, *b), "--by", &by]);
             (by, cmd)
         })
         .collect();
     let seal_intervals = [(0, 5), (4, 9), (10, 11)];
     for (k, (a, b)) in seal_intervals.iter().enumerate() {
         let by = format!("seal-{k}");
-        let cmd = sqlrun(
-            &url,
-            &schema,
-            &[
-                "seal",
-                "--interval",
-                &interval(*a, *b),
-                "--reason",
-                "race",
-                "--by",
-                &by,
-            ],
-        );
+        let cmd = sb.cmd(&[
+            "seal",
+            "--interval",
+            &interval(*a, *b),
+            "--reason",
+            "race",
+            "--by",
+            &by,
+        ]);
         cmds.push((by, cmd));
     }
     let results = start_together(cmds);
@@ -1098,8 +933,6 @@ fn seals_racing_applies_over_changed_data_keep_what_went_out() {
 #[test]
 fn a_live_holder_on_another_host_keeps_its_dates() {
     let sb = Sandbox::new();
-    let url = db_url(&sb);
-    let schema = schema_of(&sb);
     let start = "2026-05-01";
     let orders = Orders::new(303, start, 25, true);
     sb.insert_orders(&orders.rows);
@@ -1116,33 +949,25 @@ fn a_live_holder_on_another_host_keeps_its_dates() {
     // The holder: another host name, and pid 1 of its own pid namespace, so neither its
     // host nor its pid means anything here; only its session says it is alive.
     let holder_interval = format!("{}..{}", holder_dates[0], holder_dates[19]);
-    let mut wrapper = Command::new("unshare");
-    wrapper
+    let mut unshare = Command::new("unshare");
+    unshare
         .args(["--pid", "--uts", "--fork", "--kill-child", "sh", "-c"])
-        .arg("hostname other-host && exec \"$0\" \"$@\"")
-        .arg(BIN)
-        .args(sqlrun_args(
-            &url,
-            &schema,
-            &["apply", "--interval", &holder_interval, "--by", "elsewhere"],
-        ));
-    clean_env(&mut wrapper);
+        .arg("hostname other-host && exec \"$0\" \"$@\"");
     let mut holder = Proc::spawn(
         "the holder (`unshare --pid --uts --fork`, as root; a failure here means this \
          machine does not allow new pid/UTS namespaces)",
-        wrapper,
+        wrapped(
+            unshare,
+            &sb.cmd(&["apply", "--interval", &holder_interval, "--by", "elsewhere"]),
+        ),
     );
-    wait_until(
-        "the holder committed its first date",
-        Duration::from_secs(60),
-        || {
-            holder.assert_running("it committed a date");
-            sb.count(
-                "SELECT count(*) FROM run_partitions AS p JOIN runs AS r USING (run_id) \
+    wait_until("the holder committed its first date", MINUTE, || {
+        holder.assert_running("it committed a date");
+        sb.count(
+            "SELECT count(*) FROM run_partitions AS p JOIN runs AS r USING (run_id) \
                  WHERE r.requested_by = 'elsewhere' AND p.status = 'success'",
-            ) >= 1
-        },
-    );
+        ) >= 1
+    });
     let holder_id = sb.count("SELECT run_id FROM runs WHERE requested_by = 'elsewhere'");
     assert_eq!(
         sb.rows(&format!(
@@ -1155,19 +980,15 @@ fn a_live_holder_on_another_host_keeps_its_dates() {
     // Another runner, here, on an overlapping interval.
     let other = Proc::spawn(
         "the overlapping runner",
-        sqlrun(
-            &url,
-            &schema,
-            &[
-                "apply",
-                "--interval",
-                &format!("{}..{}", other_dates[0], other_dates[other_dates.len() - 1]),
-                "--by",
-                "here",
-            ],
-        ),
+        sb.cmd(&[
+            "apply",
+            "--interval",
+            &format!("{}..{}", other_dates[0], other_dates[other_dates.len() - 1]),
+            "--by",
+            "here",
+        ]),
     );
-    let (_, other) = other.finish(Duration::from_secs(60));
+    let other = other.finish(MINUTE);
     let still_held = reservations_of(&sb, holder_id);
     let holder_done = done_dates(&sb, holder_id);
     assert!(
@@ -1217,7 +1038,7 @@ fn a_live_holder_on_another_host_keeps_its_dates() {
     );
     assert_eq!(status_of(&sb, holder_id), "running");
 
-    let (_, held) = holder.finish(Duration::from_secs(60));
+    let held = holder.finish(MINUTE);
     assert_eq!(held.code, 0, "the holder finishes\nstderr: {}", held.stderr);
     assert_eq!(status_of(&sb, holder_id), "success");
     assert_eq!(
@@ -1236,9 +1057,8 @@ fn a_live_holder_on_another_host_keeps_its_dates() {
 
 #[test]
 fn a_runner_whose_session_is_terminated_stops_and_its_dates_are_reclaimed() {
+    let how = "after the termination";
     let sb = Sandbox::new();
-    let url = db_url(&sb);
-    let schema = schema_of(&sb);
     let orders = Orders::new(404, "2026-06-01", 20, true);
     sb.insert_orders(&orders.rows);
     slow_dates(&sb, 250);
@@ -1249,21 +1069,9 @@ fn a_runner_whose_session_is_terminated_stops_and_its_dates_are_reclaimed() {
     let app = app_name(&sb, "terminated");
     let mut victim = Proc::spawn(
         "the backfill whose session is terminated",
-        sqlrun(
-            &with_app(&url, &app),
-            &schema,
-            &["apply", "--interval", &interval],
-        ),
+        sqlrun_as(&sb, &app, &["apply", "--interval", &interval]),
     );
-    wait_until(
-        "the backfill committed 2 dates",
-        Duration::from_secs(60),
-        || {
-            victim.assert_running("it committed 2 dates");
-            sb.count("SELECT count(*) FROM run_partitions") >= 2
-        },
-    );
-    let dead = max_run_id(&sb);
+    let dead = wait_for_dates(&sb, &mut victim, 2, MINUTE);
     let terminated = sb.rows(&format!(
         "SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity \
          WHERE application_name = '{app}' AND datname = current_database() \
@@ -1273,33 +1081,14 @@ fn a_runner_whose_session_is_terminated_stops_and_its_dates_are_reclaimed() {
         !terminated.is_empty() && terminated.iter().all(|r| r[0] == "1"),
         "the runner's session(s) terminated: {terminated:?}"
     );
-    let (_, run) = victim.finish(Duration::from_secs(30));
-    assert_eq!(run.code, 1, "exit 1\nstderr: {}", run.stderr);
-    let (line, named) = lost_connection(&run.stderr).unwrap_or_else(|| {
-        panic!(
-            "stderr says it lost the connection to the database:\n{}",
-            run.stderr
-        )
-    });
-
-    let records = partitions(&sb, dead);
-    let done = done_dates(&sb, dead);
-    assert_eq!(records.len(), done.len(), "no failed record: {records:?}");
-    assert!(!done.is_empty() && done.len() < all.len(), "done: {done:?}");
-    assert_eq!(
-        done.iter().cloned().collect::<Vec<_>>(),
-        all[..done.len()].to_vec()
-    );
-    assert_named_date_is_the_one_in_flight(&line, &named, &all, &done);
-    assert_whole(&sb, &expected, "after the termination");
-    let status = status_of(&sb, dead);
-    assert!(
-        status == "running" || status == "failed" || status == "interrupted",
-        "the terminated run is {status}"
-    );
+    let run = victim.finish(Duration::from_secs(30));
+    let (line, named) = lost_connection(&run, how);
+    let stop = stopped(&sb, dead, &all, 1, &expected, how);
+    assert_named_date_is_the_one_in_flight(&line, &named, &all, &stop.done);
     eprintln!(
-        "terminated: run {dead} is {status} after {} dates; {line}",
-        done.len()
+        "terminated: run {dead} is {} after {} dates; {line}",
+        stop.status,
+        stop.done.len()
     );
 
     // It writes nothing more: its session is gone and it never reconnects.
@@ -1309,498 +1098,62 @@ fn a_runner_whose_session_is_terminated_stops_and_its_dates_are_reclaimed() {
         || sessions(&sb, &app) == 0,
     );
     sleep(Duration::from_millis(1500));
-    assert_eq!(partitions(&sb, dead), records, "no record after its exit");
+    assert_eq!(
+        partitions(&sb, dead),
+        stop.records,
+        "no record after its exit"
+    );
     assert_eq!(
         sb.count(&format!(
             "SELECT count(*) FROM daily_revenue WHERE run_id = {dead}"
         )),
-        done.len() as i64
+        stop.done.len() as i64
     );
 
     // The next apply reclaims what it still held and completes the rest.
-    let held = reservations_of(&sb, dead);
-    let rest: BTreeSet<String> = all.iter().filter(|d| !done.contains(*d)).cloned().collect();
     let next = Proc::spawn(
         "the apply --only missing after the termination",
-        sqlrun(
-            &url,
-            &schema,
-            &["apply", "--interval", &interval, "--only", "missing"],
-        ),
-    );
-    let (_, next) = next.finish(Duration::from_secs(60));
-    assert_eq!(next.code, 0, "the next apply\nstderr: {}", next.stderr);
-    let me = max_run_id(&sb);
-    assert_eq!(
-        done_dates(&sb, me),
-        rest,
-        "--only missing does exactly the rest"
-    );
-    if status == "running" {
-        assert_eq!(held, rest, "the terminated run held what it had not done");
-        let events = reclaims(&sb);
-        assert_eq!(events.len(), 1, "{events:?}");
-        let (from, by, count, detail) = &events[0];
-        assert_eq!((*from, *by, *count), (dead, me, rest.len() as i64));
-        assert!(detail.contains("session"), "{detail:?}");
-        assert!(
-            next.stderr
-                .lines()
-                .any(|l| l.contains("reclaimed") && l.contains(&format!("run {dead}"))),
-            "the reclaim is reported:\n{}",
-            next.stderr
-        );
-        assert_eq!(status_of(&sb, dead), "interrupted");
-    }
-    assert_eq!(partitions(&sb, dead), records, "still nothing more from it");
-    assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
-    assert_eq!(sb.daily(), expected);
+        sb.cmd(&["apply", "--interval", &interval, "--only", "missing"]),
+    )
+    .expect(0, MINUTE);
+    assert_rerun_finished(&sb, &stop, &next, &expected, how);
     assert_eq!(sb.cumulative(), running(&expected));
-    assert_whole(&sb, &expected, "after the rerun");
 }
 
 // ---------------------------------------------------------------------------------------
 // (5) The server restarts during a backfill: a private server, since the shared one
 // serves the other tests of this binary meanwhile
 
-/// A PostgreSQL server of one test: initdb into a temp folder (as the `postgres` user when
-/// the tests run as root), a Unix socket there, no TCP. Stopped (immediate shutdown) and
-/// removed when dropped; also tied to the test's thread by the parent-death signal.
-struct PrivateServer {
-    dir: tempfile::TempDir,
-    bin: PathBuf,
-    user: Option<(u32, u32)>,
-    postgres: Option<Child>,
-    url: String,
-    schema: String,
-    /// The network namespace the server runs in (listening on 127.0.0.1 there), if any;
-    /// its Unix socket works from anywhere.
-    netns: Option<std::fs::File>,
-}
-
-const PRIVATE_DB: &str = "faults";
-
-impl PrivateServer {
-    fn start(schema: &str) -> PrivateServer {
-        PrivateServer::start_in(schema, None)
-    }
-
-    /// A server inside the network namespace `netns` (an open /proc/PID/ns/net), with TCP
-    /// on 127.0.0.1:5432 there, besides its Unix socket.
-    fn start_in(schema: &str, netns: Option<std::fs::File>) -> PrivateServer {
-        let bin = pg_bin_dir();
-        let user = pg_server_user();
-        let dir = tempfile::Builder::new()
-            .prefix("sqlrun-faults-pg-")
-            .tempdir()
-            .expect("a temp dir");
-        if let Some((uid, gid)) = user {
-            std::os::unix::fs::chown(dir.path(), Some(uid), Some(gid))
-                .expect("chown the private server's folder to postgres");
-        }
-        let mut initdb = Command::new(bin.join("initdb"));
-        initdb
-            .arg("-D")
-            .arg(dir.path().join("data"))
-            .args(["-U", "postgres", "-A", "trust", "-E", "UTF8"])
-            .args(["--no-locale", "--no-sync"]);
-        as_user(&mut initdb, user, dir.path());
-        let out = initdb.output().expect("run initdb");
-        assert!(
-            out.status.success(),
-            "initdb of the private server: {}\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let url = format!(
-            "postgresql:///{PRIVATE_DB}?host={}&user=postgres",
-            dir.path().display()
-        );
-        let mut server = PrivateServer {
-            dir,
-            bin,
-            user,
-            postgres: None,
-            url,
-            schema: schema.to_string(),
-            netns,
-        };
-        server.run_postgres();
-        let mut admin = server.connect("postgres");
-        admin
-            .batch_execute(&format!("CREATE DATABASE {PRIVATE_DB}"))
-            .expect("CREATE DATABASE on the private server");
-        server
-    }
-
-    fn base(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Starts postgres on the data folder and waits (bounded) until it takes connections.
-    fn run_postgres(&mut self) {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.base().join("server.log"))
-            .expect("the server log");
-        let mut cmd = Command::new(self.bin.join("postgres"));
-        cmd.arg("-D").arg(self.base().join("data"));
-        cmd.arg("-k").arg(self.base());
-        let listen = if self.netns.is_some() {
-            "listen_addresses=127.0.0.1"
-        } else {
-            "listen_addresses="
-        };
-        for setting in [
-            listen,
-            "max_connections=40",
-            "fsync=off",
-            "synchronous_commit=off",
-            "full_page_writes=off",
-            "TimeZone=UTC",
-            "log_timezone=UTC",
-        ] {
-            cmd.args(["-c", setting]);
-        }
-        as_user(&mut cmd, None, self.base());
-        let parent = std::process::id();
-        let netns = self.netns.as_ref().map(|f| f.as_raw_fd());
-        let user = self.user;
-        // SAFETY: the closure calls only async-signal-safe functions (setns, setgroups,
-        // setgid, setuid, prctl, getppid, _exit). It enters the network namespace (which
-        // needs root) before it becomes the server's user; then SIGQUIT (immediate
-        // shutdown) reaches the server when this test's thread ends, however it ends.
-        unsafe {
-            cmd.pre_exec(move || {
-                if let Some(fd) = netns {
-                    if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                if let Some((uid, gid)) = user {
-                    if libc::setgroups(0, std::ptr::null()) != 0
-                        || libc::setgid(gid) != 0
-                        || libc::setuid(uid) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                if libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGQUIT as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                ) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() as u32 != parent {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
-        cmd.stdout(log.try_clone().unwrap()).stderr(log);
-        self.postgres = Some(cmd.spawn().expect("start the private postgres"));
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(status) = self.postgres.as_mut().unwrap().try_wait().unwrap() {
-                panic!(
-                    "the private postgres exited at start ({status}); its log:\n{}",
-                    self.log_tail()
-                );
-            }
-            match self.config("postgres").connect(postgres::NoTls) {
-                Ok(_) => return,
-                Err(e) if Instant::now() > deadline => panic!(
-                    "the private postgres takes no connections after 60 s: {e}; its log:\n{}",
-                    self.log_tail()
-                ),
-                Err(_) => sleep(Duration::from_millis(50)),
-            }
-        }
-    }
-
-    /// Shuts the server down with `signal` (SIGINT: fast, SIGQUIT: immediate) and waits
-    /// (bounded) until it has exited.
-    fn stop(&mut self, signal: libc::c_int) {
-        let Some(mut child) = self.postgres.take() else {
-            return;
-        };
-        // SAFETY: a signal to the postmaster this test started, by its pid.
-        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                return;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "the private postgres did not stop within 30 s of signal {signal}; log:\n{}",
-                    self.log_tail()
-                );
-            }
-            sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn log_tail(&self) -> String {
-        let log = std::fs::read_to_string(self.base().join("server.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(30)..].join("\n")
-    }
-
-    fn config(&self, db: &str) -> postgres::Config {
-        let mut config = postgres::Config::new();
-        config
-            .host_path(self.base())
-            .user("postgres")
-            .dbname(db)
-            .application_name("sqlrun-faults-test")
-            .options(&format!(
-                "-c search_path={} -c TimeZone=UTC -c DateStyle=ISO",
-                self.schema
-            ))
-            .connect_timeout(Duration::from_secs(10));
-        config
-    }
-
-    fn connect(&self, db: &str) -> postgres::Client {
-        self.config(db)
-            .connect(postgres::NoTls)
-            .unwrap_or_else(|e| {
-                panic!(
-                    "connect to the private server: {e}; its log:\n{}",
-                    self.log_tail()
-                )
-            })
-    }
-
-    fn sqlrun(&self, schema: &str, args: &[&str]) -> Command {
-        sqlrun(&self.url, schema, args)
-    }
-
-    /// Runs `sqlrun` to its end (bounded) and checks the exit code.
-    fn expect(&self, schema: &str, code: i32, args: &[&str]) -> Run {
-        let (_, run) = Proc::spawn(
-            &format!("sqlrun {}", args.join(" ")),
-            self.sqlrun(schema, args),
-        )
-        .finish(Duration::from_secs(120));
-        assert_eq!(
-            run.code,
-            code,
-            "`sqlrun {}` on the private server, schema {schema}: exit {}\nstdout: {}\nstderr: {}",
-            args.join(" "),
-            run.code,
-            run.stdout,
-            run.stderr
-        );
-        run
-    }
-
-    fn insert_orders(&self, rows: &[OrderRow]) {
-        let mut client = self.connect(PRIVATE_DB);
-        let mut tx = client.transaction().unwrap();
-        let stmt = tx
-            .prepare(
-                "INSERT INTO orders(order_id, order_date, amount, created_at) \
-                 VALUES ($1::text, $2::text::date, $3::bigint, $4::text::timestamptz)",
-            )
-            .unwrap();
-        for r in rows {
-            tx.execute(
-                &stmt,
-                &[&r.order_id, &r.order_date, &r.amount, &r.created_at],
-            )
-            .unwrap();
-        }
-        tx.commit().unwrap();
-    }
-}
-
-impl Query for PrivateServer {
-    fn query(&self, sql: &str) -> Vec<Vec<String>> {
-        let mut client = self.connect(PRIVATE_DB);
-        let messages = client
-            .simple_query(sql)
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        messages
-            .into_iter()
-            .filter_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(row) => Some(
-                    (0..row.len())
-                        .map(|i| row.get(i).unwrap_or("NULL").to_string())
-                        .collect(),
-                ),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.postgres.take() {
-            // SAFETY: a signal to the postmaster this test started, by its pid.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGQUIT) };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    return;
-                }
-                sleep(Duration::from_millis(20));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-/// Runs `cmd` as the server's user (initdb and postgres refuse root), in `dir`.
-fn as_user(cmd: &mut Command, user: Option<(u32, u32)>, dir: &Path) {
-    if let Some((uid, gid)) = user {
-        cmd.uid(uid).gid(gid);
-    }
-    cmd.current_dir(dir)
-        .env_remove("PGDATA")
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null());
-}
-
-/// The folder with initdb and postgres: from PATH (through symlinks), else the newest
-/// /usr/lib/postgresql/*/bin.
-fn pg_bin_dir() -> PathBuf {
-    let mut candidates = Vec::new();
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            if let Ok(real) = std::fs::canonicalize(dir.join("initdb")) {
-                if let Some(parent) = real.parent() {
-                    candidates.push(parent.to_path_buf());
-                }
-            }
-        }
-    }
-    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
-        .collect();
-    versions.sort_by_key(|v| std::cmp::Reverse(v.0));
-    candidates.extend(versions.into_iter().map(|(_, p)| p));
-    candidates
-        .into_iter()
-        .find(|d| d.join("initdb").is_file() && d.join("postgres").is_file())
-        .expect("PostgreSQL's initdb and postgres (apt-get install postgresql)")
-}
-
-/// As root: the `postgres` user's (uid, gid); otherwise None (run as ourselves).
-fn pg_server_user() -> Option<(u32, u32)> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return None;
-    }
-    let id = |flag: &str| -> u32 {
-        let out = Command::new("id")
-            .args([flag, "postgres"])
-            .output()
-            .expect("run `id`");
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .expect("a `postgres` user to run the private server as (root cannot)")
-    };
-    Some((id("-u"), id("-g")))
-}
-
 fn restart_mid_backfill(seed: u64, signal: libc::c_int, how: &str) {
     let schema = "restarted";
-    let mut server = PrivateServer::start(schema);
+    let mut server = PrivateServer::start("faults", schema);
     server.expect(schema, 0, &["init"]);
     let orders = Orders::new(seed, "2026-07-01", 20, true);
-    server.insert_orders(&orders.rows);
+    server.insert_orders(schema, &orders.rows);
+    server.slow_inserts("daily_revenue", 0.25);
     let expected = orders.expected();
     let interval = orders.interval();
     let all: Vec<String> = expected.keys().cloned().collect();
-    {
-        let mut c = server.connect(PRIVATE_DB);
-        c.batch_execute(
-            "CREATE FUNCTION burn_time() RETURNS trigger LANGUAGE plpgsql AS \
-             $$ BEGIN PERFORM pg_catalog.pg_sleep(0.25); RETURN NULL; END $$; \
-             CREATE TRIGGER burn_time AFTER INSERT ON daily_revenue FOR EACH ROW \
-             EXECUTE FUNCTION burn_time();",
-        )
-        .unwrap();
-    }
 
     let mut victim = Proc::spawn(
         "the backfill during the restart",
         server.sqlrun(schema, &["apply", "--interval", &interval]),
     );
-    wait_until(
-        "the backfill committed 3 dates",
-        Duration::from_secs(60),
-        || {
-            victim.assert_running("it committed 3 dates");
-            server.number("SELECT count(*) FROM run_partitions") >= 3
-        },
-    );
-    let dead = max_run_id(&server);
+    let dead = wait_for_dates(&server, &mut victim, 3, MINUTE);
     // Into the next date's sleep, so that the restart lands while a date is in flight.
     sleep(Duration::from_millis(100));
     server.stop(signal);
-    let (_, run) = victim.finish(Duration::from_secs(30));
-    server.run_postgres();
+    let run = victim.finish(Duration::from_secs(30));
+    server.run();
 
-    assert_eq!(
-        run.code, 1,
-        "{how}: the runner exits 1\nstderr: {}",
-        run.stderr
-    );
-    let (line, named) = lost_connection(&run.stderr).unwrap_or_else(|| {
-        panic!(
-            "{how}: stderr says it lost the connection to the database:\n{}",
-            run.stderr
-        )
-    });
-    let records = partitions(&server, dead);
-    let done = done_dates(&server, dead);
-    assert_eq!(records.len(), done.len(), "{how}: {records:?}");
-    assert!(
-        done.len() >= 3 && done.len() < all.len(),
-        "{how}: done {done:?}"
-    );
-    assert_eq!(
-        done.iter().cloned().collect::<Vec<_>>(),
-        all[..done.len()].to_vec(),
-        "{how}"
-    );
-    assert_named_date_is_the_one_in_flight(&line, &named, &all, &done);
-    assert_eq!(
-        daily_of(&server).into_keys().collect::<BTreeSet<_>>(),
-        done,
-        "{how}: exactly the dates recorded as done have rows"
-    );
-    assert_whole(&server, &expected, how);
-    let status = status_of(&server, dead);
-    assert!(
-        ["running", "failed", "interrupted"].contains(&status.as_str()),
-        "{how}: the run is {status}"
-    );
+    let (line, named) = lost_connection(&run, how);
+    let stop = stopped(&server, dead, &all, 3, &expected, how);
+    assert_named_date_is_the_one_in_flight(&line, &named, &all, &stop.done);
     eprintln!(
-        "{how}: run {dead} is {status} after {} dates; {line}",
-        done.len()
+        "{how}: run {dead} is {} after {} dates; {line}",
+        stop.status,
+        stop.done.len()
     );
-    let rest: BTreeSet<String> = all.iter().filter(|d| !done.contains(*d)).cloned().collect();
-    if status == "running" {
-        assert_eq!(reservations_of(&server, dead), rest, "{how}");
-    }
 
     // A rerun (the README's advice: --only missing) completes, and the result equals a
     // clean run.
@@ -1809,53 +1162,11 @@ fn restart_mid_backfill(seed: u64, signal: libc::c_int, how: &str) {
         0,
         &["apply", "--interval", &interval, "--only", "missing"],
     );
-    let me = max_run_id(&server);
-    assert_eq!(
-        done_dates(&server, me),
-        rest,
-        "{how}: the rerun does the rest"
-    );
-    if status == "running" {
-        let events = reclaims(&server);
-        assert_eq!(events.len(), 1, "{how}: {events:?}");
-        assert_eq!(
-            (events[0].0, events[0].1, events[0].2),
-            (dead, me, rest.len() as i64),
-            "{how}"
-        );
-        assert!(events[0].3.contains("session"), "{how}: {events:?}");
-        assert!(
-            rerun.stderr.contains(&format!("run {dead}")),
-            "{how}: the reclaim is reported:\n{}",
-            rerun.stderr
-        );
-    }
-    assert_ne!(status_of(&server, dead), "running", "{how}");
-    assert_eq!(
-        server.number("SELECT count(*) FROM reservations"),
-        0,
-        "{how}"
-    );
-    assert_eq!(daily_of(&server), expected, "{how}");
-    assert_whole(&server, &expected, how);
+    assert_rerun_finished(&server, &stop, &rerun, &expected, how);
 
     let clean = "clean";
     server.expect(clean, 0, &["init"]);
-    {
-        let mut c = server.connect(PRIVATE_DB);
-        c.batch_execute(&format!("SET search_path TO {clean}"))
-            .unwrap();
-        let mut tx = c.transaction().unwrap();
-        for r in &orders.rows {
-            tx.execute(
-                "INSERT INTO orders(order_id, order_date, amount, created_at) \
-                 VALUES ($1::text, $2::text::date, $3::bigint, $4::text::timestamptz)",
-                &[&r.order_id, &r.order_date, &r.amount, &r.created_at],
-            )
-            .unwrap();
-        }
-        tx.commit().unwrap();
-    }
+    server.insert_orders(clean, &orders.rows);
     server.expect(clean, 0, &["apply", "--interval", &interval]);
     assert_eq!(
         server.query(&format!(
@@ -1882,78 +1193,26 @@ fn an_immediate_server_restart_mid_backfill_stops_the_runner_and_a_rerun_finishe
 // a `blackhole` qdisc on that namespace's loopback. The README: "a runner cut off from
 // the server by the network holds its dates for about 10 seconds over TCP".
 
-/// Makes the process `cmd` starts enter the network namespace `fd` first (as root).
-fn in_netns(cmd: &mut Command, fd: RawFd) {
-    // SAFETY: setns is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
 #[test]
 fn a_runner_cut_off_by_the_network_stops_and_its_dates_are_reclaimed() {
-    // A network namespace with its loopback up, kept by a sleeping process.
-    let mut keeper = Command::new("unshare");
-    keeper
-        .args(["--net", "sh", "-c"])
-        .arg("ip link set lo up && exec sleep 600");
-    let mut keeper = Proc::spawn(
-        "the network namespace (`unshare --net`, `ip link set lo up`, as root)",
-        keeper,
-    );
-    let pid = keeper.child.id();
-    wait_until(
-        "the network namespace is ready",
-        Duration::from_secs(10),
-        || {
-            keeper.assert_running("the namespace was ready");
-            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
-        },
-    );
-    let netns = std::fs::File::open(format!("/proc/{pid}/ns/net")).expect("the namespace");
-    let fd = netns.as_raw_fd();
-
+    let how = "after the cut";
+    let netns = Netns::new("faults-cut");
     let schema = "partitioned";
-    let server = PrivateServer::start_in(schema, Some(netns.try_clone().unwrap()));
+    let server = PrivateServer::start_in("faults", schema, &netns, "127.0.0.1");
     server.expect(schema, 0, &["init"]);
     let orders = Orders::new(707, "2026-09-01", 20, true);
-    server.insert_orders(&orders.rows);
+    server.insert_orders(schema, &orders.rows);
+    server.slow_inserts("daily_revenue", 0.25);
     let expected = orders.expected();
     let interval = orders.interval();
     let all: Vec<String> = expected.keys().cloned().collect();
-    server
-        .connect(PRIVATE_DB)
-        .batch_execute(
-            "CREATE FUNCTION burn_time() RETURNS trigger LANGUAGE plpgsql AS \
-             $$ BEGIN PERFORM pg_catalog.pg_sleep(0.25); RETURN NULL; END $$; \
-             CREATE TRIGGER burn_time AFTER INSERT ON daily_revenue FOR EACH ROW \
-             EXECUTE FUNCTION burn_time();",
-        )
-        .unwrap();
 
     let app = "cut_off";
-    let tcp = format!("postgresql://postgres@127.0.0.1:5432/{PRIVATE_DB}?application_name={app}");
-    let mut cmd = sqlrun(&tcp, schema, &["apply", "--interval", &interval]);
-    in_netns(&mut cmd, fd);
+    let tcp = with_app(&PrivateServer::tcp_url("127.0.0.1"), app);
+    let mut cmd = cmd_with_url(&tcp, schema, &["apply", "--interval", &interval]);
+    enter(&mut cmd, Some(netns.file()), None);
     let mut victim = Proc::spawn("the backfill over TCP", cmd);
-    let sessions_of = |app: &str| {
-        server.number(&format!(
-            "SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'"
-        ))
-    };
-    wait_until(
-        "the backfill committed 3 dates",
-        Duration::from_secs(60),
-        || {
-            victim.assert_running("it committed 3 dates");
-            server.number("SELECT count(*) FROM run_partitions") >= 3
-        },
-    );
+    let dead = wait_for_dates(&server, &mut victim, 3, MINUTE);
     assert_eq!(
         server.query(&format!(
             "SELECT client_addr FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'"
@@ -1961,12 +1220,11 @@ fn a_runner_cut_off_by_the_network_stops_and_its_dates_are_reclaimed() {
         [["127.0.0.1"]],
         "the runner talks TCP"
     );
-    let dead = max_run_id(&server);
 
     // Silence: every packet on the namespace's loopback is dropped from now on.
     let mut cut = Command::new("tc");
     cut.args(["qdisc", "add", "dev", "lo", "root", "blackhole"]);
-    in_netns(&mut cut, fd);
+    enter(&mut cut, Some(netns.file()), None);
     let out = cut.output().expect("run tc");
     assert!(
         out.status.success(),
@@ -1977,21 +1235,18 @@ fn a_runner_cut_off_by_the_network_stops_and_its_dates_are_reclaimed() {
 
     let mut runner_gone = None;
     let mut session_gone = None;
-    let mut victim = Some(victim);
     let mut run = None;
     wait_until(
         "the runner has stopped and the server has ended its session",
-        Duration::from_secs(60),
+        MINUTE,
         || {
-            if let Some(mut v) = victim.take() {
-                if v.child.try_wait().unwrap().is_some() {
+            if run.is_none() {
+                run = victim.try_finish();
+                if run.is_some() {
                     runner_gone = Some(clock.elapsed());
-                    run = Some(v.finish(Duration::from_secs(1)).1);
-                } else {
-                    victim = Some(v);
                 }
             }
-            if session_gone.is_none() && sessions_of(app) == 0 {
+            if session_gone.is_none() && sessions(&server, app) == 0 {
                 session_gone = Some(clock.elapsed());
             }
             runner_gone.is_some() && session_gone.is_some()
@@ -2003,28 +1258,16 @@ fn a_runner_cut_off_by_the_network_stops_and_its_dates_are_reclaimed() {
         "network cut: the runner stopped after {runner_gone:?}, the server ended its session \
          after {session_gone:?}"
     );
-    assert_eq!(run.code, 1, "the runner exits 1\nstderr: {}", run.stderr);
-    let (line, named) = lost_connection(&run.stderr).unwrap_or_else(|| {
-        panic!(
-            "stderr says it lost the connection to the database:\n{}",
-            run.stderr
-        )
-    });
+    let (line, named) = lost_connection(&run, how);
     assert!(
         runner_gone < Duration::from_secs(25) && session_gone < Duration::from_secs(25),
         "about 10 seconds, says the README: the runner stopped after {runner_gone:?}, its \
          session ended after {session_gone:?}"
     );
 
-    let records = partitions(&server, dead);
-    let done = done_dates(&server, dead);
-    assert_eq!(records.len(), done.len(), "{records:?}");
-    assert!(done.len() >= 3 && done.len() < all.len(), "done {done:?}");
-    assert_named_date_is_the_one_in_flight(&line, &named, &all, &done);
-    assert_whole(&server, &expected, "after the cut");
-    let rest: BTreeSet<String> = all.iter().filter(|d| !done.contains(*d)).cloned().collect();
-    assert_eq!(status_of(&server, dead), "running");
-    assert_eq!(reservations_of(&server, dead), rest);
+    let stop = stopped(&server, dead, &all, 3, &expected, how);
+    assert_named_date_is_the_one_in_flight(&line, &named, &all, &stop.done);
+    assert_eq!(stop.status, "running", "{how}: nobody has reclaimed it yet");
 
     // The network stays cut; a runner on the Unix socket reclaims and finishes.
     let next = server.expect(
@@ -2032,29 +1275,5 @@ fn a_runner_cut_off_by_the_network_stops_and_its_dates_are_reclaimed() {
         0,
         &["apply", "--interval", &interval, "--only", "missing"],
     );
-    let me = max_run_id(&server);
-    assert_eq!(done_dates(&server, me), rest);
-    let events = reclaims(&server);
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(
-        (events[0].0, events[0].1, events[0].2),
-        (dead, me, rest.len() as i64)
-    );
-    assert!(events[0].3.contains("session"), "{events:?}");
-    assert!(
-        next.stderr.contains(&format!("run {dead}")),
-        "the reclaim is reported:\n{}",
-        next.stderr
-    );
-    assert_eq!(status_of(&server, dead), "interrupted");
-    assert_eq!(
-        partitions(&server, dead),
-        records,
-        "nothing more from the cut-off run"
-    );
-    assert_eq!(server.number("SELECT count(*) FROM reservations"), 0);
-    assert_eq!(daily_of(&server), expected);
-    assert_whole(&server, &expected, "after the rerun");
-    drop(server);
-    drop(keeper);
+    assert_rerun_finished(&server, &stop, &next, &expected, how);
 }

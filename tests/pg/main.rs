@@ -12,10 +12,14 @@ mod support;
 
 #[path = "../cli/badinput.rs"]
 mod badinput;
+#[path = "../cli/campaign.rs"]
+mod campaign;
 #[path = "../cli/concurrency.rs"]
 mod concurrency;
 #[path = "../cli/core.rs"]
 mod core;
+#[path = "../cli/environment.rs"]
+mod environment;
 mod equivalence;
 #[path = "../cli/failure.rs"]
 mod failure;
@@ -25,6 +29,7 @@ mod literals;
 #[path = "../cli/models.rs"]
 mod models;
 mod partition;
+mod procs;
 #[path = "../cli/reserve.rs"]
 mod reserve;
 #[path = "../cli/seal.rs"]
