@@ -64,21 +64,8 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     let mut db = Db::open(&target)?;
     pipeline.sync(&mut db)?;
-
     let (interval, reserved_run) = match (args.run, &request) {
-        (Some(run_id), _) => {
-            let run = store::existing_run(&mut db, run_id)?;
-            if run.status != "reserved" {
-                return Err(Error::bad(format!(
-                    "run {run_id} is {}, not reserved: `apply --run` carries out a run made by `sqlrun reserve` \
-                     that has not started; for a new computation use `sqlrun apply --interval {}..{}`",
-                    run.status, run.interval_start, run.interval_end
-                )));
-            }
-            let start = parse_date(&run.interval_start, "run interval")?;
-            let end = parse_date(&run.interval_end, "run interval")?;
-            (Interval::new(start, end)?, Some(run))
-        }
+        (Some(run_id), _) => reserved_interval(&mut db, run_id)?,
         (None, Some(r)) => (r.interval, None),
         (None, None) => unreachable!("a request exists without --run"),
     };
@@ -86,19 +73,10 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     // Every date's SQL must render before anything is written: a template error is bad
     // input (exit 2), not a failed date.
     preflight(&mut db, &pipeline, interval)?;
-
+    let (request, reserved_run) = (request.as_ref(), reserved_run.as_ref());
     if args.dry_run {
-        return dry_run(
-            &mut db,
-            &pipeline,
-            interval,
-            request.as_ref(),
-            reserved_run.as_ref(),
-            out,
-        );
+        return dry_run(&mut db, &pipeline, interval, request, reserved_run, out);
     }
-
-    let me = Identity::current();
     if out.verbose > 0 {
         out.note(&format!(
             "database {}; templates {} ({})",
@@ -109,27 +87,13 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     }
     // From here on a signal stops the run cleanly instead of killing the process.
     let signal = SignalGuard::install(db.interrupter());
-
-    // One transaction: the run row, its template versions, reclaims, reservations, skips.
-    let (run_id, kind, reclaimed) = db.transaction(TxKind::Exclusive, |db| {
-        let (run_id, kind) = start_run(
-            db,
-            &pipeline,
-            args,
-            &me,
-            reserved_run.as_ref(),
-            request.as_ref(),
-        )?;
-        // Taken before the run row becomes visible: nobody can see it running and gone.
-        db.hold_run(run_id)?;
-        store::record_templates(db, &pipeline.templates, run_id)?;
-        let reclaimed = reserve::sweep(db, &pipeline, &me, Some(run_id))?;
-        let selected = select_dates(db, &pipeline, interval, request.as_ref(), run_id)?;
-        let lease = Some(reserve::lease_seconds());
-        reserve::reserve(db, &pipeline, run_id, &selected, lease)?;
-        Ok((run_id, kind, reclaimed))
-    })?;
-
+    let start = Start {
+        args,
+        request,
+        reserved: reserved_run,
+        interval,
+    };
+    let (run_id, kind, reclaimed) = begin_run(&mut db, &pipeline, &start)?;
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
     }
@@ -139,7 +103,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     }
 
     let work = reserve::held_by_run(&mut db, run_id)?;
-    let mut outcomes = match compute_dates(
+    let computed = compute_dates(
         &mut db,
         &pipeline,
         run_id,
@@ -147,73 +111,53 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         args.keep_going,
         signal.signal(),
         out,
-    ) {
-        Ok(outcomes) => outcomes,
+    );
+    signal.finishing();
+    let mut outcomes = match computed {
+        Ok(mut outcomes) => match outcomes.fault.take() {
+            None => outcomes,
+            Some((ds, line)) => {
+                let note = format!("stopped at {ds}: {line}");
+                let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
+                return Err(stopped_by_fault(
+                    run_id,
+                    interval,
+                    &ds,
+                    &line,
+                    &outcomes.dates,
+                ));
+            }
+        },
         Err(e) => {
             // Not a date's failure (those are recorded and the run goes on or stops): the
             // loop itself broke. Say so in the state store if it can still be written;
             // otherwise the next run finds this process gone and reclaims the dates.
-            signal.finishing();
-            let _ = finish_run(
-                &mut db,
-                &pipeline,
-                run_id,
-                "failed",
-                Some(&format!("stopped: {e}")),
-            );
+            let note = format!("stopped: {e}");
+            let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
             return Err(match e {
                 Error::ConnectionLost(_) | Error::RunStopped(_) => e,
                 e => Error::RunStopped(format!("run {run_id} stopped: {e}")),
             });
         }
     };
-    if let Some((ds, line)) = outcomes.fault.take() {
-        signal.finishing();
-        let _ = finish_run(
-            &mut db,
-            &pipeline,
-            run_id,
-            "failed",
-            Some(&format!("stopped at {ds}: {line}")),
-        );
-        return Err(stopped_by_fault(
-            run_id,
-            interval,
-            &ds,
-            &line,
-            &outcomes.dates,
-        ));
-    }
 
     // Whatever is still held (after a stop, a failure, a signal) is released, recorded.
     let stopped = outcomes.stopped.take();
-    let failed = outcomes.dates.iter().any(|d| d.status == "failed");
-    let (status, code) = if failed {
-        ("failed", 1)
-    } else if let Some(sig) = outcomes.signal {
-        ("interrupted", 128 + sig as u8)
-    } else if outcomes.lost {
-        ("interrupted", 1)
-    } else if !skips.is_empty() {
-        ("partial", 99)
-    } else {
-        ("success", 0)
-    };
-    signal.finishing();
+    let end = RunEnd::of(&outcomes, !skips.is_empty());
     let released =
-        finish_run(&mut db, &pipeline, run_id, status, stopped.as_deref()).map_err(|e| {
+        finish_run(&mut db, &pipeline, run_id, end, stopped.as_deref()).map_err(|e| {
             Error::RunStopped(format!(
                 "run {run_id}: its dates are done ({} attempted; `sqlrun runs {run_id}` lists \
-                 them), but recording the run's end failed: {e}",
+             them), but recording the run's end failed: {e}",
                 outcomes.dates.len()
             ))
         })?;
     drop(signal);
-    let why = stopped.as_deref().unwrap_or("run ended");
     if released > 0 {
         out.note(&format!(
-            "released {released} date{} not computed: {why}",
-            if released == 1 { "" } else { "s" }
+            "released {released} date{} not computed: {}",
+            if released == 1 { "" } else { "s" },
+            stopped.as_deref().unwrap_or("run ended")
         ));
     }
 
@@ -224,14 +168,105 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         run_id,
         kind,
         interval: interval.to_string(),
-        status: status.to_string(),
-        exit_code: code,
+        status: end.as_str().to_string(),
+        exit_code: end.exit_code(),
         dates,
         reclaimed,
         stopped,
     };
     report::apply_summary(&report, out)?;
-    Ok(code)
+    Ok(end.exit_code())
+}
+
+/// `apply --run RUN_ID`: the interval of a run made by `sqlrun reserve`, which must not
+/// have started.
+fn reserved_interval(db: &mut Db, run_id: i64) -> Result<(Interval, Option<store::RunRow>)> {
+    let run = store::existing_run(db, run_id)?;
+    if run.status != "reserved" {
+        return Err(Error::bad(format!(
+            "run {run_id} is {}, not reserved: `apply --run` carries out a run made by `sqlrun reserve` \
+             that has not started; for a new computation use `sqlrun apply --interval {}..{}`",
+            run.status, run.interval_start, run.interval_end
+        )));
+    }
+    let start = parse_date(&run.interval_start, "run interval")?;
+    let end = parse_date(&run.interval_end, "run interval")?;
+    Ok((Interval::new(start, end)?, Some(run)))
+}
+
+/// What a run starts from: the command line, and a new request or a reserved run.
+struct Start<'a> {
+    args: &'a ApplyArgs,
+    request: Option<&'a Request>,
+    reserved: Option<&'a store::RunRow>,
+    interval: Interval,
+}
+
+/// One transaction: the run row, its template versions, reclaims, reservations, skips.
+/// The run's id and kind, and what it reclaimed.
+fn begin_run(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    start: &Start,
+) -> Result<(i64, String, Vec<Reclaim>)> {
+    let me = Identity::current();
+    db.transaction(TxKind::Exclusive, |db| {
+        let (run_id, kind) =
+            start_run(db, pipeline, start.args, &me, start.reserved, start.request)?;
+        // Taken before the run row becomes visible: nobody can see it running and gone.
+        db.hold_run(run_id)?;
+        store::record_templates(db, &pipeline.templates, run_id)?;
+        let reclaimed = reserve::sweep(db, pipeline, &me, Some(run_id))?;
+        let selected = select_dates(db, pipeline, start.interval, start.request, run_id)?;
+        let lease = Some(reserve::lease_seconds());
+        reserve::reserve(db, pipeline, run_id, &selected, lease)?;
+        Ok((run_id, kind, reclaimed))
+    })
+}
+
+/// How a run that went through its dates ends: its status in `runs` and its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunEnd {
+    Success,
+    /// Some dates were skipped because another live run holds them.
+    Partial,
+    Failed,
+    /// Stopped by a signal (its number), or its dates were taken over meanwhile (None).
+    Interrupted(Option<i32>),
+}
+
+impl RunEnd {
+    fn of(outcomes: &Outcomes, skipped: bool) -> RunEnd {
+        if outcomes.dates.iter().any(|d| d.status == "failed") {
+            RunEnd::Failed
+        } else if let Some(sig) = outcomes.signal {
+            RunEnd::Interrupted(Some(sig))
+        } else if outcomes.lost {
+            RunEnd::Interrupted(None)
+        } else if skipped {
+            RunEnd::Partial
+        } else {
+            RunEnd::Success
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            RunEnd::Success => "success",
+            RunEnd::Partial => "partial",
+            RunEnd::Failed => "failed",
+            RunEnd::Interrupted(_) => "interrupted",
+        }
+    }
+
+    fn exit_code(self) -> u8 {
+        match self {
+            RunEnd::Success => 0,
+            RunEnd::Partial => 99,
+            RunEnd::Failed | RunEnd::Interrupted(None) => 1,
+            RunEnd::Interrupted(Some(sig)) => 128 + sig as u8,
+        }
+    }
 }
 
 /// The end of a run, in one transaction: whatever it still holds (after a stop, a failure,
@@ -241,7 +276,7 @@ fn finish_run(
     db: &mut Db,
     pipeline: &Pipeline,
     run_id: i64,
-    status: &str,
+    end: RunEnd,
     stopped: Option<&str>,
 ) -> Result<usize> {
     db.transaction(TxKind::Exclusive, |db| {
@@ -250,7 +285,7 @@ fn finish_run(
             &queries::FINISH_RUN,
             &[
                 (":run_id", run_id.into()),
-                (":status", status.into()),
+                (":status", end.as_str().into()),
                 (":error", Value::opt_text(stopped)),
             ],
         )?;
