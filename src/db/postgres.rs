@@ -46,6 +46,22 @@ pub struct Conn {
     client: Client,
 }
 
+/// An error with what caused it (the driver's words, then the system's): "error
+/// communicating with the server: Connection timed out".
+fn with_causes(e: &dyn StdError) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 /// The URL without its password, for messages.
 pub fn redact(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
@@ -70,9 +86,10 @@ pub fn redact(url: &str) -> String {
 fn config_from(url: &str) -> Result<Config> {
     let mut config: Config = url.parse().map_err(|e| {
         Error::bad(format!(
-            "--db {}: not a usable PostgreSQL URL ({e}); write postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, \
+            "--db {}: not a usable PostgreSQL URL ({}); write postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, \
              or postgresql:///DATABASE?host=/run/postgresql for a local socket",
-            redact(url)
+            redact(url),
+            with_causes(&e)
         ))
     })?;
     if config.get_user().is_none() {
@@ -586,7 +603,7 @@ fn db_error(e: &postgres::Error) -> DbError {
             m
         }
         None if kind == DbErrorKind::ConnectionLost => {
-            format!("the connection to PostgreSQL is gone ({e})")
+            format!("the connection to PostgreSQL is gone ({})", with_causes(&e))
         }
         None => e.to_string(),
     };
