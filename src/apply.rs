@@ -629,7 +629,7 @@ fn compute_date(
     let sealed = db
         .one(&queries::IS_SEALED, &[(":ds", ds.into())])?
         .bool(0)?;
-    let sql = pipeline.render_date(&DateVars {
+    let script = pipeline.bind_date(&DateVars {
         ds,
         run_id,
         sealed,
@@ -646,7 +646,7 @@ fn compute_date(
         if holder != Some(run_id) {
             return Ok(DateResult::Lost(holder));
         }
-        db.batch(&sql)?;
+        db.run_script(&script.sql, &script.params)?;
         // record_date.sql decided: success, or for a sealed date corrected / unchanged.
         let status = if sealed {
             let params = [(":run_id", run_id.into()), (":ds", ds.into())];
@@ -666,11 +666,13 @@ fn record_failure(
     started_at: &str,
     message: &str,
 ) -> Result<()> {
-    let sql = pipeline.render_system(
+    let script = pipeline.bind_system(
         "record_failure",
         minijinja::context! { run_id => run_id, ds => ds, started_at => started_at, error => message },
     )?;
-    db.transaction(TxKind::Date, |db| db.batch(&sql))
+    db.transaction(TxKind::Date, |db| {
+        db.run_script(&script.sql, &script.params)
+    })
 }
 
 fn skipped_outcome(skip: &Skip) -> DateOutcome {

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::db::{Db, Dialect, TxKind};
 use crate::error::{Error, Result};
-use crate::templates::{SqlDate, TemplateFile, TemplateKind, TemplateSet};
+use crate::templates::{Bound, SqlDate, TemplateFile, TemplateKind, TemplateSet};
 
 /// A partitioned model: one table, one row set per date, from one SELECT.
 #[derive(Debug, Clone, Serialize)]
@@ -125,18 +125,27 @@ impl Pipeline {
         to_value(&self.models)
     }
 
-    /// The body of one date's transaction (`system/date.sql`).
+    /// The body of one date's transaction (`system/date.sql`) with its values as
+    /// literals, for review (`render`, `--dry-run`) and for the checks before a run.
     pub fn render_date(&self, vars: &DateVars) -> Result<String> {
-        self.templates.render(
-            "system/date.sql",
-            context! {
-                models => self.models_value(),
-                sealed => vars.sealed,
-                started_at => vars.started_at,
-                lease_seconds => vars.lease_seconds,
-                ..time_vars(vars.ds, vars.run_id, self.dialect)
-            },
-        )
+        self.templates
+            .render("system/date.sql", self.date_context(vars))
+    }
+
+    /// The same, as it is executed: the values as parameters.
+    pub fn bind_date(&self, vars: &DateVars) -> Result<Bound> {
+        self.templates
+            .render_bound("system/date.sql", self.date_context(vars))
+    }
+
+    fn date_context(&self, vars: &DateVars) -> Value {
+        context! {
+            models => self.models_value(),
+            sealed => vars.sealed,
+            started_at => vars.started_at,
+            lease_seconds => vars.lease_seconds,
+            ..time_vars(vars.ds, vars.run_id, self.dialect)
+        }
     }
 
     /// One model's SELECT for a date, as `render --date D MODEL` shows it.
@@ -147,10 +156,16 @@ impl Pipeline {
         )
     }
 
-    /// Renders a system template with `context`.
+    /// Renders a system template with `context`, values as literals (DDL, and reads).
     pub fn render_system(&self, name: &str, context: Value) -> Result<String> {
         let file = self.templates.system(name);
         self.templates.render(&file.include_name, context)
+    }
+
+    /// Renders a system template that writes, values as parameters (`Db::run_script`).
+    pub fn bind_system(&self, name: &str, context: Value) -> Result<Bound> {
+        let file = self.templates.system(name);
+        self.templates.render_bound(&file.include_name, context)
     }
 
     /// Creates what the pipeline needs and is missing: model tables (from `-- create:`),
@@ -441,6 +456,31 @@ mod tests {
             !sealed.contains("DELETE FROM \"daily_revenue\""),
             "{sealed}"
         );
+    }
+
+    #[test]
+    fn a_date_executes_the_same_text_for_every_date() {
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let p = Pipeline::load(None, dialect).unwrap();
+            let vars = |ds| DateVars {
+                ds,
+                run_id: 7,
+                sealed: false,
+                started_at: "2026-11-29 00:00:00",
+                lease_seconds: 900,
+            };
+            let (a, b) = (
+                p.bind_date(&vars("2026-02-09")).unwrap(),
+                p.bind_date(&vars("2031-12-31")).unwrap(),
+            );
+            assert_eq!(a.sql, b.sql, "{dialect:?}");
+            assert!(!a.sql.contains("2026-02-09"), "{}", a.sql);
+            assert!(a
+                .params
+                .iter()
+                .any(|(_, v)| *v == crate::db::Value::Text("2026-02-09".into())));
+            assert_ne!(a.params, b.params);
+        }
     }
 
     #[test]

@@ -173,11 +173,11 @@ pub fn sweep(
     let mut reclaims = Vec::new();
     for (run_id, why) in dead_holders(db, me, by_run)? {
         let dates = held_by_run(db, run_id)?;
-        let sql = pipeline.render_system(
+        let script = pipeline.bind_system(
             "reclaim",
             context! { dead_run => run_id, by_run => by_run, why => why.clone() },
         )?;
-        db.batch(&sql)?;
+        db.run_script(&script.sql, &script.params)?;
         reclaims.push(Reclaim { run_id, why, dates });
     }
     Ok(reclaims)
@@ -201,19 +201,19 @@ pub fn reserve(
     hold_seconds: Option<i64>,
 ) -> Result<()> {
     let selected = serde_json::to_string(selected).expect("dates serialize");
-    let sql = pipeline.render_system(
+    let script = pipeline.bind_system(
         "reserve",
         context! { run_id => run_id, selected => selected, hold_seconds => hold_seconds },
     )?;
-    db.batch(&sql)?;
+    db.run_script(&script.sql, &script.params)?;
     Ok(())
 }
 
 /// Gives up everything `run_id` still holds, with the reason recorded.
 pub fn release(db: &mut Db, pipeline: &Pipeline, run_id: i64, why: &str) -> Result<usize> {
     let held = held_by_run(db, run_id)?.len();
-    let sql = pipeline.render_system("release", context! { run_id => run_id, why => why })?;
-    db.batch(&sql)?;
+    let script = pipeline.bind_system("release", context! { run_id => run_id, why => why })?;
+    db.run_script(&script.sql, &script.params)?;
     Ok(held)
 }
 

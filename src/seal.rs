@@ -105,7 +105,7 @@ fn seal_dates(
     let already: Vec<String> = already.into_iter().map(|s| s.ds.clone()).collect();
     let new: Vec<String> = new.into_iter().map(|s| s.ds.clone()).collect();
     if !new.is_empty() {
-        let sql = pipeline.render_system(
+        let script = pipeline.bind_system(
             "seal",
             context! {
                 dates => serde_json::to_string(&new).expect("dates serialize"),
@@ -114,7 +114,7 @@ fn seal_dates(
                 models => pipeline.models_value(),
             },
         )?;
-        db.batch(&sql)?;
+        db.run_script(&script.sql, &script.params)?;
     }
     Ok((reclaimed, new, already))
 }

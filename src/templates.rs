@@ -25,7 +25,7 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{AutoEscape, Environment, ErrorKind, Output, State, UndefinedBehavior};
 use sha2::{Digest, Sha256};
 
-use crate::db::Dialect;
+use crate::db::{Dialect, Value as DbValue};
 use crate::error::{Error, Result};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_templates.rs"));
@@ -299,6 +299,28 @@ impl TemplateSet {
             .render(context)
             .map_err(|e| template_error(&self.files, e))
     }
+
+    /// Renders for execution: every printed value becomes a parameter (`:p1`, `:p2`, ...)
+    /// instead of a literal, so the text is the same for every date and nothing a value
+    /// holds is ever read as SQL. Template logic still sees the values themselves.
+    pub fn render_bound(&self, include_name: &str, context: Value) -> Result<Bound> {
+        BOUND.with(|b| *b.borrow_mut() = Some(Vec::new()));
+        let sql = self.render(include_name, context);
+        let values = BOUND.with(|b| b.borrow_mut().take()).unwrap_or_default();
+        let params = values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (format!(":p{}", i + 1), v))
+            .collect();
+        Ok(Bound { sql: sql?, params })
+    }
+}
+
+/// SQL with its parameters, named `:p1`, `:p2`, ... in the text.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    pub sql: String,
+    pub params: Vec<(String, DbValue)>,
 }
 
 fn load_dir(dir: &Path, files: &mut Vec<TemplateFile>) -> Result<()> {
@@ -422,21 +444,75 @@ fn sql_environment(dialect: Dialect) -> Environment<'static> {
     env
 }
 
-/// Prints a value as a SQL literal; values marked safe (include and macro output, quoted
-/// identifiers) are SQL already.
+/// Prints a value as a SQL literal, or, while `render_bound` runs, as a parameter; values
+/// marked safe (include and macro output, quoted identifiers) are SQL already.
 fn sql_formatter(
     out: &mut Output,
     _state: &mut State,
     value: &Value,
     dialect: Dialect,
 ) -> Result<(), minijinja::Error> {
+    let binding = BOUND.with(|b| b.borrow().is_some());
     let text = if value.is_safe() {
         value.to_string()
+    } else if binding {
+        sql_parameter(value, dialect)?
     } else {
         sql_literal(value, dialect)?
     };
     out.write_str(&text)
         .map_err(|e| minijinja::Error::new(ErrorKind::WriteFailure, e.to_string()))
+}
+
+thread_local! {
+    /// The values printed so far by a `render_bound` on this thread (None: print literals).
+    static BOUND: std::cell::RefCell<Option<Vec<DbValue>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Binds a printed value: `:p1`, `:p2`, ... in print order. A date or a number is cast on
+/// PostgreSQL, where a parameter in a SELECT list would otherwise be text; NULL and
+/// booleans are constants and stay literals.
+fn sql_parameter(value: &Value, dialect: Dialect) -> Result<String, minijinja::Error> {
+    let (bound, cast) = if let Some(date) = value.downcast_object_ref::<SqlDate>() {
+        (DbValue::Text(date.0.clone()), "date")
+    } else {
+        match value.kind() {
+            ValueKind::None | ValueKind::Bool => return sql_literal(value, dialect),
+            ValueKind::Seq | ValueKind::Iterable => {
+                let items = value
+                    .try_iter()?
+                    .map(|v| sql_parameter(&v, dialect))
+                    .collect::<Result<Vec<_>, _>>()?;
+                return Ok(format!("({})", items.join(", ")));
+            }
+            ValueKind::Number => match value.as_i64() {
+                Some(n) => (DbValue::Int(n), "bigint"),
+                None => (
+                    DbValue::Real(f64::try_from(value.clone())?),
+                    "double precision",
+                ),
+            },
+            // Text goes as it is; anything else is refused exactly as sql_literal refuses it.
+            ValueKind::String => {
+                sql_literal(value, dialect)?;
+                (
+                    DbValue::Text(value.as_str().unwrap_or_default().to_string()),
+                    "",
+                )
+            }
+            _ => return sql_literal(value, dialect),
+        }
+    };
+    let n = BOUND.with(|b| {
+        let mut b = b.borrow_mut();
+        let values = b.as_mut().expect("bound while binding");
+        values.push(bound);
+        values.len()
+    });
+    Ok(match (dialect, cast) {
+        (Dialect::Postgres, cast) if !cast.is_empty() => format!("CAST(:p{n} AS {cast})"),
+        _ => format!(":p{n}"),
+    })
 }
 
 /// A date among the time variables (ds, next_ds, prev_ds). It prints as a date literal:
@@ -609,6 +685,39 @@ mod tests {
         assert_eq!(out, "10-(-3) (-0.5)");
         let out = render("{{ ds|e }}", context! { ds => "x'y" }).unwrap();
         assert_eq!(out, "'x''y'");
+    }
+
+    #[test]
+    fn bound_rendering_prints_parameters_and_keeps_the_values() {
+        let mut set = TemplateSet::load(None, Dialect::Postgres).unwrap();
+        set.env
+            .add_template_owned(
+                "t.sql",
+                "{% if ds == 'x' %}no{% endif %}SELECT {{ d }} AS ds, {{ n }}, {{ s }}, {{ none }}, {{ list }}"
+                    .to_string(),
+            )
+            .unwrap();
+        let ctx = context! {
+            ds => "2026-02-09", d => Value::from_object(SqlDate("2026-02-09".into())),
+            n => -3, s => "it's", none => (), list => vec![1, 2],
+        };
+        let bound = set.render_bound("t.sql", ctx.clone()).unwrap();
+        assert_eq!(
+            bound.sql,
+            "SELECT CAST(:p1 AS date) AS ds, CAST(:p2 AS bigint), :p3, NULL, (CAST(:p4 AS bigint), CAST(:p5 AS bigint))"
+        );
+        assert_eq!(
+            bound.params[0],
+            (":p1".to_string(), DbValue::Text("2026-02-09".into()))
+        );
+        assert_eq!(bound.params[1].1, DbValue::Int(-3));
+        assert_eq!(bound.params[2].1, DbValue::Text("it's".into()));
+        // Outside render_bound, literals as before.
+        let literal = set.render("t.sql", ctx).unwrap();
+        assert!(
+            literal.starts_with("SELECT DATE '2026-02-09' AS ds, (-3), 'it''s'"),
+            "{literal}"
+        );
     }
 
     #[test]

@@ -374,7 +374,8 @@ fn explain(target: &Target, e: Error) -> Error {
 
 enum Conn {
     Sqlite(sqlite::Conn),
-    Postgres(postgres::Conn),
+    // Boxed: a client and its statement cache are much larger than a SQLite handle.
+    Postgres(Box<postgres::Conn>),
 }
 
 /// An open, migrated database.
@@ -417,7 +418,8 @@ impl Db {
         let conn = match target {
             Target::Sqlite(path) => sqlite::Conn::open(path).map(Conn::Sqlite),
             Target::Postgres { url, schema } => {
-                postgres::Conn::open(url, schema, &target.to_string()).map(Conn::Postgres)
+                postgres::Conn::open(url, schema, &target.to_string())
+                    .map(|c| Conn::Postgres(Box::new(c)))
             }
         }
         .map_err(|e| explain(target, e))?;
@@ -454,6 +456,20 @@ impl Db {
     /// Runs a script of one or more statements; their rows are discarded.
     pub fn batch(&mut self, sql: &str) -> Result<()> {
         call!(self, c => c.batch(sql))
+    }
+
+    /// Runs a script whose values are parameters (`templates::render_bound`): statement by
+    /// statement, each with the parameters it names. The text is the same for every date,
+    /// so prepared statements are reused.
+    pub fn run_script(&mut self, sql: &str, params: &[(String, Value)]) -> Result<()> {
+        let params: Vec<(&str, Value)> = params
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.clone()))
+            .collect();
+        for statement in split_statements(sql) {
+            call!(self, c => c.run_statement(statement, &params))?;
+        }
+        Ok(())
     }
 
     /// Runs one statement; how many rows it changed.

@@ -44,6 +44,9 @@ const SESSION_DEFAULTS: &[(&str, &str)] = &[
 
 pub struct Conn {
     client: Client,
+    /// Bound statements by their text: a date's statements have the same text for every
+    /// date, so each is parsed and planned once per run.
+    prepared: std::collections::HashMap<String, postgres::Statement>,
 }
 
 /// An error with what caused it (the driver's words, then the system's): "error
@@ -132,7 +135,10 @@ impl Conn {
         let client = config
             .connect(NoTls)
             .map_err(|e| connect_error(&e, label))?;
-        let mut conn = Conn { client };
+        let mut conn = Conn {
+            client,
+            prepared: Default::default(),
+        };
         conn.session_settings()?;
         conn.migrate(schema, label)?;
         Ok(conn)
@@ -230,6 +236,22 @@ impl Conn {
 
     pub fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         Ok(self.client.batch_execute(sql)?)
+    }
+
+    /// One statement of a bound script, prepared once per text.
+    pub fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
+        let (text, values) = positional(sql, params);
+        let statement = match self.prepared.get(&text) {
+            Some(statement) => statement.clone(),
+            None => {
+                let statement = self.client.prepare(&text)?;
+                self.prepared.insert(text, statement.clone());
+                statement
+            }
+        };
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
+        self.client.execute(&statement, &refs)?;
+        Ok(())
     }
 
     pub fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {

@@ -242,6 +242,20 @@ impl Conn {
         Ok(self.conn.execute_batch(sql)?)
     }
 
+    /// One statement of a bound script: the parameters it names are bound, its rows (if
+    /// any) read and dropped. Prepared once per text, from the statement cache.
+    pub fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        for (name, value) in params {
+            if let Some(i) = stmt.parameter_index(name)? {
+                stmt.raw_bind_parameter(i, value)?;
+            }
+        }
+        let mut rows = stmt.raw_query();
+        while rows.next()?.is_some() {}
+        Ok(())
+    }
+
     pub fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         let bound: Vec<(&str, &dyn ToSql)> =
