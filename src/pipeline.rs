@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::db::{Db, Dialect, TxKind};
 use crate::error::{Error, Result};
-use crate::templates::{Bound, SqlDate, TemplateFile, TemplateKind, TemplateSet};
+use crate::templates::{Bound, TemplateFile, TemplateKind, TemplateSet};
 
 /// A partitioned model: one table, one row set per date, from one SELECT.
 #[derive(Debug, Clone, Serialize)]
@@ -144,7 +144,7 @@ impl Pipeline {
             sealed => vars.sealed,
             started_at => vars.started_at,
             lease_seconds => vars.lease_seconds,
-            ..time_vars(vars.ds, vars.run_id, self.dialect)
+            ..time_vars(vars.ds, vars.run_id)
         }
     }
 
@@ -152,7 +152,7 @@ impl Pipeline {
     pub fn render_model(&self, model: &Model, ds: &str, run_id: i64) -> Result<String> {
         self.templates.render(
             &model.template,
-            context! { model => to_value(model), ..time_vars(ds, run_id, self.dialect) },
+            context! { model => to_value(model), ..time_vars(ds, run_id) },
         )
     }
 
@@ -276,22 +276,14 @@ pub fn to_value<T: Serialize>(value: &T) -> Value {
 }
 
 /// The time variables every template may use: ds, next_ds, prev_ds, ds_nodash, run_id.
-/// On PostgreSQL the dates print as typed date literals (see `SqlDate`).
-pub fn time_vars(ds: &str, run_id: i64, dialect: Dialect) -> Value {
+/// (On PostgreSQL a date prints as a date: see `templates::sql_literal`.)
+pub fn time_vars(ds: &str, run_id: i64) -> Value {
     let date =
         crate::interval::parse_date(ds, "date").expect("dates are validated before rendering");
-    let as_value = |d: String| match dialect {
-        Dialect::Sqlite => Value::from(d),
-        Dialect::Postgres => Value::from_object(SqlDate(d)),
-    };
-    let next = date
-        .succ_opt()
-        .map(|d| as_value(crate::interval::fmt_date(d)));
-    let prev = date
-        .pred_opt()
-        .map(|d| as_value(crate::interval::fmt_date(d)));
+    let next = date.succ_opt().map(crate::interval::fmt_date);
+    let prev = date.pred_opt().map(crate::interval::fmt_date);
     context! {
-        ds => as_value(ds.to_string()),
+        ds => ds,
         next_ds => next,
         prev_ds => prev,
         ds_nodash => ds.replace('-', ""),
@@ -485,7 +477,7 @@ mod tests {
 
     #[test]
     fn time_vars_cover_month_ends() {
-        let v = time_vars("2028-03-01", 1, Dialect::Sqlite);
+        let v = time_vars("2028-03-01", 1);
         assert_eq!(v.get_attr("prev_ds").unwrap().as_str(), Some("2028-02-29"));
         assert_eq!(v.get_attr("ds_nodash").unwrap().as_str(), Some("20280301"));
     }

@@ -473,8 +473,8 @@ thread_local! {
 /// PostgreSQL, where a parameter in a SELECT list would otherwise be text; NULL and
 /// booleans are constants and stay literals.
 fn sql_parameter(value: &Value, dialect: Dialect) -> Result<String, minijinja::Error> {
-    let (bound, cast) = if let Some(date) = value.downcast_object_ref::<SqlDate>() {
-        (DbValue::Text(date.0.clone()), "date")
+    let (bound, cast) = if let Some(date) = as_date(value) {
+        (DbValue::Text(date.to_string()), "date")
     } else {
         match value.kind() {
             ValueKind::None | ValueKind::Bool => return sql_literal(value, dialect),
@@ -515,27 +515,22 @@ fn sql_parameter(value: &Value, dialect: Dialect) -> Result<String, minijinja::E
     })
 }
 
-/// A date among the time variables (ds, next_ds, prev_ds). It prints as a date literal:
-/// `'2026-02-09'` on SQLite, `DATE '2026-02-09'` on PostgreSQL, where an untyped literal
-/// in a model's SELECT list would be text, not a date.
-#[derive(Debug)]
-pub struct SqlDate(pub String);
-
-impl minijinja::value::Object for SqlDate {
-    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// A text value that is a calendar date (`2026-02-09`: ds, next_ds, prev_ds, or any
+/// other): on PostgreSQL it prints as a date (`DATE '2026-02-09'`, or a parameter cast to
+/// date), since an untyped literal in a model's SELECT list would be text. Template logic
+/// sees plain text on both backends.
+fn as_date(value: &Value) -> Option<&str> {
+    let text = value.as_str()?;
+    let shaped = text.len() == 10 && text.as_bytes()[4] == b'-' && text.as_bytes()[7] == b'-';
+    (shaped && chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok()).then_some(text)
 }
 
 /// The SQL literal for a value: `'text'` with quotes doubled, integers bare, `NULL`,
-/// `1`/`0` for booleans, `(a, b)` for a sequence. Maps and undefined values are refused.
+/// `1`/`0` for booleans, `(a, b)` for a sequence; on PostgreSQL a date is `DATE '...'`.
+/// Maps and undefined values are refused.
 pub fn sql_literal(value: &Value, dialect: Dialect) -> Result<String, minijinja::Error> {
-    if let Some(date) = value.downcast_object_ref::<SqlDate>() {
-        let quoted = sql_literal(&Value::from(date.0.as_str()), dialect)?;
-        return Ok(match dialect {
-            Dialect::Sqlite => quoted,
-            Dialect::Postgres => format!("DATE {quoted}"),
-        });
+    if let (Some(date), Dialect::Postgres) = (as_date(value), dialect) {
+        return Ok(format!("DATE '{date}'"));
     }
     let refuse = |what: &str| {
         minijinja::Error::new(
@@ -698,7 +693,7 @@ mod tests {
             )
             .unwrap();
         let ctx = context! {
-            ds => "2026-02-09", d => Value::from_object(SqlDate("2026-02-09".into())),
+            ds => "2026-02-09", d => "2026-02-09",
             n => -3, s => "it's", none => (), list => vec![1, 2],
         };
         let bound = set.render_bound("t.sql", ctx.clone()).unwrap();

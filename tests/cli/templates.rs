@@ -524,3 +524,27 @@ fn values_cannot_be_printed_unquoted() {
     ]);
     assert_eq!(sb.daily()["2026-03-01"], (1000, 2));
 }
+
+#[test]
+fn template_logic_on_a_date_behaves_alike_on_every_backend() {
+    // `ds` is text to the template on both backends (on PostgreSQL it prints as a date):
+    // a model whose rule changes from a date on must see the comparison work.
+    let sb = Sandbox::new();
+    let tpl = copy_templates(&sb);
+    edit(
+        &model_file(&tpl),
+        "count(*) AS order_count",
+        "count(*) + {% if ds >= '2026-03-02' %}100{% else %}0{% endif %} AS order_count",
+    );
+    edit(&model_file(&tpl), "-- version: 1", "-- version: 2");
+    sb.ok(&[
+        "--templates",
+        tpl.to_str().unwrap(),
+        "apply",
+        "--interval",
+        "2026-03-01..2026-03-02",
+    ]);
+    let daily = sb.daily();
+    assert_eq!(daily["2026-03-01"], (0, 0));
+    assert_eq!(daily["2026-03-02"], (0, 100));
+}
