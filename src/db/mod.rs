@@ -2,16 +2,22 @@
 //! transactions, cancel, classify errors) and one small file per backend, as refinery has
 //! one driver per database. No rusqlite or postgres type leaves this folder.
 
+mod pg_types;
 mod postgres;
+mod row;
+mod script;
 mod sqlite;
 
 use std::fmt;
 use std::path::PathBuf;
-use std::rc::Rc;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+
+pub use row::{Params, Row, Value};
+pub use script::split_statements;
+use script::{code_mask, excerpt};
 
 /// Which SQL the database speaks. Templates and queries are chosen by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -94,136 +100,6 @@ impl fmt::Display for Target {
             Target::Postgres { url, schema } => {
                 write!(f, "{} (schema {schema})", postgres::redact(url))
             }
-        }
-    }
-}
-
-/// One value of a result row, or one bound parameter.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    Null,
-    Int(i64),
-    Real(f64),
-    Text(String),
-    Bool(bool),
-}
-
-impl Value {
-    pub fn opt_text(v: Option<&str>) -> Value {
-        v.map_or(Value::Null, |s| Value::Text(s.to_string()))
-    }
-
-    pub fn opt_int(v: Option<i64>) -> Value {
-        v.map_or(Value::Null, Value::Int)
-    }
-
-    pub fn to_json(&self) -> serde_json::Value {
-        match self {
-            Value::Null => serde_json::Value::Null,
-            Value::Int(n) => (*n).into(),
-            Value::Real(f) => (*f).into(),
-            Value::Text(s) => s.clone().into(),
-            // Flags read alike on both backends: 1 or 0.
-            Value::Bool(b) => i64::from(*b).into(),
-        }
-    }
-}
-
-impl From<&str> for Value {
-    fn from(s: &str) -> Self {
-        Value::Text(s.to_string())
-    }
-}
-
-impl From<String> for Value {
-    fn from(s: String) -> Self {
-        Value::Text(s)
-    }
-}
-
-impl From<&String> for Value {
-    fn from(s: &String) -> Self {
-        Value::Text(s.clone())
-    }
-}
-
-impl From<i64> for Value {
-    fn from(n: i64) -> Self {
-        Value::Int(n)
-    }
-}
-
-impl From<bool> for Value {
-    fn from(b: bool) -> Self {
-        Value::Bool(b)
-    }
-}
-
-/// Named parameters, as `:name` in the SQL.
-pub type Params<'a> = &'a [(&'a str, Value)];
-
-/// One result row; columns by position.
-#[derive(Debug, Clone)]
-pub struct Row {
-    names: Rc<Vec<String>>,
-    values: Vec<Value>,
-}
-
-impl Row {
-    pub fn new(names: Rc<Vec<String>>, values: Vec<Value>) -> Row {
-        Row { names, values }
-    }
-
-    pub fn names(&self) -> &[String] {
-        &self.names
-    }
-
-    pub fn value(&self, i: usize) -> &Value {
-        self.values.get(i).unwrap_or(&Value::Null)
-    }
-
-    fn mismatch(&self, i: usize, want: &str) -> Error {
-        Error::Database(DbError::other(format!(
-            "column {} ({}) is {:?}, not {want}",
-            i,
-            self.names.get(i).map(String::as_str).unwrap_or("?"),
-            self.value(i)
-        )))
-    }
-
-    pub fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
-        match self.value(i) {
-            Value::Null => Ok(None),
-            Value::Int(n) => Ok(Some(*n)),
-            Value::Bool(b) => Ok(Some(i64::from(*b))),
-            _ => Err(self.mismatch(i, "an integer")),
-        }
-    }
-
-    pub fn i64(&self, i: usize) -> Result<i64> {
-        self.opt_i64(i)?
-            .ok_or_else(|| self.mismatch(i, "an integer"))
-    }
-
-    pub fn opt_text(&self, i: usize) -> Result<Option<String>> {
-        match self.value(i) {
-            Value::Null => Ok(None),
-            Value::Text(s) => Ok(Some(s.clone())),
-            Value::Int(n) => Ok(Some(n.to_string())),
-            _ => Err(self.mismatch(i, "text")),
-        }
-    }
-
-    pub fn text(&self, i: usize) -> Result<String> {
-        self.opt_text(i)?.ok_or_else(|| self.mismatch(i, "text"))
-    }
-
-    pub fn bool(&self, i: usize) -> Result<bool> {
-        match self.value(i) {
-            Value::Bool(b) => Ok(*b),
-            Value::Int(n) => Ok(*n != 0),
-            Value::Null => Ok(false),
-            _ => Err(self.mismatch(i, "a flag")),
         }
     }
 }
@@ -567,79 +443,6 @@ fn newest_migration(migrations: &[refinery::Migration]) -> i64 {
         .unwrap_or(0)
 }
 
-/// The text around byte `at` of a statement, on one line: where a parse error stopped.
-fn excerpt(sql: &str, at: usize) -> String {
-    let at = at.min(sql.len());
-    let start = sql[..at]
-        .char_indices()
-        .rev()
-        .nth(60)
-        .map(|(i, _)| i)
-        .unwrap_or(0);
-    let end = sql[at..]
-        .char_indices()
-        .nth(40)
-        .map(|(i, _)| at + i)
-        .unwrap_or(sql.len());
-    sql[start..end]
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Which bytes of a script are SQL code: not inside a quoted string or identifier, nor
-/// a `--` or `/* */` comment.
-fn code_mask(sql: &str) -> Vec<bool> {
-    let bytes = sql.as_bytes();
-    let mut code = vec![false; bytes.len()];
-    let mut i = 0;
-    while i < bytes.len() {
-        let skip_to = match bytes[i] {
-            b'\'' | b'"' => find_from(bytes, i + 1, &[bytes[i]]).map(|e| e + 1),
-            b'-' if bytes.get(i + 1) == Some(&b'-') => find_from(bytes, i, b"\n"),
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                find_from(bytes, i + 2, b"*/").map(|e| e + 2)
-            }
-            _ => {
-                code[i] = true;
-                i += 1;
-                continue;
-            }
-        };
-        i = skip_to.unwrap_or(bytes.len());
-    }
-    code
-}
-
-fn find_from(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    bytes
-        .get(from..)?
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| from + p)
-}
-
-/// Splits a script into statements at `;` in code (not in quotes or comments); pieces
-/// that hold only comments are dropped.
-pub fn split_statements(sql: &str) -> Vec<&str> {
-    let code = code_mask(sql);
-    let mut out = Vec::new();
-    let mut start = 0;
-    for (i, b) in sql.bytes().enumerate() {
-        if b == b';' && code[i] {
-            out.push((start, i));
-            start = i + 1;
-        }
-    }
-    out.push((start, sql.len()));
-    out.into_iter()
-        .filter(|(from, to)| {
-            (*from..*to).any(|i| code[i] && !sql.as_bytes()[i].is_ascii_whitespace())
-        })
-        .map(|(from, to)| &sql[from..to])
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -655,17 +458,5 @@ mod tests {
         assert!(!pg.to_string().contains("secret"), "{pg}");
         assert!(Target::parse("postgres:///db", Some("Bad-Name")).is_err());
         assert!(Target::parse("x.db", Some("sales")).is_err());
-    }
-
-    #[test]
-    fn scripts_split_outside_quotes_and_comments() {
-        let sql = "INSERT INTO t VALUES ('a;b'); -- c; d\nSELECT \"x;\" FROM t /* ; */;\n-- only a comment;\n";
-        assert_eq!(
-            split_statements(sql),
-            vec![
-                "INSERT INTO t VALUES ('a;b')",
-                " -- c; d\nSELECT \"x;\" FROM t /* ; */"
-            ]
-        );
     }
 }
