@@ -157,3 +157,54 @@ fn the_same_story_gives_the_same_rows_on_sqlite_and_postgres() {
         "the late voucher on a sealed date corrects it"
     );
 }
+
+/// CONTRACT §6: natural PostgreSQL types. Dates are `date`, times `timestamptz`, amounts
+/// and ids `bigint`, flags `boolean`, in the tables and in the views.
+#[test]
+fn tables_and_views_have_natural_postgresql_types() {
+    let sb = Sandbox::new();
+    let schema = sb.schema.clone().unwrap();
+    let expected = [
+        ("orders", "order_date", "date"),
+        ("orders", "amount", "bigint"),
+        ("orders", "created_at", "timestamp with time zone"),
+        ("daily_revenue", "ds", "date"),
+        ("daily_revenue", "revenue", "bigint"),
+        ("daily_revenue", "order_count", "bigint"),
+        ("daily_revenue", "run_id", "bigint"),
+        ("daily_revenue_current", "ds", "date"),
+        ("daily_revenue_current", "revenue", "bigint"),
+        ("daily_revenue_current", "order_count", "bigint"),
+        ("daily_revenue_current", "corrected", "boolean"),
+        ("cumulative_revenue", "ds", "date"),
+        ("cumulative_revenue", "revenue", "bigint"),
+        ("cumulative_revenue", "cumulative_revenue", "bigint"),
+        ("cumulative_revenue_as_sent", "cumulative_revenue", "bigint"),
+        ("runs", "run_id", "bigint"),
+        ("runs", "interval_start", "date"),
+        ("runs", "created_at", "timestamp with time zone"),
+        ("runs", "finished_at", "timestamp with time zone"),
+        ("run_partitions", "ds", "date"),
+        ("run_partitions", "held_by", "bigint"),
+        ("reservations", "ds", "date"),
+        ("reservations", "expires_at", "timestamp with time zone"),
+        ("seals", "ds", "date"),
+        ("seals", "sealed_at", "timestamp with time zone"),
+        ("seals", "revenue", "bigint"),
+        ("daily_revenue_corrections", "correction_id", "bigint"),
+        ("daily_revenue_corrections", "previous_revenue", "bigint"),
+        ("daily_revenue_corrections", "removed", "boolean"),
+        (
+            "daily_revenue_corrections",
+            "corrected_at",
+            "timestamp with time zone",
+        ),
+    ];
+    for (table, column, want) in expected {
+        let got = sb.rows(&format!(
+            "SELECT data_type FROM information_schema.columns \
+             WHERE table_schema = '{schema}' AND table_name = '{table}' AND column_name = '{column}'"
+        ));
+        assert_eq!(got, vec![vec![want.to_string()]], "{table}.{column}");
+    }
+}
