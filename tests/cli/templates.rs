@@ -374,8 +374,8 @@ fn an_edited_view_is_refused_before_the_view_changes() {
     let before = view();
     edit(
         &tpl.join("views/cumulative_revenue.sql"),
-        "CURRENT ROW) AS cumulative_revenue",
-        "CURRENT ROW) * 2 AS cumulative_revenue",
+        "CURRENT ROW) AS BIGINT) AS cumulative_revenue",
+        "CURRENT ROW) AS BIGINT) * 2 AS cumulative_revenue",
     );
     let run = sb.expect(
         2,
@@ -394,8 +394,8 @@ fn an_edited_view_is_refused_before_the_view_changes() {
     // With a new version the view is recreated from the new text.
     edit(
         &tpl.join("views/cumulative_revenue.sql"),
-        "-- version: 1",
         "-- version: 2",
+        "-- version: 3",
     );
     sb.ok(&["--templates", dir, "apply", "--interval", "2026-03-01"]);
     assert!(view().contains("* 2"), "{}", view());
