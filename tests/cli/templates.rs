@@ -32,6 +32,25 @@ pub(crate) fn edit(path: &Path, from: &str, to: &str) {
     std::fs::write(path, text.replacen(from, to, 1)).unwrap();
 }
 
+/// `apply` with the pipeline in `tpl` is refused as bad input (exit 2) naming `says`, and
+/// writes nothing.
+fn apply_refused(sb: &Sandbox, tpl: &Path, interval: &str, says: &str) -> Run {
+    let before = snapshot(sb);
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            tpl.to_str().unwrap(),
+            "apply",
+            "--interval",
+            interval,
+        ],
+    );
+    assert!(run.stderr.contains(says), "{}", run.stderr);
+    assert_eq!(snapshot(sb), before, "a refused apply wrote nothing");
+    run
+}
+
 fn sha256(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()
@@ -438,24 +457,12 @@ fn a_model_with_an_unknown_column_is_bad_input_and_writes_nothing() {
         -- create: CREATE TABLE broken (ds DATE, n BIGINT, run_id BIGINT)\n\
         SELECT {{ ds }} AS ds, count(no_such_column) AS n FROM orders WHERE order_date = {{ ds }}\n";
     std::fs::write(tpl.join("models/broken.sql"), model).unwrap();
-    let before = snapshot(&sb);
-    let run = sb.expect(
-        2,
-        &[
-            "--templates",
-            tpl.to_str().unwrap(),
-            "apply",
-            "--interval",
-            "2026-03-01..2026-03-03",
-        ],
-    );
-    assert!(run.stderr.contains("no_such_column"), "{}", run.stderr);
+    let run = apply_refused(&sb, &tpl, "2026-03-01..2026-03-03", "no_such_column");
     assert!(
         run.stderr.contains("sqlrun render --date 2026-03-01"),
         "{}",
         run.stderr
     );
-    assert_eq!(snapshot(&sb), before);
 }
 
 #[test]
@@ -470,19 +477,7 @@ fn a_misspelt_column_in_double_quotes_is_an_error_not_a_string() {
         "coalesce(sum(o.amount), 0) AS revenue",
         "coalesce(sum(\"ammount\"), 0) AS revenue",
     );
-    let before = snapshot(&sb);
-    let run = sb.expect(
-        2,
-        &[
-            "--templates",
-            tpl.to_str().unwrap(),
-            "apply",
-            "--interval",
-            "2026-03-01..2026-03-02",
-        ],
-    );
-    assert!(run.stderr.contains("ammount"), "{}", run.stderr);
-    assert_eq!(snapshot(&sb), before);
+    apply_refused(&sb, &tpl, "2026-03-01..2026-03-02", "ammount");
 }
 
 #[test]
