@@ -87,6 +87,31 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// What libpq (psql) fills in when the URL leaves it out: host and port from PGHOST and
+/// PGPORT, else the local socket folder; the database from PGDATABASE.
+fn libpq_defaults(config: &mut Config) {
+    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    if config.get_hosts().is_empty() {
+        let socket = ["/var/run/postgresql", "/run/postgresql", "/tmp"]
+            .into_iter()
+            .find(|dir| std::path::Path::new(dir).join(".s.PGSQL.5432").exists());
+        match env("PGHOST").as_deref().or(socket) {
+            Some(host) => config.host(host),
+            None => config.host("localhost"),
+        };
+    }
+    if config.get_ports().is_empty() {
+        if let Some(port) = env("PGPORT").and_then(|p| p.parse().ok()) {
+            config.port(port);
+        }
+    }
+    if config.get_dbname().is_none() {
+        if let Some(db) = env("PGDATABASE") {
+            config.dbname(&db);
+        }
+    }
+}
+
 fn config_from(url: &str) -> Result<Config> {
     let mut config: Config = url.parse().map_err(|e| {
         Error::bad(format!(
@@ -96,6 +121,7 @@ fn config_from(url: &str) -> Result<Config> {
             with_causes(&e)
         ))
     })?;
+    libpq_defaults(&mut config);
     if config.get_user().is_none() {
         let user = std::env::var("PGUSER")
             .or_else(|_| std::env::var("USER"))

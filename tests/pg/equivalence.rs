@@ -208,3 +208,32 @@ fn tables_and_views_have_natural_postgresql_types() {
         assert_eq!(got, vec![vec![want.to_string()]], "{table}.{column}");
     }
 }
+
+/// CONTRACT §6: two pipelines share one database in two schemas, each with its own state
+/// store: a date held in one is free in the other, and run ids are their own.
+#[test]
+fn two_pipelines_share_a_database_in_two_schemas() {
+    let (a, b) = (Sandbox::new(), Sandbox::new());
+    for sb in [&a, &b] {
+        sb.exec("INSERT INTO orders VALUES ('x', '2026-05-02', 700, '2026-05-02 10:00:00')");
+    }
+    let held = a.ok(&["reserve", "--interval", "2026-05-01..2026-05-03"]);
+    assert_eq!(held.stdout.trim(), "1");
+    b.ok(&["apply", "--interval", "2026-05-01..2026-05-03"]);
+    assert_eq!(
+        b.count("SELECT count(*) FROM run_partitions WHERE status = 'success'"),
+        3
+    );
+    assert_eq!(b.last_run_id(), 1, "run ids are per schema");
+    assert_eq!(b.daily()["2026-05-02"], (700, 1));
+    assert_eq!(
+        a.count("SELECT count(*) FROM reservations WHERE run_id = 1"),
+        3
+    );
+    assert_eq!(a.count("SELECT count(*) FROM daily_revenue"), 0);
+    // The other schema's run is alive to its own schema only: a's reserved run is untouched.
+    assert_eq!(
+        a.rows("SELECT status FROM runs WHERE run_id = 1"),
+        vec![vec!["reserved".to_string()]]
+    );
+}
