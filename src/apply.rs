@@ -7,44 +7,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
 
-use crate::cli::{default_user, ApplyArgs, Global, Kind, Only};
+use crate::cli::{command_line, default_user, ApplyArgs, Global, Kind, Only};
 use crate::db::{Db, DbErrorKind, Interrupter, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
 use crate::interval::{fmt_date, parse_date, today_utc, Interval};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::queries;
-use crate::report::{self, Output};
+use crate::report::{self, ApplyReport, DateOutcome, Output};
 use crate::reserve::{self, DateState, Reclaim, Skip};
 use crate::store::{self, now};
-
-/// How one date ended in this run.
-#[derive(Debug, Clone, Serialize)]
-pub struct DateOutcome {
-    pub ds: String,
-    pub status: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub held_by: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub millis: Option<u64>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ApplyReport {
-    pub run_id: i64,
-    pub kind: String,
-    pub interval: String,
-    pub status: String,
-    pub exit_code: u8,
-    pub dates: Vec<DateOutcome>,
-    pub reclaimed: Vec<Reclaim>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stopped: Option<String>,
-}
 
 /// What `apply` was asked to do, validated before the database is touched.
 struct Request {
@@ -215,7 +188,7 @@ fn begin_run(
             start_run(db, pipeline, start.args, &me, start.reserved, start.request)?;
         // Taken before the run row becomes visible: nobody can see it running and gone.
         db.hold_run(run_id)?;
-        store::record_templates(db, &pipeline.templates, run_id)?;
+        crate::pipeline::record_versions(db, &pipeline.templates, run_id)?;
         let reclaimed = reserve::sweep(db, pipeline, &me, Some(run_id))?;
         let selected = select_dates(db, pipeline, start.interval, start.request, run_id)?;
         let lease = Some(reserve::lease_seconds());
@@ -741,10 +714,6 @@ impl Drop for SignalGuard {
             handle.close();
         }
     }
-}
-
-pub fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
 }
 
 /// `--dry-run`: each date and what would happen to it, then the SQL. Writes nothing.

@@ -5,6 +5,7 @@
 
 pub mod apply;
 pub mod cli;
+pub mod dates;
 pub mod db;
 pub mod demo;
 pub mod error;

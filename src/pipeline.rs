@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::db::{Db, Dialect, TxKind};
 use crate::error::{Error, Result};
+use crate::queries;
 use crate::templates::{Bound, TemplateFile, TemplateKind, TemplateSet};
 
 /// A partitioned model: one table, one row set per date, from one SELECT.
@@ -197,7 +198,7 @@ impl Pipeline {
     /// nothing needs writing (reads only). An edited template is refused here, before it
     /// changes anything, views included.
     pub fn is_current(&self, db: &mut Db) -> Result<bool> {
-        crate::store::verify_templates(db, &self.templates)?;
+        verify_versions(db, &self.templates)?;
         Ok(self.pending_ddl(db)?.is_empty())
     }
 
@@ -268,6 +269,65 @@ impl Ddl {
     fn plain(sql: String) -> Ddl {
         Ddl { sql, view: None }
     }
+}
+
+/// Refuses a template whose text changed while its version did not, as a migration tool
+/// refuses an edited migration.
+pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<()> {
+    for file in &templates.files {
+        let recorded = db.row(
+            &queries::TEMPLATE_VERSION,
+            &[
+                (":name", file.name.as_str().into()),
+                (":version", file.version.into()),
+            ],
+        )?;
+        if let Some(row) = recorded {
+            let (checksum, first_used) = (row.text(0)?, row.text(1)?);
+            if checksum != file.checksum {
+                return Err(Error::EditedTemplate(Box::new(
+                    crate::error::EditedTemplate {
+                        file: file.path.clone(),
+                        name: file.name.clone(),
+                        version: file.version,
+                        next: file.version + 1,
+                        recorded: checksum[..12.min(checksum.len())].to_string(),
+                        found: file.checksum[..12].to_string(),
+                        first_used,
+                    },
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Records the template versions a run uses (and each version's text the first time).
+pub fn record_versions(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Result<()> {
+    verify_versions(db, templates)?;
+    for file in &templates.files {
+        db.execute(
+            &queries::RECORD_TEMPLATE_VERSION,
+            &[
+                (":name", file.name.as_str().into()),
+                (":version", file.version.into()),
+                (":kind", file.kind.as_str().into()),
+                (":checksum", file.checksum.as_str().into()),
+                (":body", file.source.as_str().into()),
+                (":run_id", run_id.into()),
+            ],
+        )?;
+        db.execute(
+            &queries::RECORD_RUN_TEMPLATE,
+            &[
+                (":run_id", run_id.into()),
+                (":name", file.name.as_str().into()),
+                (":version", file.version.into()),
+                (":kind", file.kind.as_str().into()),
+            ],
+        )?;
+    }
+    Ok(())
 }
 
 /// A serializable value as a template variable.

@@ -5,10 +5,9 @@ use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-use crate::apply::ApplyReport;
+use crate::dates::{DateState, Reclaim};
 use crate::error::Result;
 use crate::interval::Interval;
-use crate::reserve::DateState;
 
 pub struct Output {
     pub json: bool,
@@ -125,6 +124,32 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref()
         .map(|x| x.to_string())
         .unwrap_or_else(|| "-".into())
+}
+
+/// How one date ended in this run.
+#[derive(Debug, Clone, Serialize)]
+pub struct DateOutcome {
+    pub ds: String,
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub millis: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ApplyReport {
+    pub run_id: i64,
+    pub kind: String,
+    pub interval: String,
+    pub status: String,
+    pub exit_code: u8,
+    pub dates: Vec<DateOutcome>,
+    pub reclaimed: Vec<Reclaim>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 pub fn apply_summary(report: &ApplyReport, out: &Output) -> Result<()> {

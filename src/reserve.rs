@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use minijinja::context;
 
-use crate::cli::{default_user, Global, Only, ReserveArgs};
+use crate::cli::{default_user, Global, ReserveArgs};
+pub use crate::dates::{DateState, Reclaim, Skip};
 use crate::db::{Db, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::holder::{liveness, Holder, Identity, Liveness};
@@ -23,56 +24,6 @@ pub const LEASE: Duration = Duration::from_secs(15 * 60);
 
 pub fn lease_seconds() -> i64 {
     LEASE.as_secs() as i64
-}
-
-/// What the state store knows about one date (`system/date_states.sql`).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct DateState {
-    pub ds: String,
-    pub built_run: Option<i64>,
-    pub built_kind: Option<String>,
-    pub built_at: Option<String>,
-    pub built_models: Option<String>,
-    pub last_run: Option<i64>,
-    pub last_status: Option<String>,
-    pub last_error: Option<String>,
-    pub sealed_at: Option<String>,
-    pub sealed_by: Option<String>,
-    pub corrections: i64,
-    pub held_by: Option<i64>,
-    pub held_since: Option<String>,
-    pub held_until: Option<String>,
-    pub holder_kind: Option<String>,
-    pub holder_by: Option<String>,
-    pub holder_status: Option<String>,
-}
-
-impl DateState {
-    pub fn computed(&self) -> bool {
-        self.built_run.is_some()
-    }
-
-    pub fn failed(&self) -> bool {
-        self.last_status.as_deref() == Some("failed")
-    }
-
-    /// Built by other model versions than the pipeline's now.
-    pub fn stale(&self, signature: &str) -> bool {
-        self.computed() && self.built_models.as_deref() != Some(signature)
-    }
-
-    pub fn sealed(&self) -> bool {
-        self.sealed_at.is_some()
-    }
-
-    pub fn selected_by(&self, only: Option<Only>, signature: &str) -> bool {
-        match only {
-            None => true,
-            Some(Only::Missing) => !self.computed(),
-            Some(Only::Failed) => self.failed(),
-            Some(Only::Stale) => self.stale(signature),
-        }
-    }
 }
 
 /// Each date of `interval`, or without one every date the state store knows of.
@@ -113,14 +64,6 @@ pub fn date_states(
             })
         })
         .collect()
-}
-
-/// A reclaim, for the report on stderr.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Reclaim {
-    pub run_id: i64,
-    pub why: String,
-    pub dates: Vec<String>,
 }
 
 /// Runs that hold (or may hold) dates but are gone: a dead process, an expired lease.
@@ -215,17 +158,6 @@ pub fn release(db: &mut Db, pipeline: &Pipeline, run_id: i64, why: &str) -> Resu
     let script = pipeline.bind_system("release", context! { run_id => run_id, why => why })?;
     db.run_script(&script.sql, &script.params)?;
     Ok(held)
-}
-
-/// A skipped date and who holds it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Skip {
-    pub ds: String,
-    pub held_by: Option<i64>,
-    pub holder_kind: Option<String>,
-    pub holder_by: Option<String>,
-    pub holder_status: Option<String>,
-    pub held_since: Option<String>,
 }
 
 pub fn skipped_of_run(db: &mut Db, run_id: i64) -> Result<Vec<Skip>> {
@@ -323,7 +255,7 @@ pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Res
                 (":status", "reserved".into()),
                 (":only", Value::Null),
                 (":keep_going", false.into()),
-                (":command", crate::apply::command_line().into()),
+                (":command", crate::cli::command_line().into()),
                 (":templates_from", Value::Null),
                 (":version", env!("CARGO_PKG_VERSION").into()),
                 (":host", Value::Null),

@@ -6,7 +6,6 @@ use crate::db::{Db, DbErrorKind, ReadOpen, Row, Target, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
 use crate::queries;
-use crate::templates::TemplateSet;
 
 /// The database the global flags name, opened and migrated.
 pub fn open(global: &Global) -> Result<Db> {
@@ -63,65 +62,6 @@ fn needs_init(e: Error, target: &Target, what: Option<&str>) -> Error {
 
 pub fn target(global: &Global) -> Result<Target> {
     Target::parse(&global.db, global.schema.as_deref())
-}
-
-/// Refuses a template whose text changed while its version did not, as a migration tool
-/// refuses an edited migration.
-pub fn verify_templates(db: &mut Db, templates: &TemplateSet) -> Result<()> {
-    for file in &templates.files {
-        let recorded = db.row(
-            &queries::TEMPLATE_VERSION,
-            &[
-                (":name", file.name.as_str().into()),
-                (":version", file.version.into()),
-            ],
-        )?;
-        if let Some(row) = recorded {
-            let (checksum, first_used) = (row.text(0)?, row.text(1)?);
-            if checksum != file.checksum {
-                return Err(Error::EditedTemplate(Box::new(
-                    crate::error::EditedTemplate {
-                        file: file.path.clone(),
-                        name: file.name.clone(),
-                        version: file.version,
-                        next: file.version + 1,
-                        recorded: checksum[..12.min(checksum.len())].to_string(),
-                        found: file.checksum[..12].to_string(),
-                        first_used,
-                    },
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Records the template versions a run uses (and each version's text the first time).
-pub fn record_templates(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Result<()> {
-    verify_templates(db, templates)?;
-    for file in &templates.files {
-        db.execute(
-            &queries::RECORD_TEMPLATE_VERSION,
-            &[
-                (":name", file.name.as_str().into()),
-                (":version", file.version.into()),
-                (":kind", file.kind.as_str().into()),
-                (":checksum", file.checksum.as_str().into()),
-                (":body", file.source.as_str().into()),
-                (":run_id", run_id.into()),
-            ],
-        )?;
-        db.execute(
-            &queries::RECORD_RUN_TEMPLATE,
-            &[
-                (":run_id", run_id.into()),
-                (":name", file.name.as_str().into()),
-                (":version", file.version.into()),
-                (":kind", file.kind.as_str().into()),
-            ],
-        )?;
-    }
-    Ok(())
 }
 
 /// A run's row, as `runs` and `apply --run` read it.

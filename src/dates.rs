@@ -1,0 +1,74 @@
+//! What the state store says about dates: each date's state (built by whom, failed,
+//! sealed, held), the dates a run skipped, and the dates it reclaimed. Plain values that
+//! the domain fills and the output prints.
+
+use crate::cli::Only;
+
+/// What the state store knows about one date (`system/date_states.sql`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DateState {
+    pub ds: String,
+    pub built_run: Option<i64>,
+    pub built_kind: Option<String>,
+    pub built_at: Option<String>,
+    pub built_models: Option<String>,
+    pub last_run: Option<i64>,
+    pub last_status: Option<String>,
+    pub last_error: Option<String>,
+    pub sealed_at: Option<String>,
+    pub sealed_by: Option<String>,
+    pub corrections: i64,
+    pub held_by: Option<i64>,
+    pub held_since: Option<String>,
+    pub held_until: Option<String>,
+    pub holder_kind: Option<String>,
+    pub holder_by: Option<String>,
+    pub holder_status: Option<String>,
+}
+
+impl DateState {
+    pub fn computed(&self) -> bool {
+        self.built_run.is_some()
+    }
+
+    pub fn failed(&self) -> bool {
+        self.last_status.as_deref() == Some("failed")
+    }
+
+    /// Built by other model versions than the pipeline's now.
+    pub fn stale(&self, signature: &str) -> bool {
+        self.computed() && self.built_models.as_deref() != Some(signature)
+    }
+
+    pub fn sealed(&self) -> bool {
+        self.sealed_at.is_some()
+    }
+
+    pub fn selected_by(&self, only: Option<Only>, signature: &str) -> bool {
+        match only {
+            None => true,
+            Some(Only::Missing) => !self.computed(),
+            Some(Only::Failed) => self.failed(),
+            Some(Only::Stale) => self.stale(signature),
+        }
+    }
+}
+
+/// A reclaim, for the report on stderr.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Reclaim {
+    pub run_id: i64,
+    pub why: String,
+    pub dates: Vec<String>,
+}
+
+/// A skipped date and who holds it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Skip {
+    pub ds: String,
+    pub held_by: Option<i64>,
+    pub holder_kind: Option<String>,
+    pub holder_by: Option<String>,
+    pub holder_status: Option<String>,
+    pub held_since: Option<String>,
+}
