@@ -9,6 +9,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{command_line, default_user, ApplyArgs, Global, Kind, Only};
+use crate::dates::DateStatus;
 use crate::db::{Db, DbErrorKind, Interrupter, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
@@ -210,7 +211,11 @@ enum RunEnd {
 
 impl RunEnd {
     fn of(outcomes: &Outcomes, skipped: bool) -> RunEnd {
-        if outcomes.dates.iter().any(|d| d.status == "failed") {
+        if outcomes
+            .dates
+            .iter()
+            .any(|d| d.status == DateStatus::Failed)
+        {
             RunEnd::Failed
         } else if let Some(sig) = outcomes.signal {
             RunEnd::Interrupted(Some(sig))
@@ -472,7 +477,7 @@ fn compute_dates(
                     result.fault = Some((ds.clone(), line));
                     break;
                 }
-                ("failed".to_string(), Some(message))
+                (DateStatus::Failed, Some(message))
             }
         };
         let line = match &error {
@@ -545,7 +550,7 @@ fn stopped_by_fault(
 ) -> Error {
     let committed: Vec<&str> = dates
         .iter()
-        .filter(|d| d.status != "failed")
+        .filter(|d| d.status != DateStatus::Failed)
         .map(|d| d.ds.as_str())
         .collect();
     let before = match committed.as_slice() {
@@ -581,7 +586,7 @@ fn connection_lost(ds: &str, done: usize, e: &crate::db::DbError) -> Error {
 }
 
 enum DateResult {
-    Done(String),
+    Done(DateStatus),
     /// The date's reservation is not this run's any more; the holder, if any.
     Lost(Option<i64>),
 }
@@ -623,9 +628,14 @@ fn compute_date(
         // record_date.sql decided: success, or for a sealed date corrected / unchanged.
         let status = if sealed {
             let params = [(":run_id", run_id.into()), (":ds", ds.into())];
-            db.one(&queries::DATE_STATUS_IN_RUN, &params)?.text(0)?
+            let text = db.one(&queries::DATE_STATUS_IN_RUN, &params)?.text(0)?;
+            DateStatus::parse(&text).ok_or_else(|| {
+                Error::bad(format!(
+                    "{ds}: record_date.sql recorded the status `{text}`, which sqlrun does not know"
+                ))
+            })?
         } else {
-            "success".to_string()
+            DateStatus::Success
         };
         Ok(DateResult::Done(status))
     })
@@ -651,7 +661,7 @@ fn record_failure(
 fn skipped_outcome(skip: &Skip) -> DateOutcome {
     DateOutcome {
         ds: skip.ds.clone(),
-        status: "skipped".into(),
+        status: DateStatus::Skipped,
         error: None,
         held_by: skip.held_by,
         millis: None,

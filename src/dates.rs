@@ -72,3 +72,48 @@ pub struct Skip {
     pub holder_status: Option<String>,
     pub held_since: Option<String>,
 }
+
+/// How a date ended in a run (`run_partitions.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DateStatus {
+    Success,
+    /// A sealed date whose recomputed value differed: a correction row was written.
+    Corrected,
+    /// A sealed date whose recomputed value was the same.
+    Unchanged,
+    /// Another live run holds it.
+    Skipped,
+    Failed,
+}
+
+impl DateStatus {
+    pub const ALL: [DateStatus; 5] = [
+        DateStatus::Success,
+        DateStatus::Corrected,
+        DateStatus::Unchanged,
+        DateStatus::Skipped,
+        DateStatus::Failed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DateStatus::Success => "success",
+            DateStatus::Corrected => "corrected",
+            DateStatus::Unchanged => "unchanged",
+            DateStatus::Skipped => "skipped",
+            DateStatus::Failed => "failed",
+        }
+    }
+
+    /// The status as the state store spells it.
+    pub fn parse(text: &str) -> Option<DateStatus> {
+        DateStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+impl std::fmt::Display for DateStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

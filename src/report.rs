@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-use crate::dates::{DateState, Reclaim};
+use crate::dates::{DateState, DateStatus, Reclaim};
 use crate::error::Result;
 use crate::interval::Interval;
 
@@ -130,7 +130,7 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
 #[derive(Debug, Clone, Serialize)]
 pub struct DateOutcome {
     pub ds: String,
-    pub status: String,
+    pub status: DateStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -154,9 +154,9 @@ pub struct ApplyReport {
 
 pub fn apply_summary(report: &ApplyReport, out: &Output) -> Result<()> {
     out.json(report)?;
-    let count = |s: &str| report.dates.iter().filter(|d| d.status == s).count();
+    let count = |s: DateStatus| report.dates.iter().filter(|d| d.status == s).count();
     let mut parts = Vec::new();
-    for s in ["success", "corrected", "unchanged", "skipped", "failed"] {
+    for s in DateStatus::ALL {
         let n = count(s);
         if n > 0 {
             parts.push(format!("{n} {s}"));
@@ -173,7 +173,11 @@ pub fn apply_summary(report: &ApplyReport, out: &Output) -> Result<()> {
         parts.join(", "),
         report.status
     ))?;
-    for d in report.dates.iter().filter(|d| d.status == "failed") {
+    for d in report
+        .dates
+        .iter()
+        .filter(|d| d.status == DateStatus::Failed)
+    {
         out.note(&format!(
             "failed {}: {}",
             d.ds,
