@@ -9,7 +9,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{command_line, default_user, ApplyArgs, Global, Kind, Only};
-use crate::dates::DateStatus;
+use crate::dates::{DateStatus, RunStatus};
 use crate::db::{Db, DbErrorKind, Interrupter, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
@@ -156,7 +156,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
 /// have started.
 fn reserved_interval(db: &mut Db, run_id: i64) -> Result<(Interval, Option<store::RunRow>)> {
     let run = store::existing_run(db, run_id)?;
-    if run.status != "reserved" {
+    if run.status != RunStatus::Reserved {
         return Err(Error::bad(format!(
             "run {run_id} is {}, not reserved: `apply --run` carries out a run made by `sqlrun reserve` \
              that has not started; for a new computation use `sqlrun apply --interval {}..{}`",
@@ -229,12 +229,13 @@ impl RunEnd {
     }
 
     fn as_str(self) -> &'static str {
-        match self {
-            RunEnd::Success => "success",
-            RunEnd::Partial => "partial",
-            RunEnd::Failed => "failed",
-            RunEnd::Interrupted(_) => "interrupted",
-        }
+        let status = match self {
+            RunEnd::Success => RunStatus::Success,
+            RunEnd::Partial => RunStatus::Partial,
+            RunEnd::Failed => RunStatus::Failed,
+            RunEnd::Interrupted(_) => RunStatus::Interrupted,
+        };
+        status.as_str()
     }
 
     fn exit_code(self) -> u8 {

@@ -117,3 +117,58 @@ impl std::fmt::Display for DateStatus {
         f.write_str(self.as_str())
     }
 }
+
+/// Where a run is in its life (`runs.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Made by `sqlrun reserve`, not started.
+    Reserved,
+    Running,
+    Success,
+    /// Finished; some dates were skipped because another live run held them.
+    Partial,
+    Failed,
+    /// Stopped by a signal, or its process died and a later run found out.
+    Interrupted,
+    Released,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 7] = [
+        RunStatus::Reserved,
+        RunStatus::Running,
+        RunStatus::Success,
+        RunStatus::Partial,
+        RunStatus::Failed,
+        RunStatus::Interrupted,
+        RunStatus::Released,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Reserved => "reserved",
+            RunStatus::Running => "running",
+            RunStatus::Success => "success",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Released => "released",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Whether a run in this state may still hold dates.
+    pub fn may_hold(self) -> bool {
+        matches!(self, RunStatus::Reserved | RunStatus::Running)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -309,7 +309,7 @@ pub fn release_command(global: &Global, run_id: i64, by: Option<&str>, out: &Out
     // Checked under the write lock: the run may have ended while this one waited for it.
     let n = db.transaction(TxKind::Exclusive, |db| {
         let run = store::existing_run(db, run_id)?;
-        if run.status != "reserved" && run.status != "running" {
+        if !run.status.may_hold() {
             return Err(Error::bad(format!(
                 "run {run_id} is {}: only a reserved or running run holds dates to release",
                 run.status

@@ -2,6 +2,7 @@
 //! global flags, runs, and template versions.
 
 use crate::cli::Global;
+use crate::dates::RunStatus;
 use crate::db::{Db, DbErrorKind, ReadOpen, Row, Target, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
@@ -73,7 +74,7 @@ pub struct RunRow {
     pub interval_end: String,
     pub requested_by: String,
     pub reason: Option<String>,
-    pub status: String,
+    pub status: RunStatus,
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
@@ -98,7 +99,15 @@ impl RunRow {
             interval_end: r.text(3)?,
             requested_by: r.text(4)?,
             reason: r.opt_text(5)?,
-            status: r.text(6)?,
+            status: {
+                let text = r.text(6)?;
+                RunStatus::parse(&text).ok_or_else(|| {
+                    Error::bad(format!(
+                        "run {}: unknown status `{text}` in runs",
+                        r.i64(0).unwrap_or(0)
+                    ))
+                })?
+            },
             created_at: r.text(7)?,
             started_at: r.opt_text(8)?,
             finished_at: r.opt_text(9)?,
