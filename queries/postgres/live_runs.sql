@@ -8,7 +8,7 @@ SELECT r.run_id, r.status, r.host, r.pid, r.pid_started,
        EXISTS (SELECT 1 FROM pg_locks AS l
                 WHERE l.locktype = 'advisory'
                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                  AND l.classid = CAST(hashtext(current_schema()) & 2147483647 AS oid)
+                  AND l.classid = CAST(CAST(current_schema() AS regnamespace) AS oid)
                   AND l.objid = CAST(r.run_id AS oid)
                   AND l.objsubid = 2
                   AND l.granted) AS session_alive

@@ -154,10 +154,9 @@ fn client_sessions(db: &PrivateServer) -> i64 {
 /// Whether the pipeline's lock (see queries/postgres/bookkeeping_lock.sql) could be
 /// taken now (and, outside a transaction, is given back at once).
 fn pipeline_lock_free(db: &PrivateServer) -> bool {
-    db.query(
-        "SELECT pg_catalog.pg_try_advisory_xact_lock(\
-         pg_catalog.hashtext('sqlrun ' || pg_catalog.current_schema()))",
-    ) == [["t"]]
+    let take = include_str!("../../queries/postgres/bookkeeping_lock.sql")
+        .replace("pg_advisory_xact_lock(", "pg_try_advisory_xact_lock(");
+    db.query(&take) == [["t"]]
 }
 
 fn partitions_of(db: &PrivateServer, run_id: i64) -> i64 {
