@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::{command_line, default_user, ApplyArgs, Global, Kind, Only};
+use crate::cli::{default_user, ApplyArgs, Global, Kind, Only};
 use crate::dates::{DateStatus, RunStatus};
 use crate::db::{Db, DbErrorKind, Interrupter, TxKind, Value};
 use crate::error::{Error, Result};
@@ -312,7 +312,7 @@ fn start_run(
                 (":reason", Value::opt_text(r.reason.as_deref())),
                 (":status", "running".into()),
                 (":only", Value::opt_text(r.only.map(Only::as_str))),
-                (":command", command_line().into()),
+                (":command", store::command_line().into()),
             ];
             params.extend(holder);
             let run_id = store::insert_run(db, &params)?;

@@ -223,8 +223,3 @@ pub fn default_user() -> String {
         .filter(|u| !u.is_empty())
         .unwrap_or_else(|| "unknown".to_string())
 }
-
-/// The command line as it was given, for the audit trail.
-pub fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
-}

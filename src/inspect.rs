@@ -128,7 +128,8 @@ pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> R
                 text.push_str(&format!("  command: {c}\n"));
             }
             if let (Some(host), Some(pid)) = (&run.host, run.pid) {
-                text.push_str(&format!("  process {pid} on {host}\n"));
+                let on = run.dialect.as_deref().unwrap_or("sqlite");
+                text.push_str(&format!("  process {pid} on {host}, database {on}\n"));
             }
             if let Some(e) = &run.error {
                 text.push_str(&format!("  note: {e}\n"));

@@ -255,7 +255,7 @@ pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Res
                 (":status", "reserved".into()),
                 (":only", Value::Null),
                 (":keep_going", false.into()),
-                (":command", crate::cli::command_line().into()),
+                (":command", store::command_line().into()),
                 (":templates_from", Value::Null),
                 (":version", env!("CARGO_PKG_VERSION").into()),
                 (":host", Value::Null),

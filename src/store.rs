@@ -145,6 +145,15 @@ pub fn insert_run(db: &mut Db, params: &[(&str, Value)]) -> Result<i64> {
     db.one(&queries::INSERT_RUN, params)?.i64(0)
 }
 
+/// The command line as it was given, for the audit trail, without the password of a
+/// PostgreSQL URL.
+pub fn command_line() -> String {
+    std::env::args()
+        .map(|arg| crate::db::redact_url(&arg))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S").to_string()
 }

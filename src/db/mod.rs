@@ -46,6 +46,19 @@ impl Dialect {
     }
 }
 
+/// A PostgreSQL URL without its password (anything else as it is): for messages and the
+/// audit trail.
+pub fn redact_url(text: &str) -> String {
+    // Also `--db=postgresql://...`: the URL may follow a flag.
+    match text
+        .find("postgres://")
+        .or_else(|| text.find("postgresql://"))
+    {
+        Some(at) => format!("{}{}", &text[..at], postgres::redact(&text[at..])),
+        None => text.to_string(),
+    }
+}
+
 /// Where the data and the state store live: `--db` and `--schema`.
 #[derive(Debug, Clone)]
 pub enum Target {
@@ -446,6 +459,16 @@ fn newest_migration(migrations: &[refinery::Migration]) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_stay_out_of_the_audit_trail() {
+        assert_eq!(
+            redact_url("--db=postgresql://etl:s3cret@db/w"),
+            "--db=postgresql://etl:***@db/w"
+        );
+        assert_eq!(redact_url("postgres://etl@db/w"), "postgres://etl@db/w");
+        assert_eq!(redact_url("--reason"), "--reason");
+    }
 
     #[test]
     fn targets_by_their_spelling() {

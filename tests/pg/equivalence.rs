@@ -237,3 +237,37 @@ fn two_pipelines_share_a_database_in_two_schemas() {
         vec![vec!["reserved".to_string()]]
     );
 }
+
+/// A password in `--db` never reaches the audit trail (runs.command) or a message.
+#[test]
+fn a_password_in_the_url_is_not_recorded() {
+    let sb = Sandbox::new();
+    let (url, schema) = sb.url();
+    let with_password = url.replacen("postgresql://", "postgresql://postgres:s3cret@", 1);
+    assert_ne!(with_password, url, "the test server's URL is {url}");
+    let out = crate::support::cmd_with_url(
+        &with_password,
+        &schema,
+        &["apply", "--interval", "2026-06-01"],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let command = sb.rows("SELECT command FROM runs")[0][0].clone();
+    assert!(command.contains("postgresql://postgres:***@"), "{command}");
+    assert!(!command.contains("s3cret"), "{command}");
+    let bad = crate::support::cmd_with_url(
+        &with_password.replacen("sqlrun_test", "no_such_database", 1),
+        &schema,
+        &["status"],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+}
