@@ -109,7 +109,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             let note = format!("stopped: {e}");
             let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
             return Err(match e {
-                Error::ConnectionLost(_) | Error::RunStopped(_) => e,
+                Error::RunStopped(_) => e,
                 e => Error::RunStopped(format!("run {run_id} stopped: {e}")),
             });
         }
@@ -577,7 +577,7 @@ fn connection_lost(ds: &str, done: usize, e: &crate::db::DbError) -> Error {
     } else {
         format!("{ds} rolled back")
     };
-    Error::ConnectionLost(format!(
+    Error::RunStopped(format!(
         "lost the connection to the database during {ds} ({}); {this_date}; the {done} date{} \
          before it stay committed. This run writes nothing more; once the server has ended its \
          session the next run reclaims its dates (`sqlrun apply --interval ... --only missing` finishes the work)",

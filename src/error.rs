@@ -70,14 +70,9 @@ pub enum Error {
     #[error("database error: {0}")]
     Database(DbError),
 
-    /// The connection to PostgreSQL ended while a run was writing: the date in progress
-    /// rolled back, and nothing more can be written. Exit 1.
-    #[error("{0}")]
-    ConnectionLost(String),
-
     /// A run stopped at a date by a fault of its surroundings (a full disk, a lock held
-    /// past the wait, ...), or could not record its end: the message names the date, what
-    /// stays committed and the fix. Exit 1.
+    /// past the wait, the connection to PostgreSQL lost), or could not record its end: the
+    /// message names the date, what stays committed and the fix. Exit 1.
     #[error("{0}")]
     RunStopped(String),
 
@@ -97,7 +92,7 @@ impl Error {
             | Error::Environment { .. }
             | Error::NeedsInit { .. }
             | Error::Database(_) => 2,
-            Error::ConnectionLost(_) | Error::RunStopped(_) | Error::Io(_) => 1,
+            Error::RunStopped(_) | Error::Io(_) => 1,
         }
     }
 

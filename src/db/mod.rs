@@ -447,13 +447,22 @@ impl Db {
     }
 }
 
-/// The newest migration version a runner knows.
-fn newest_migration(migrations: &[refinery::Migration]) -> i64 {
-    migrations
+/// Whether a database at schema version `found` is current for these migrations (false:
+/// it needs migrating). One migrated by a newer sqlrun is refused.
+fn schema_is_current(target: &str, found: i64, migrations: &[refinery::Migration]) -> Result<bool> {
+    let known = migrations
         .iter()
         .map(|m| i64::from(m.version()))
         .max()
-        .unwrap_or(0)
+        .unwrap_or(0);
+    if found > known {
+        return Err(Error::NewerSchema {
+            target: target.to_string(),
+            found,
+            known,
+        });
+    }
+    Ok(found == known)
 }
 
 #[cfg(test)]

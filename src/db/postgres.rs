@@ -241,17 +241,9 @@ impl Conn {
             include_str!("../../queries/postgres/search_path.sql"),
             &params,
         )?;
-        let runner = embedded::migrations::runner();
-        let known = super::newest_migration(runner.get_migrations());
         let found = self.schema_version()?;
-        if found > known {
-            return Err(Error::NewerSchema {
-                target: label.to_string(),
-                found,
-                known,
-            });
-        }
-        if found < known {
+        let migrations = embedded::migrations::runner();
+        if !super::schema_is_current(label, found, migrations.get_migrations())? {
             embedded::migrations::runner()
                 .set_grouped(true)
                 .set_migration_table_name(HISTORY_TABLE)

@@ -153,15 +153,13 @@ impl Conn {
             }
             other => other?,
         };
-        let known = super::newest_migration(embedded::migrations::runner().get_migrations());
-        if found > known {
-            return Err(Error::NewerSchema {
-                target: path.display().to_string(),
-                found,
-                known,
-            });
-        }
-        Ok((found == known).then_some(conn))
+        let migrations = embedded::migrations::runner();
+        let current = super::schema_is_current(
+            &path.display().to_string(),
+            found,
+            migrations.get_migrations(),
+        )?;
+        Ok(current.then_some(conn))
     }
 
     /// The settings every connection gets: the busy handler, and double-quoted words
@@ -196,17 +194,13 @@ impl Conn {
     }
 
     fn migrate(&mut self, path: &Path) -> Result<()> {
-        let runner = embedded::migrations::runner();
-        let known = super::newest_migration(runner.get_migrations());
         let found = self.schema_version()?;
-        if found > known {
-            return Err(Error::NewerSchema {
-                target: path.display().to_string(),
-                found,
-                known,
-            });
-        }
-        if found == known {
+        let migrations = embedded::migrations::runner();
+        if super::schema_is_current(
+            &path.display().to_string(),
+            found,
+            migrations.get_migrations(),
+        )? {
             return Ok(());
         }
         // Processes started together on a new file all try to migrate it. All migrations
@@ -226,7 +220,12 @@ impl Conn {
                         return Err(error);
                     }
                     self.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
-                    if self.schema_version()? == known {
+                    let now = self.schema_version()?;
+                    if super::schema_is_current(
+                        &path.display().to_string(),
+                        now,
+                        migrations.get_migrations(),
+                    )? {
                         return Ok(());
                     }
                     attempts += 1;
