@@ -427,6 +427,61 @@ def workload_d(b):
     remove_db(os.path.join(WORK, "d.db"))
 
 
+def workload_f(b):
+    """Late data: a regular run that looks back 30 days when nothing changed, against a
+    plain regular run, both on the 10-year history."""
+    big = b.computed("y10")
+    args = ["--as-of", str(AS_OF)]
+    look = "regular run --lookback 30 (y10c, nothing changed)"
+    plain = "plain regular run (y10c)"
+    compare("f", f"regular run with and without --lookback 30 (apply --as-of {AS_OF})", [
+        (look, apply_case(b, big, "f_look.db", args + ["--lookback", "30"], 1)),
+        (plain, apply_case(b, big, "f_plain.db", args, 1)),
+    ])
+    ratio("f", look, plain, 2.0)
+    remove_db(os.path.join(WORK, "f_look.db"))
+    remove_db(os.path.join(WORK, "f_plain.db"))
+
+
+def workload_g(b):
+    """The price of tracking late data on the loader: inserting one year of orders
+    (sqlite3 CLI, one transaction) into a database whose orders table has sqlrun's change
+    triggers, against the same insert with the triggers dropped."""
+    src = b.generate("y1")
+    load = os.path.join(WORK, "g_load.sql")
+    with open(load, "w") as f:
+        f.write(f"ATTACH {sql_text(src)} AS src;\nBEGIN;\n"
+                "INSERT INTO orders SELECT * FROM src.orders ORDER BY rowid;\nCOMMIT;\n")
+    untrack = os.path.join(WORK, "g_untrack.sql")
+    with open(untrack, "w") as f:
+        f.write("DROP TRIGGER sqlrun_orders_insert;\n")
+
+    def case(tracked):
+        def prepare():
+            db = os.path.join(WORK, "g_tracked.db" if tracked else "g_plain.db")
+            remove_db(db)
+            run(b.sqlrun(db, "init"))
+            if not tracked:
+                run([SQLITE, "-bail", db], stdin=untrack)
+            return [SQLITE, "-bail", db], load, None
+        return prepare
+
+    with_t, without = "insert 1 year of orders, tracked", "the same insert, triggers dropped"
+    compare("g", "bulk insert of y1's orders (sqlite3 CLI, one transaction)", [
+        (with_t, case(True)),
+        (without, case(False)),
+    ])
+    ratio("g", with_t, without)
+    for name in ("g_tracked.db", "g_plain.db"):
+        remove_db(os.path.join(WORK, name))
+    for name in ("g_load.sql", "g_untrack.sql"):
+        os.remove(os.path.join(WORK, name))
+
+
+def sql_text(value):
+    return "'" + str(value).replace("'", "''") + "'"
+
+
 def max_rss_kb(text):
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
     if not m:
@@ -656,7 +711,8 @@ def sqlite_version():
 # ---------------------------------------------------------------- main
 
 SECTIONS = {"e": workload_e, "a": workload_a, "b": workload_b, "c": workload_c,
-            "d": workload_d, "profile": workload_profile, "plans": workload_plans}
+            "d": workload_d, "f": workload_f, "g": workload_g, "profile": workload_profile,
+            "plans": workload_plans}
 
 
 def main():

@@ -9,7 +9,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{default_user, ApplyArgs, Global, Kind, Only};
-use crate::dates::{DateStatus, RunStatus};
+use crate::dates::{DateStatus, RunStatus, Selection};
 use crate::db::{Db, DbErrorKind, Interrupter, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
@@ -27,6 +27,8 @@ struct Request {
     by: String,
     reason: Option<String>,
     only: Option<Only>,
+    lookback: Option<u32>,
+    selection: Selection,
 }
 
 pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
@@ -67,9 +69,14 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         reserved: reserved_run,
         interval,
     };
-    let (run_id, kind, reclaimed) = begin_run(&mut db, &pipeline, &start)?;
+    let (run_id, kind, reclaimed, looked_back) = begin_run(&mut db, &pipeline, &start)?;
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
+    }
+    if let (Some(r), Some(days)) = (request, request.and_then(|r| r.lookback)) {
+        for line in report::lookback_lines(days, r.interval, &looked_back, &pipeline.signature()) {
+            out.note(&line);
+        }
     }
     let skips = reserve::skipped_of_run(&mut db, run_id)?;
     for line in reserve::skip_lines(&skips) {
@@ -177,12 +184,13 @@ struct Start<'a> {
 }
 
 /// One transaction: the run row, its template versions, reclaims, reservations, skips.
-/// The run's id and kind, and what it reclaimed.
+/// The run's id and kind, what it reclaimed, and the older dates of a look back (taken
+/// or left to their holder).
 fn begin_run(
     db: &mut Db,
     pipeline: &Pipeline,
     start: &Start,
-) -> Result<(i64, String, Vec<Reclaim>)> {
+) -> Result<(i64, String, Vec<Reclaim>, Vec<DateState>)> {
     let me = Identity::current();
     db.transaction(TxKind::Exclusive, |db| {
         let (run_id, kind) =
@@ -191,10 +199,11 @@ fn begin_run(
         db.hold_run(run_id)?;
         crate::pipeline::record_versions(db, &pipeline.templates, run_id)?;
         let reclaimed = reserve::sweep(db, pipeline, &me, Some(run_id))?;
-        let selected = select_dates(db, pipeline, start.interval, start.request, run_id)?;
+        let (selected, looked_back) =
+            select_dates(db, pipeline, start.interval, start.request, run_id)?;
         let lease = Some(reserve::lease_seconds());
         reserve::reserve(db, pipeline, run_id, &selected, lease)?;
-        Ok((run_id, kind, reclaimed))
+        Ok((run_id, kind, reclaimed, looked_back))
     })
 }
 
@@ -312,6 +321,10 @@ fn start_run(
                 (":reason", Value::opt_text(r.reason.as_deref())),
                 (":status", "running".into()),
                 (":only", Value::opt_text(r.only.map(Only::as_str))),
+                (
+                    ":lookback",
+                    r.lookback.map_or(Value::Null, |n| i64::from(n).into()),
+                ),
                 (":command", store::command_line().into()),
             ];
             params.extend(holder);
@@ -322,24 +335,34 @@ fn start_run(
     }
 }
 
-/// The dates a run takes on: those of the interval its `--only` selects, or, for a
-/// reserved run, what it holds.
+/// The dates a run takes on: those of the interval its `--only` (or `--lookback`)
+/// selects, or, for a reserved run, what it holds. With `--lookback`, also the older
+/// dates that need work, taken or left to the run that holds them.
 fn select_dates(
     db: &mut Db,
     pipeline: &Pipeline,
     interval: Interval,
     request: Option<&Request>,
     run_id: i64,
-) -> Result<Vec<String>> {
+) -> Result<(Vec<String>, Vec<DateState>)> {
     let signature = pipeline.signature();
-    Ok(match request {
-        Some(r) => reserve::date_states(db, pipeline, Some(interval))?
+    let Some(r) = request else {
+        return Ok((reserve::held_by_run(db, run_id)?, Vec::new()));
+    };
+    let states = reserve::date_states(db, pipeline, Some(interval))?;
+    let selected = states
+        .iter()
+        .filter(|s| s.selected_by(&r.selection, &signature))
+        .map(|s| s.ds.clone())
+        .collect();
+    let looked_back = match &r.selection {
+        Selection::Lookback { newest } => states
             .into_iter()
-            .filter(|s| s.selected_by(r.only, &signature))
-            .map(|s| s.ds)
+            .filter(|s| s.ds != *newest && s.needs_work())
             .collect(),
-        None => reserve::held_by_run(db, run_id)?,
-    })
+        Selection::Only(_) => Vec::new(),
+    };
+    Ok((selected, looked_back))
 }
 
 fn request_from(args: &ApplyArgs) -> Result<Request> {
@@ -347,6 +370,15 @@ fn request_from(args: &ApplyArgs) -> Result<Request> {
         (Some(text), _) => Interval::parse(text)?,
         (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?)?,
         (None, None) => Interval::yesterday_of(today_utc())?,
+    };
+    let (interval, selection) = match args.lookback {
+        None => (interval, Selection::Only(args.only)),
+        Some(days) => (
+            interval.looking_back(days)?,
+            Selection::Lookback {
+                newest: fmt_date(interval.end),
+            },
+        ),
     };
     let kind = args.kind.unwrap_or(if args.interval.is_some() {
         Kind::Backfill
@@ -359,6 +391,8 @@ fn request_from(args: &ApplyArgs) -> Result<Request> {
         by: args.by.clone().unwrap_or_else(default_user),
         reason: args.reason.clone(),
         only: args.only,
+        lookback: args.lookback,
+        selection,
     })
 }
 
@@ -747,7 +781,7 @@ fn dry_run(
     let mut plan = Vec::new();
     for state in &states {
         let selected = match (request, reserved) {
-            (Some(r), _) => state.selected_by(r.only, &signature),
+            (Some(r), _) => state.selected_by(&r.selection, &signature),
             (None, _) => state.held_by == Some(run_id),
         };
         let (action, computes) = plan_action(state, selected, run_id, &signature, &dead);
@@ -800,15 +834,7 @@ fn plan_action(
             ),
         };
     }
-    let why = if !state.computed() {
-        "missing"
-    } else if state.failed() {
-        "last attempt failed"
-    } else if state.stale(signature) {
-        "stale"
-    } else {
-        "recompute"
-    };
+    let why = state.reason(signature);
     let action = if state.sealed() {
         format!("correct: sealed, compare and record a correction if it differs ({why})")
     } else {

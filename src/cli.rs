@@ -128,6 +128,8 @@ pub enum Only {
     Failed,
     /// Dates built by an older version of a model.
     Stale,
+    /// Dates whose source rows changed since they were built (late data).
+    Changed,
 }
 
 impl Only {
@@ -136,6 +138,7 @@ impl Only {
             Only::Missing => "missing",
             Only::Failed => "failed",
             Only::Stale => "stale",
+            Only::Changed => "changed",
         }
     }
 }
@@ -165,6 +168,11 @@ pub struct ApplyArgs {
     /// Only the dates of the interval in this state.
     #[arg(long, value_enum, conflicts_with = "run")]
     pub only: Option<Only>,
+
+    /// The regular run looks back N days before yesterday, and computes those of them
+    /// that are missing, failed or changed (late data), besides yesterday.
+    #[arg(long, value_name = "N", conflicts_with_all = ["interval", "run", "only"])]
+    pub lookback: Option<u32>,
 
     /// Go on after a failed date (the run still ends failed, exit 1).
     #[arg(long)]

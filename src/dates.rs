@@ -24,6 +24,8 @@ pub struct DateState {
     pub holder_kind: Option<String>,
     pub holder_by: Option<String>,
     pub holder_status: Option<String>,
+    /// A source it reads changed since its latest build (or it was never built).
+    pub source_changed: bool,
 }
 
 impl DateState {
@@ -44,14 +46,53 @@ impl DateState {
         self.sealed_at.is_some()
     }
 
-    pub fn selected_by(&self, only: Option<Only>, signature: &str) -> bool {
-        match only {
-            None => true,
-            Some(Only::Missing) => !self.computed(),
-            Some(Only::Failed) => self.failed(),
-            Some(Only::Stale) => self.stale(signature),
+    /// Computed, and a source it reads changed since.
+    pub fn changed(&self) -> bool {
+        self.computed() && self.source_changed
+    }
+
+    pub fn selected_by(&self, selection: &Selection, signature: &str) -> bool {
+        match selection {
+            Selection::Only(None) => true,
+            Selection::Only(Some(Only::Missing)) => !self.computed(),
+            Selection::Only(Some(Only::Failed)) => self.failed(),
+            Selection::Only(Some(Only::Stale)) => self.stale(signature),
+            Selection::Only(Some(Only::Changed)) => self.changed(),
+            Selection::Lookback { newest } => {
+                self.ds == *newest || (self.held_by.is_none() && self.needs_work())
+            }
         }
     }
+
+    /// Missing, failed or changed: what a look back heals.
+    pub fn needs_work(&self) -> bool {
+        !self.computed() || self.failed() || self.changed()
+    }
+
+    /// Why a date would be computed, in a word.
+    pub fn reason(&self, signature: &str) -> &'static str {
+        if !self.computed() {
+            "missing"
+        } else if self.failed() {
+            "last attempt failed"
+        } else if self.changed() {
+            "changed"
+        } else if self.stale(signature) {
+            "stale"
+        } else {
+            "recompute"
+        }
+    }
+}
+
+/// Which dates of its interval a run takes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// Every date, or those in one state (`--only`).
+    Only(Option<Only>),
+    /// A regular run with `--lookback N`: the newest date always; each older one only when
+    /// it is missing, failed or changed, and no other run holds it (a holder is on it).
+    Lookback { newest: String },
 }
 
 /// A reclaim, for the report on stderr.

@@ -1,6 +1,7 @@
 //! `sqlrun demo`: the story of the design notes, replayed in a scratch database with the
 //! same commands a user runs. Fourteen regular runs, a backfill, the additive cumulative
-//! total beside the derived one; then a seal and a late voucher that becomes a correction.
+//! total beside the derived one; then a seal, and a late voucher that the next regular run
+//! finds by itself (`--lookback`) and records as a correction.
 
 use crate::apply;
 use crate::cli::{ApplyArgs, Global, Kind, SealArgs};
@@ -134,25 +135,36 @@ fn tell(global: &Global, conn: &mut Db) -> Result<(String, serde_json::Value)> {
     )?;
     let sent_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
     conn.execute(&queries::DEMO_LATE_VOUCHER, &[])?;
-    let (_, outcomes) = apply_quietly(global, conn, backfill("2026-02-01..2026-02-07"))?;
-    let corrected: Vec<&str> = outcomes
+    // Nobody names the date: the next regular run looks back and finds it changed.
+    let (_, outcomes) = apply_quietly(
+        global,
+        conn,
+        ApplyArgs {
+            lookback: Some(14),
+            ..regular("2026-02-16")
+        },
+    )?;
+    let found: Vec<String> = outcomes
         .iter()
-        .filter(|(_, s)| s == "corrected")
-        .map(|(d, _)| d.as_str())
+        .map(|(ds, status)| format!("{ds} {status}"))
         .collect();
-    let unchanged = outcomes.iter().filter(|(_, s)| s == "unchanged").count();
     let row = conn.one(&queries::SENT_AND_NOW, &[(":ds", "2026-02-03".into())])?;
     let (sent, now) = (row.i64(0)?, row.i64(1)?);
     let sent_cumulative = conn.one(&queries::LAST_CUMULATIVE_AS_SENT, &[])?.i64(0)?;
     let now_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
     let now_cumulative = last_cumulative(conn)?;
     say.push_str("4. The first week is sealed (`sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report, week 1\"`);\n");
+    say.push_str("   a voucher of 350,000 won for 2026-02-03 arrives late. Nobody names the date: the next\n");
     say.push_str(
-        "   a voucher of 350,000 won for 2026-02-03 arrives late, and the week is applied again:\n",
+        "   regular run (`sqlrun apply --as-of 2026-02-16 --lookback 14`) computes yesterday and\n",
     );
+    say.push_str(
+        "   each of the 14 days before it that is missing, failed, or whose orders changed since\n",
+    );
+    say.push_str("   it was built:\n");
     say.push_str(&format!(
-        "   {} corrected, {unchanged} unchanged; the sealed rows keep what was sent\n\n",
-        corrected.join(", ")
+        "   {}; the sealed rows keep what was sent\n\n",
+        found.join(", ")
     ));
     let rows = vec![
         vec![
@@ -168,7 +180,7 @@ fn tell(global: &Global, conn: &mut Db) -> Result<(String, serde_json::Value)> {
             format!("+{}", won(now_week - sent_week)),
         ],
         vec![
-            "cumulative to 2026-02-14".into(),
+            "cumulative to 2026-02-15".into(),
             won(sent_cumulative),
             won(now_cumulative),
             format!("+{}", won(now_cumulative - sent_cumulative)),
@@ -197,6 +209,7 @@ fn regular(as_of: &str) -> ApplyArgs {
         by: Some("demo".into()),
         reason: None,
         only: None,
+        lookback: None,
         keep_going: false,
         dry_run: false,
         run: None,

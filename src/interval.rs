@@ -51,6 +51,20 @@ impl Interval {
         }
     }
 
+    /// A regular run's interval with `--lookback days`: the `days` days before its own.
+    pub fn looking_back(self, days: u32) -> Result<Self> {
+        self.start
+            .checked_sub_days(chrono::Days::new(u64::from(days)))
+            .filter(|d| in_range(*d))
+            .map(|start| Interval { start, ..self })
+            .ok_or_else(|| {
+                Error::BadInput(format!(
+                    "--lookback {days} from {} reaches before 0001-01-01; look back fewer days",
+                    fmt_date(self.start)
+                ))
+            })
+    }
+
     /// The regular run's interval: the day before `as_of`.
     pub fn yesterday_of(as_of: Date) -> Result<Self> {
         as_of
@@ -199,6 +213,15 @@ mod tests {
         assert!(Interval::parse("0000-12-31").is_err());
         assert!(Interval::yesterday_of(d("0001-01-01")).is_err());
         assert!(Interval::parse("9999-12-31").is_ok());
+    }
+
+    #[test]
+    fn looking_back_widens_to_earlier_days() {
+        let y = Interval::single(d("2026-03-01"));
+        let back = y.looking_back(14).unwrap();
+        assert_eq!(back.to_string(), "2026-02-15..2026-03-01");
+        assert_eq!(y.looking_back(0).unwrap(), y);
+        assert!(Interval::single(d("0001-01-05")).looking_back(5).is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::db::{Db, Dialect, TxKind};
 use crate::error::{Error, Result};
 use crate::queries;
-use crate::templates::{Bound, TemplateFile, TemplateKind, TemplateSet};
+use crate::templates::{versioned_text, Bound, TemplateFile, TemplateKind, TemplateSet};
 
 /// A partitioned model: one table, one row set per date, from one SELECT.
 #[derive(Debug, Clone, Serialize)]
@@ -35,6 +35,21 @@ pub struct Model {
     pub seal_values: Vec<String>,
     /// DDL from the header, run when the table does not exist yet.
     pub create: Option<String>,
+    /// The tables outside the pipeline it reads (`-- sources:`).
+    pub sources: Vec<Source>,
+}
+
+/// A table that models read and that sqlrun does not compute: its changes are tracked per
+/// date (`-- sources:` in a model's header), so a date whose rows changed after it was
+/// built shows as `changed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    pub table: String,
+    /// The column that says which date a row belongs to.
+    pub date_column: String,
+    /// The column the versions of one record share (a re-sent order's `order_id`): a
+    /// change to one version touches every date the record's other versions are on.
+    pub key: Option<String>,
 }
 
 /// A derived view over the models.
@@ -51,6 +66,8 @@ pub struct Pipeline {
     /// In dependency order: a model comes after the models it depends on.
     pub models: Vec<Model>,
     pub views: Vec<View>,
+    /// Every source the models declare, once each.
+    pub sources: Vec<Source>,
 }
 
 /// The time variables and run facts a date is rendered with.
@@ -89,6 +106,7 @@ impl Pipeline {
                 message: "more than one model declares `seal_values`; seals has one row per date, so only one model can fill it".into(),
             });
         }
+        let sources = pipeline_sources(&models)?;
         let views = templates
             .of_kind(TemplateKind::View)
             .map(|f| View {
@@ -103,6 +121,7 @@ impl Pipeline {
             templates,
             models,
             views,
+            sources,
         })
     }
 
@@ -126,6 +145,10 @@ impl Pipeline {
         to_value(&self.models)
     }
 
+    pub fn sources_value(&self) -> Value {
+        to_value(&self.sources)
+    }
+
     /// The body of one date's transaction (`system/date.sql`) with its values as
     /// literals, for review (`render`, `--dry-run`) and for the checks before a run.
     pub fn render_date(&self, vars: &DateVars) -> Result<String> {
@@ -142,6 +165,7 @@ impl Pipeline {
     fn date_context(&self, vars: &DateVars) -> Value {
         context! {
             models => self.models_value(),
+            sources => self.sources_value(),
             sealed => vars.sealed,
             started_at => vars.started_at,
             lease_seconds => vars.lease_seconds,
@@ -178,20 +202,38 @@ impl Pipeline {
         }
         db.transaction(TxKind::Exclusive, |db| {
             for step in self.pending_ddl(db)? {
-                db.batch(&step.sql).map_err(|e| match e {
-                    // A read-only file, a full disk: the database's fault, said on one line.
-                    Error::Environment { .. } => e,
-                    e => Error::Template {
-                        file: "pipeline objects".into(),
-                        message: format!("creating them failed: {e}\n{}", step.sql),
-                    },
-                })?;
-                if let Some(view) = &step.view {
-                    db.record_view(view, create_statement(&step.sql))?;
+                db.batch(step.sql()).map_err(|e| step.failed(e))?;
+                match &step {
+                    Ddl::Plain(_) => {}
+                    Ddl::View { name, sql } => db.record_view(name, create_statement(sql))?,
+                    Ddl::Tracking { source, sql, gap } => {
+                        self.record_tracking(db, source, sql, *gap)?
+                    }
                 }
             }
             Ok(())
         })
+    }
+
+    /// After a source's triggers are (re)installed: if they had gone missing, its dates are
+    /// marked changed; then what was installed is remembered.
+    fn record_tracking(&self, db: &mut Db, source: &str, sql: &str, gap: bool) -> Result<()> {
+        if gap {
+            let script = self.bind_system("source_untracked", context! { source => source })?;
+            db.run_script(&script.sql, &script.params)?;
+        }
+        let triggers = db
+            .one(&queries::SOURCE_TRIGGERS, &[(":table", source.into())])?
+            .i64(0)?;
+        db.execute(
+            &queries::RECORD_SOURCE_TRACKING,
+            &[
+                (":source", source.into()),
+                (":triggers", triggers.into()),
+                (":install_sql", sql.into()),
+            ],
+        )?;
+        Ok(())
     }
 
     /// Whether every object the pipeline needs is there as its template says, so that
@@ -208,7 +250,7 @@ impl Pipeline {
         for model in &self.models {
             if stored(&model.table)?.is_none() {
                 match &model.create {
-                    Some(ddl) => out.push(Ddl::plain(ddl.clone())),
+                    Some(ddl) => out.push(Ddl::Plain(ddl.clone())),
                     None => {
                         return Err(Error::Template {
                             file: model.template.clone(),
@@ -221,12 +263,13 @@ impl Pipeline {
                 }
             }
             if stored(&model.corrections_table)?.is_none() {
-                out.push(Ddl::plain(self.render_system(
+                out.push(Ddl::Plain(self.render_system(
                     "corrections_table",
                     context! { model => to_value(model) },
                 )?));
             }
         }
+
         let mut views: Vec<(String, String)> = Vec::new();
         for model in &self.models {
             let sql = self.render_system("current_view", context! { model => to_value(model) })?;
@@ -244,30 +287,126 @@ impl Pipeline {
         }
         if stale {
             for (name, _) in views.iter().rev() {
-                out.push(Ddl::plain(
+                out.push(Ddl::Plain(
                     self.render_system("drop_view", context! { name => name })?,
                 ));
             }
             for (name, sql) in views {
-                out.push(Ddl {
-                    sql,
-                    view: Some(name),
-                });
+                out.push(Ddl::View { name, sql });
             }
+        }
+        for source in &self.sources {
+            out.extend(self.tracking_ddl(db, source)?);
         }
         Ok(out)
     }
+
+    /// A source's change triggers, when they are not installed as this sqlrun would
+    /// install them: never installed, installed from other SQL, or some gone missing
+    /// since (then its changes meanwhile went untracked: `gap`).
+    fn tracking_ddl(&self, db: &mut Db, source: &Source) -> Result<Option<Ddl>> {
+        let table = [(":table", source.table.as_str().into())];
+        let columns = db
+            .rows(&queries::SOURCE_COLUMNS, &table)?
+            .iter()
+            .map(|r| r.text(0))
+            .collect::<Result<Vec<String>>>()?;
+        self.check_source(source, &columns)?;
+        let sql = self.render_system(
+            "source_tracking",
+            context! { source => to_value(source), columns => columns },
+        )?;
+        let triggers = db.one(&queries::SOURCE_TRIGGERS, &table)?.i64(0)?;
+        let installed = db.row(
+            &queries::SOURCE_TRACKING_OF,
+            &[(":source", source.table.as_str().into())],
+        )?;
+        let (gap, same) = match installed {
+            None => (false, false),
+            Some(row) => {
+                let gap = row.i64(0)? != triggers;
+                (gap, !gap && row.text(1)? == sql)
+            }
+        };
+        Ok((!same).then(|| Ddl::Tracking {
+            source: source.table.clone(),
+            sql,
+            gap,
+        }))
+    }
+
+    /// A declared source must exist with the columns its declaration names.
+    fn check_source(&self, source: &Source, columns: &[String]) -> Result<()> {
+        let model = self
+            .models
+            .iter()
+            .find(|m| m.sources.contains(source))
+            .expect("every source comes from a model");
+        let bad = |message: String| Error::Template {
+            file: model.template.clone(),
+            message,
+        };
+        if columns.is_empty() {
+            return Err(bad(format!(
+                "`-- sources:` names {}, which does not exist; create the table first (a \
+                 migration, or by hand) or leave it out of `-- sources:`",
+                source.table
+            )));
+        }
+        let named = std::iter::once(&source.date_column).chain(source.key.as_ref());
+        for column in named {
+            if !columns.contains(column) {
+                return Err(bad(format!(
+                    "`-- sources:` names column {column} of {}, which has: {}",
+                    source.table,
+                    columns.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
-/// One step of bringing the pipeline's objects up to date; a view's is remembered.
-struct Ddl {
-    sql: String,
-    view: Option<String>,
+/// One step of bringing the pipeline's objects up to date.
+enum Ddl {
+    Plain(String),
+    /// A view, whose SQL is remembered.
+    View {
+        name: String,
+        sql: String,
+    },
+    /// A source's change triggers (`gap`: some had gone missing).
+    Tracking {
+        source: String,
+        sql: String,
+        gap: bool,
+    },
 }
 
 impl Ddl {
-    fn plain(sql: String) -> Ddl {
-        Ddl { sql, view: None }
+    fn sql(&self) -> &str {
+        match self {
+            Ddl::Plain(sql) | Ddl::View { sql, .. } | Ddl::Tracking { sql, .. } => sql,
+        }
+    }
+
+    /// A step that failed, said as the pipeline's problem, unless the database itself is
+    /// the problem (a read-only file, a full disk: said on one line).
+    fn failed(&self, e: Error) -> Error {
+        if let Error::Environment { .. } = e {
+            return e;
+        }
+        let message = match self {
+            Ddl::Tracking { source, .. } => format!(
+                "installing the change triggers on source {source} failed: {e}; sqlrun must be \
+                 allowed to create triggers on it (own it, or hold the TRIGGER privilege)"
+            ),
+            _ => format!("creating them failed: {e}"),
+        };
+        Error::Template {
+            file: "pipeline objects".into(),
+            message: format!("{message}\n{}", self.sql()),
+        }
     }
 }
 
@@ -283,8 +422,9 @@ pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<()> {
             ],
         )?;
         if let Some(row) = recorded {
-            let (checksum, first_used) = (row.text(0)?, row.text(1)?);
-            if checksum != file.checksum {
+            let (checksum, first_used, body) = (row.text(0)?, row.text(1)?, row.text(2)?);
+            let same_sql = || versioned_text(&body) == versioned_text(&file.source);
+            if checksum != file.checksum && !same_sql() {
                 return Err(Error::EditedTemplate(Box::new(
                     crate::error::EditedTemplate {
                         file: file.path.clone(),
@@ -426,7 +566,97 @@ fn model_from(file: &TemplateFile) -> Result<Model> {
         depends_on: file.list("depends_on"),
         seal_values,
         create: file.header.get("create").cloned(),
+        sources: file
+            .header
+            .get("sources")
+            .map(|text| parse_sources(text).map_err(bad))
+            .transpose()?
+            .unwrap_or_default(),
     })
+}
+
+/// `-- sources: orders(order_date, key order_id), refunds(refund_date)`: each source table
+/// with the column that dates its rows and, optionally, the key its records share.
+fn parse_sources(text: &str) -> std::result::Result<Vec<Source>, String> {
+    let usage = "write `-- sources: TABLE(DATE_COLUMN)` or `TABLE(DATE_COLUMN, key KEY_COLUMN)`, \
+                 several separated by commas, e.g. `-- sources: orders(order_date, key order_id)`";
+    let mut sources = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        let (table, after) = rest
+            .split_once('(')
+            .ok_or_else(|| format!("`-- sources: {text}` names no date column; {usage}"))?;
+        let (inside, after) = after
+            .split_once(')')
+            .ok_or_else(|| format!("`-- sources: {text}` has an unclosed `(`; {usage}"))?;
+        let mut parts = inside.split(',').map(str::trim);
+        let date_column = parts.next().unwrap_or_default().to_string();
+        let key = match parts
+            .next()
+            .map(|p| p.split_whitespace().collect::<Vec<_>>())
+        {
+            None => None,
+            Some(words) if words.len() == 2 && words[0] == "key" => Some(words[1].to_string()),
+            Some(words) => {
+                return Err(format!(
+                    "`-- sources:` for {}: `{}` is not `key COLUMN`; {usage}",
+                    table.trim(),
+                    words.join(" ")
+                ))
+            }
+        };
+        let table = table.trim().to_string();
+        if table.is_empty() || date_column.is_empty() || parts.next().is_some() {
+            return Err(format!("`-- sources: {text}` is not understood; {usage}"));
+        }
+        sources.push(Source {
+            table,
+            date_column,
+            key,
+        });
+        rest = after.trim_start();
+        if let Some(next) = rest.strip_prefix(',') {
+            rest = next.trim_start();
+        } else if !rest.is_empty() {
+            return Err(format!(
+                "`-- sources: {text}`: expected `,` before `{rest}`; {usage}"
+            ));
+        }
+    }
+    Ok(sources)
+}
+
+/// The sources of all models, once each. A source is not a model's table (those are
+/// recomputed with the date), and two models that read one source see it alike.
+fn pipeline_sources(models: &[Model]) -> Result<Vec<Source>> {
+    let mut sources: Vec<Source> = Vec::new();
+    for model in models {
+        for source in &model.sources {
+            let bad = |message: String| Error::Template {
+                file: model.template.clone(),
+                message,
+            };
+            if let Some(other) = models.iter().find(|m| m.table == source.table) {
+                return Err(bad(format!(
+                    "`-- sources:` names {}, the table of model {}: models are recomputed with \
+                     each date, so list it in `-- depends_on: {}` instead",
+                    source.table, other.name, other.name
+                )));
+            }
+            match sources.iter().find(|s| s.table == source.table) {
+                Some(seen) if seen != source => {
+                    return Err(bad(format!(
+                        "`-- sources:` declares {} differently from another model; every model \
+                         must give a source the same date column and key",
+                        source.table
+                    )))
+                }
+                Some(_) => {}
+                None => sources.push(source.clone()),
+            }
+        }
+    }
+    Ok(sources)
 }
 
 /// Orders items so that each comes after what it depends on; ties by name.

@@ -266,6 +266,8 @@ pub fn status(
         state: &'a DateState,
         state_name: &'static str,
         stale: bool,
+        /// A source it reads changed since it was built (`apply --only changed`).
+        changed: bool,
         sealed: bool,
         /// Why the holder counts as gone (the next apply, reserve or seal reclaims it).
         holder_gone: Option<&'a str>,
@@ -276,6 +278,7 @@ pub fn status(
             state: s,
             state_name: state_name(s),
             stale: s.stale(signature),
+            changed: s.changed(),
             sealed: s.sealed(),
             holder_gone: s
                 .held_by
@@ -345,11 +348,52 @@ pub fn status(
     ))
 }
 
+/// What a regular run with `--lookback` found before yesterday: the dates it computes
+/// too, and why, and those it leaves to the run that holds them.
+pub fn lookback_lines(
+    days: u32,
+    interval: Interval,
+    looked_back: &[DateState],
+    signature: &str,
+) -> Vec<String> {
+    let taken: Vec<String> = looked_back
+        .iter()
+        .filter(|s| s.held_by.is_none())
+        .map(|s| format!("{} ({})", s.ds, s.reason(signature)))
+        .collect();
+    let mut lines = vec![format!(
+        "looked back {days} day{} ({interval}): {}",
+        if days == 1 { "" } else { "s" },
+        if taken.is_empty() {
+            "nothing missing, failed or changed".to_string()
+        } else {
+            format!("also computing {}", taken.join(", "))
+        }
+    )];
+    for s in looked_back.iter().filter(|s| s.held_by.is_some()) {
+        lines.push(format!(
+            "{} is {} but held by run {} ({}, requested by {}): left to it",
+            s.ds,
+            s.reason(signature),
+            s.held_by.unwrap_or_default(),
+            s.holder_kind.as_deref().unwrap_or("?"),
+            s.holder_by.as_deref().unwrap_or("?")
+        ));
+    }
+    lines
+}
+
+/// A date's state in a word: failed (its latest attempt), changed (its source since its
+/// build), computed, or missing.
 fn state_name(s: &DateState) -> &'static str {
-    match (s.computed(), s.failed()) {
-        (_, true) => "failed",
-        (true, false) => "computed",
-        (false, false) => "missing",
+    if s.failed() {
+        "failed"
+    } else if s.changed() {
+        "changed"
+    } else if s.computed() {
+        "computed"
+    } else {
+        "missing"
     }
 }
 

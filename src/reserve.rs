@@ -38,6 +38,7 @@ pub fn date_states(
             start => interval.map(|i| fmt_date(i.start)),
             end => interval.map(|i| fmt_date(i.end)),
             models => pipeline.models_value(),
+            sources => pipeline.sources_value(),
         },
     )?;
     db.rows(sql.as_str(), &[])?
@@ -61,6 +62,7 @@ pub fn date_states(
                 holder_kind: r.opt_text(14)?,
                 holder_by: r.opt_text(15)?,
                 holder_status: r.opt_text(16)?,
+                source_changed: r.bool(17)?,
             })
         })
         .collect()
@@ -254,6 +256,7 @@ pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Res
                 (":reason", Value::opt_text(args.reason.as_deref())),
                 (":status", "reserved".into()),
                 (":only", Value::Null),
+                (":lookback", Value::Null),
                 (":keep_going", false.into()),
                 (":command", store::command_line().into()),
                 (":templates_from", Value::Null),

@@ -71,6 +71,7 @@ impl TemplateKind {
                 "depends_on",
                 "create",
                 "seal_values",
+                "sources",
             ],
             TemplateKind::View => &["name", "version", "depends_on"],
             TemplateKind::System => &["name", "version"],
@@ -152,6 +153,23 @@ pub fn checksum(source: &str) -> String {
     let mut out = String::with_capacity(64);
     for byte in digest {
         let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+/// The text a template's version stands for: all of it but the `-- sources:` header
+/// line, which says which changes to track, not what a date computes. So declaring a
+/// source, or changing its key, calls for no new version and leaves no date stale.
+pub fn versioned_text(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let (mut in_header, mut skipping) = (true, false);
+    for line in source.split_inclusive('\n') {
+        in_header = in_header && line.starts_with("--");
+        skipping =
+            in_header && (line.starts_with("-- sources:") || skipping && line.starts_with("--   "));
+        if !skipping {
+            out.push_str(line);
+        }
     }
     out
 }
@@ -720,6 +738,15 @@ mod tests {
         let mut map = BTreeMap::new();
         map.insert("a", 1);
         assert!(render("{{ m }}", context! { m => map }).is_err());
+    }
+
+    #[test]
+    fn declaring_sources_keeps_the_version() {
+        let plain = "-- name: m\n-- version: 1\nSELECT 1\n";
+        let tracked = "-- name: m\n-- version: 1\n-- sources: orders(order_date,\n--   key order_id)\nSELECT 1\n";
+        assert_eq!(versioned_text(tracked), plain);
+        let edited = "-- name: m\n-- version: 1\nSELECT 2 -- sources: x\n";
+        assert_ne!(checksum(&versioned_text(edited)), checksum(plain));
     }
 
     #[test]

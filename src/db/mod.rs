@@ -35,13 +35,13 @@ impl Dialect {
         }
     }
 
-    /// How a date's transaction begins, as `render` and `--dry-run` show it (what runs
-    /// first inside it on PostgreSQL is in queries/postgres/date_lock.sql and
-    /// holder_of_date.sql).
+    /// How a date's transaction begins, as `render` and `--dry-run` show it (on
+    /// PostgreSQL the session takes queries/postgres/date_lock.sql just before, and
+    /// holder_of_date.sql runs first inside it).
     pub fn begin(self) -> &'static str {
         match self {
             Dialect::Sqlite => "BEGIN IMMEDIATE",
-            Dialect::Postgres => "BEGIN",
+            Dialect::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ",
         }
     }
 }

@@ -48,6 +48,9 @@ pub struct Conn {
     /// Bound statements by their text: a date's statements have the same text for every
     /// date, so each is parsed and planned once per run.
     prepared: std::collections::HashMap<String, postgres::Statement>,
+    /// Inside a date's transaction: the session holds the pipeline's lock shared until
+    /// the transaction ends (date_lock.sql).
+    in_date: bool,
 }
 
 /// An error with what caused it (the driver's words, then the system's): "error
@@ -165,6 +168,7 @@ impl Conn {
         let mut conn = Conn {
             client,
             prepared: Default::default(),
+            in_date: false,
         };
         conn.session_settings()?;
         conn.migrate(schema, label)?;
@@ -306,22 +310,51 @@ impl Conn {
     /// Bookkeeping steps of one pipeline (schema) take turns, as SQLite's single writer
     /// does; dates' transactions share the lock among themselves, and each also locks
     /// its own reservation row (fencing).
+    /// A bookkeeping step: READ COMMITTED under the pipeline's lock, exclusively. A date:
+    /// REPEATABLE READ, its snapshot taken with the pipeline's lock held shared, so every
+    /// statement of the date reads one snapshot: the version of its sources it records is
+    /// the one its models read, while loaders go on inserting (neither waits for the
+    /// other).
     pub fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
-        self.batch("BEGIN")?;
-        let lock = match kind {
-            TxKind::Exclusive => include_str!("../../queries/postgres/bookkeeping_lock.sql"),
-            TxKind::Date => include_str!("../../queries/postgres/date_lock.sql"),
-        };
-        self.execute(lock, &[])?;
+        match kind {
+            TxKind::Exclusive => {
+                self.batch("BEGIN")?;
+                self.execute(
+                    include_str!("../../queries/postgres/bookkeeping_lock.sql"),
+                    &[],
+                )?;
+            }
+            TxKind::Date => {
+                self.execute(include_str!("../../queries/postgres/date_lock.sql"), &[])?;
+                self.in_date = true;
+                if let Err(e) = self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ") {
+                    self.end_date(Err(e))?;
+                }
+            }
+        }
         Ok(())
     }
 
     pub fn commit(&mut self) -> Result<(), DbError> {
-        self.batch("COMMIT")
+        let done = self.batch("COMMIT");
+        self.end_date(done)
     }
 
     pub fn rollback(&mut self) -> Result<(), DbError> {
-        self.batch("ROLLBACK")
+        let done = self.batch("ROLLBACK");
+        self.end_date(done)
+    }
+
+    /// After a date's transaction ends: its session lock goes too (a session that broke
+    /// has lost it already). The transaction's own outcome comes first.
+    fn end_date(&mut self, ended: Result<(), DbError>) -> Result<(), DbError> {
+        if !std::mem::take(&mut self.in_date) || self.client.is_closed() {
+            return ended;
+        }
+        let unlocked = self
+            .execute(include_str!("../../queries/postgres/date_unlock.sql"), &[])
+            .map(|_| ());
+        ended.and(unlocked)
     }
 
     /// Prepares each statement (parse and analysis, nothing runs).

@@ -5,6 +5,7 @@
 -- key: ds
 -- values: revenue, order_count
 -- seal_values: revenue, order_count
+-- sources: orders(order_date, key order_id)
 --
 -- One row per date, also for a date with no orders (revenue 0, order_count 0).
 -- Several rows may share an order_id (a re-sent or amended record): the one with

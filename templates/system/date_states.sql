@@ -1,11 +1,12 @@
 -- name: date_states
--- version: 2
+-- version: 3
 --
 -- What the state store knows about each date of an interval: its last build (which
 -- run, kind, when, and with which model versions, so stale dates can be told), its
--- latest attempt (failed or not, and why), its seal and corrections, and who holds
--- it now. Every lookup is by date on an index: the cost follows the interval's
--- length, not the history's. Without an interval: every date the store knows of.
+-- latest attempt (failed or not, and why), its seal and corrections, who holds it
+-- now, and whether a source it reads changed since its build. Every lookup is by date
+-- on an index: the cost follows the interval's length, not the history's. Without an
+-- interval: every date the store knows of.
 {% import "system/dialect.sql" as d %}
 WITH RECURSIVE dates(ds) AS (
 {% if start is none %}
@@ -48,7 +49,17 @@ SELECT pd.ds,
        r.expires_at AS held_until,
        hr.kind AS holder_kind,
        hr.requested_by AS holder_by,
-       hr.status AS holder_status
+       hr.status AS holder_status,
+{% if sources %}
+       EXISTS (SELECT 1
+                 FROM source_versions AS v
+                 LEFT JOIN partition_sources AS ps ON ps.ds = v.ds AND ps.source = v.source
+                WHERE v.ds = pd.ds
+                  AND v.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
+                  AND v.version <> coalesce(ps.version, 0)) AS source_changed
+{% else %}
+       (1 = 0) AS source_changed
+{% endif %}
 FROM per_date AS pd
 LEFT JOIN run_partitions AS bp ON bp.run_id = pd.built_run AND bp.ds = pd.ds
 LEFT JOIN runs AS br ON br.run_id = pd.built_run

@@ -136,6 +136,49 @@ fn an_edit_without_a_version_bump_is_refused() {
     sb.ok(&["apply", "--interval", "2026-02-01"]);
 }
 
+/// Declaring a model's sources (`-- sources:`) says which changes to track, not what a date
+/// computes: a database whose version 1 was recorded before the line existed keeps
+/// working, and its dates do not turn stale. Any other edit is still refused.
+#[test]
+fn declaring_sources_needs_no_new_version() {
+    let orders = Orders::new(52, "2026-02-01", 3, false);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    sb.ok(&["apply", "--interval", &orders.interval()]);
+    let dir = copy_templates(&sb);
+    let tpl = dir.to_str().unwrap();
+    let file = model_file(&dir);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("-- sources:"))
+        .expect("the built-in model declares its sources");
+    // As an older sqlrun recorded version 1: without the line.
+    let without = text.replace(&format!("{line}\n"), "");
+    sb.exec(&format!(
+        "UPDATE template_versions SET checksum = '{}', body = '{}' \
+         WHERE name = 'models/daily_revenue' AND version = 1",
+        sha256(&without),
+        without.replace('\'', "''")
+    ));
+    sb.ok(&["--templates", tpl, "apply", "--interval", "2026-02-01"]);
+    assert!(stale_dates(&sb, tpl, &orders.interval()).is_empty());
+    assert_eq!(sb.daily(), orders.expected());
+
+    edit(&file, line, "-- sources: orders(order_date)");
+    sb.ok(&["--templates", tpl, "apply", "--interval", "2026-02-02"]);
+    edit(
+        &file,
+        "count(*) AS order_count",
+        "count(o.order_id) AS order_count",
+    );
+    let run = sb.expect(
+        2,
+        &["--templates", tpl, "apply", "--interval", "2026-02-02"],
+    );
+    assert!(run.stderr.contains("to 2"), "{}", run.stderr);
+}
+
 #[test]
 fn a_new_version_makes_old_dates_stale_and_only_stale_recomputes_them() {
     let orders = Orders::new(52, "2026-02-01", 6, true);
