@@ -620,6 +620,9 @@ def render_system(path, values):
         text = f.read()
     text = "\n".join(l for l in text.splitlines() if not l.startswith("-- ") and l != "--")
     text = re.sub(r"\{% for model in models %\}(.*?)\{% endfor %\}", r"\1", text, flags=re.S)
+    # One source, orders (the built-in model's).
+    text = re.sub(r"\{% for s in sources %\}.*?\{% endfor %\}", "'orders'", text, flags=re.S)
+    text = re.sub(r"\{% if sources %\}(.*?)\{% else %\}(.*?)\{% endif %\}", r"\1", text, flags=re.S)
     text = re.sub(r"\{% if start is none %\}(.*?)\{% else %\}(.*?)\{% endif %\}",
                   lambda m: m.group(2) if "start" in values else m.group(1), text, flags=re.S)
 

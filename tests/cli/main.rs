@@ -15,6 +15,7 @@ mod concurrency;
 mod core;
 mod environment;
 mod failure;
+mod late;
 mod literals;
 mod models;
 mod reserve;

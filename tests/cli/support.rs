@@ -66,6 +66,21 @@ pub fn sqlite_only(reason: &str) -> bool {
     true
 }
 
+/// The gate of a test that only makes sense on PostgreSQL (see `sqlite_only`): true on
+/// SQLite, after saying so. Use as `if postgres_only("why") { return; }`.
+pub fn postgres_only(reason: &str) -> bool {
+    if is_postgres() {
+        return false;
+    }
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or("a test");
+    let _ = writeln!(
+        std::io::stderr(),
+        "note: {name}: PostgreSQL-only, not run on {BACKEND}: {reason}"
+    );
+    true
+}
+
 /// A scratch database: a file in a temp dir (SQLite) or a schema of its own on the test
 /// server (PostgreSQL). The temp dir exists on both, for templates and other files.
 pub struct Sandbox {
@@ -527,6 +542,9 @@ pub fn snapshot(sb: &Sandbox) -> BTreeMap<String, Vec<Vec<String>>> {
         "template_versions",
         "run_templates",
         "orders",
+        "source_versions",
+        "partition_sources",
+        "source_tracking",
     ]
     .iter()
     .map(|t| {
