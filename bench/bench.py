@@ -618,7 +618,17 @@ def render_system(path, values):
     """A minimal renderer for the system templates the plans need (one model)."""
     with open(path) as f:
         text = f.read()
-    text = "\n".join(l for l in text.splitlines() if not l.startswith("-- ") and l != "--")
+    text = "\n".join(l for l in text.splitlines() if not l.startswith("-- ") and l != "--"
+                     and not l.startswith("{% import") and not l.startswith("{% macro"))
+    # SQLite's dialect macros (templates/system/sqlite/dialect.sql), for these values.
+    values = dict(values)
+    values.setdefault("d.now()", "datetime('now')")
+    if "start" in values:
+        values["d.date_series(start, end)"] = (f"SELECT {values['start']} UNION ALL "
+                                              f"SELECT date(ds, '+1 day') FROM dates WHERE ds < {values['end']}")
+    if "selected" in values:
+        values["d.dates(selected)"] = f"json_each({values['selected']})"
+    values.setdefault("expiry(hold_seconds)", values.get("expires_at", "NULL"))
     text = re.sub(r"\{% for model in models %\}(.*?)\{% endfor %\}", r"\1", text, flags=re.S)
     # One source, orders (the built-in model's).
     text = re.sub(r"\{% for s in sources %\}.*?\{% endfor %\}", "'orders'", text, flags=re.S)
@@ -689,13 +699,15 @@ def workload_plans(b):
         p = subprocess.run([SQLITE, db, "EXPLAIN QUERY PLAN " + s + ";"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         plan = p.stdout.decode().rstrip()
-        if p.returncode != 0 and "ORDER" in plan and "group_concat" in s:
-            # group_concat(... ORDER BY ...) needs SQLite 3.44 (sqlrun bundles a newer SQLite
-            # than Debian's CLI); the ordering inside the aggregate does not change a lookup.
-            s2 = re.sub(r"(group_concat\([^()]*?),?\s*ORDER BY [^()]*\)", r"\1)", s)
+        if p.returncode != 0 and "ORDER" in plan and re.search(r"group_concat|string_agg", s):
+            # string_agg / group_concat(... ORDER BY ...) need SQLite 3.44 (sqlrun bundles a
+            # newer SQLite than Debian's CLI); the ordering inside the aggregate does not
+            # change a lookup.
+            s2 = re.sub(r"(?:group_concat|string_agg)\(([^()]*?),?\s*ORDER BY [^()]*\)",
+                        r"group_concat(\1)", s)
             p = subprocess.run([SQLITE, db, "EXPLAIN QUERY PLAN " + s2 + ";"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            plan = ("(planned without the ORDER BY inside group_concat, which this sqlite3 CLI "
+            plan = ("(planned without the ORDER BY inside string_agg, which this sqlite3 CLI "
                     "cannot parse)\n" + p.stdout.decode().rstrip())
         first = re.sub(r"\s+", " ", s)[:110]
         say(f"\n-- {where}: {first}{'...' if len(s) > 110 else ''}")

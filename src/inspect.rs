@@ -127,6 +127,12 @@ pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> R
             if let Some(c) = &run.command {
                 text.push_str(&format!("  command: {c}\n"));
             }
+            if let Some(days) = run.lookback {
+                text.push_str(&format!(
+                    "  looked back {days} days before {} for missing, failed and changed dates\n",
+                    run.interval_end
+                ));
+            }
             if let (Some(host), Some(pid)) = (&run.host, run.pid) {
                 let on = run.dialect.as_deref().unwrap_or("sqlite");
                 text.push_str(&format!("  process {pid} on {host}, database {on}\n"));

@@ -88,6 +88,8 @@ pub struct RunRow {
     pub pid_started: Option<String>,
     pub error: Option<String>,
     pub dialect: Option<String>,
+    /// A regular run's `--lookback` days.
+    pub lookback: Option<i64>,
 }
 
 impl RunRow {
@@ -121,6 +123,7 @@ impl RunRow {
             pid_started: r.opt_text(17)?,
             error: r.opt_text(18)?,
             dialect: r.opt_text(19)?,
+            lookback: r.opt_i64(20)?,
         })
     }
 }

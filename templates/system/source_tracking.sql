@@ -10,31 +10,34 @@
 {% import "system/dialect.sql" as d %}
 {% set t = source.table %}
 {% set date = source.date_column %}
+{% set key = source.key %}
+{# One statement per date or per other row of the record, and no UNION or DISTINCT: a
+   statement that builds a temporary table costs a bulk load an allocation per row. A
+   date met twice is counted twice, which is as good: the version only has to move. #}
 {% macro touch(event) %}
+{% for row in (["OLD"] if event == "delete" else ["NEW"] if event == "insert" else ["OLD", "NEW"]) %}
     INSERT INTO source_versions (source, ds, version, changed_at)
-    SELECT {{ t }}, touched.ds, 1, {{ d.now() }}
-    FROM (
+    SELECT {{ t }}, {% if row == "OLD" %}OLD{% else %}NEW{% endif %}.{{ date|ident }}, 1, {{ d.now() }}
+    WHERE {% if row == "OLD" %}OLD{% else %}NEW{% endif %}.{{ date|ident }} IS NOT NULL
+    ON CONFLICT (source, ds) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+{% endfor %}
+{% if key %}
+    INSERT INTO source_versions (source, ds, version, changed_at)
+    SELECT {{ t }}, other.{{ date|ident }}, 1, {{ d.now() }}
+    FROM {{ t|ident }} AS other
+    WHERE other.{{ key|ident }} IN (
+{%- if event == "insert" %}NEW.{{ key|ident }}
+{%- elif event == "delete" %}OLD.{{ key|ident }}
+{%- else %}OLD.{{ key|ident }}, NEW.{{ key|ident }}{% endif %})
 {% if event != "insert" %}
-        SELECT OLD.{{ date|ident }} AS ds
-        UNION
+      AND other.{{ date|ident }} IS NOT OLD.{{ date|ident }}
 {% endif %}
 {% if event != "delete" %}
-        SELECT NEW.{{ date|ident }} AS ds
-        UNION
+      AND other.{{ date|ident }} IS NOT NEW.{{ date|ident }}
 {% endif %}
-{% if source.key %}
-        SELECT other.{{ date|ident }}
-        FROM {{ t|ident }} AS other
-        WHERE other.{{ source.key|ident }} IN (
-{%- if event == "insert" %}NEW.{{ source.key|ident }}
-{%- elif event == "delete" %}OLD.{{ source.key|ident }}
-{%- else %}OLD.{{ source.key|ident }}, NEW.{{ source.key|ident }}{% endif %})
-{% else %}
-        SELECT NULL WHERE 0
-{% endif %}
-    ) AS touched
-    WHERE touched.ds IS NOT NULL
+      AND other.{{ date|ident }} IS NOT NULL
     ON CONFLICT (source, ds) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+{% endif %}
 {% endmacro %}
 DROP TRIGGER IF EXISTS {{ ("sqlrun_" ~ t ~ "_insert")|ident }};
 DROP TRIGGER IF EXISTS {{ ("sqlrun_" ~ t ~ "_delete")|ident }};
