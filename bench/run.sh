@@ -2,7 +2,7 @@
 # sqlrun benchmark: one command, from a clean clone.
 #
 #   bench/run.sh                 # everything (about 5-10 minutes on 2 cores)
-#   bench/run.sh a b             # only some sections: a b c d e profile plans
+#   bench/run.sh a b             # only some sections: a b c d e f g profile plans
 #
 # Environment:
 #   SQLRUN_BIN=path     use this binary instead of building target/release/sqlrun

@@ -73,7 +73,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
     }
-    if let (Some(r), Some(days)) = (request, request.and_then(|r| r.lookback)) {
+    if let Some((r, days)) = request.and_then(|r| Some((r, r.lookback?))) {
         for line in report::lookback_lines(days, r.interval, &looked_back, &pipeline.signature()) {
             out.note(&line);
         }
