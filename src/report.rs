@@ -356,11 +356,10 @@ pub fn lookback_lines(
     looked_back: &[DateState],
     signature: &str,
 ) -> Vec<String> {
-    let taken: Vec<String> = looked_back
-        .iter()
-        .filter(|s| s.held_by.is_none())
-        .map(|s| format!("{} ({})", s.ds, s.reason(signature)))
-        .collect();
+    let taken = reason_ranges(
+        looked_back.iter().filter(|s| s.held_by.is_none()),
+        signature,
+    );
     let mut lines = vec![format!(
         "looked back {days} day{} ({interval}): {}",
         if days == 1 { "" } else { "s" },
@@ -381,6 +380,35 @@ pub fn lookback_lines(
         ));
     }
     lines
+}
+
+/// Dates as contiguous ranges per reason, in date order: `2026-01-21..2026-01-31
+/// (missing), 2026-02-03 (changed)`.
+fn reason_ranges<'a>(states: impl Iterator<Item = &'a DateState>, signature: &str) -> Vec<String> {
+    let mut by_reason: Vec<(&str, Vec<crate::interval::Date>)> = Vec::new();
+    for s in states {
+        let Ok(date) = crate::interval::parse_date(&s.ds, "date") else {
+            continue;
+        };
+        let reason = s.reason(signature);
+        match by_reason.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, dates)) => dates.push(date),
+            None => by_reason.push((reason, vec![date])),
+        }
+    }
+    let mut ranges: Vec<(Interval, &str)> = by_reason
+        .iter()
+        .flat_map(|(reason, dates)| {
+            crate::interval::contiguous(dates)
+                .into_iter()
+                .map(move |range| (range, *reason))
+        })
+        .collect();
+    ranges.sort_by_key(|(range, _)| range.start);
+    ranges
+        .into_iter()
+        .map(|(range, reason)| format!("{range} ({reason})"))
+        .collect()
 }
 
 /// A date's state in a word: failed (its latest attempt), changed (its source since its
