@@ -39,7 +39,6 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     let mut db = Db::open(&target)?;
-    pipeline.sync(&mut db)?;
     let (interval, reserved_run) = match (args.run, &request) {
         (Some(run_id), _) => reserved_interval(&mut db, run_id)?,
         (None, Some(r)) => (r.interval, None),
@@ -47,8 +46,14 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     };
 
     // Every date's SQL must render before anything is written: a template error is bad
-    // input (exit 2), not a failed date.
-    preflight(&mut db, &pipeline, interval)?;
+    // input (exit 2), not a failed date. Then the pipeline's objects are created and the
+    // first date's statements checked against them in one transaction, so that a refused
+    // model leaves nothing behind.
+    preflight(&pipeline, interval)?;
+    let first = fmt_date(interval.start);
+    for note in pipeline.sync_checking(&mut db, Some(&first))? {
+        out.note(&note);
+    }
     let (request, reserved_run) = (request.as_ref(), reserved_run.as_ref());
     if args.dry_run {
         return dry_run(&mut db, &pipeline, interval, request, reserved_run, out);
@@ -198,6 +203,9 @@ fn begin_run(
         // Taken before the run row becomes visible: nobody can see it running and gone.
         db.hold_run(run_id)?;
         crate::pipeline::record_versions(db, &pipeline.templates, run_id)?;
+        // Under the lock again (a model may have been retired meanwhile); the run's
+        // model versions are the current ones.
+        crate::models::record(db, pipeline, Some(run_id))?;
         let reclaimed = reserve::sweep(db, pipeline, &me, Some(run_id))?;
         let (selected, looked_back) =
             select_dates(db, pipeline, start.interval, start.request, run_id)?;
@@ -397,31 +405,22 @@ fn request_from(args: &ApplyArgs) -> Result<Request> {
 }
 
 /// Template errors are bad input (exit 2), not failed dates: before anything is written,
-/// every date of the interval is rendered, and the first date's statements (replaced and
-/// sealed) are prepared, which finds SQL syntax errors and unknown tables or columns.
-fn preflight(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<()> {
+/// every date of the interval is rendered (the first one's statements are then prepared
+/// by `Pipeline::sync_checking`, which finds SQL syntax errors and unknown tables or
+/// columns).
+fn preflight(pipeline: &Pipeline, interval: Interval) -> Result<()> {
     for (i, date) in interval.dates().enumerate() {
-        let ds = fmt_date(date);
         for sealed in [false, true] {
             if sealed && i > 0 {
                 continue;
             }
-            let sql = pipeline.render_date(&DateVars {
-                ds: &ds,
+            pipeline.render_date(&DateVars {
+                ds: &fmt_date(date),
                 run_id: 0,
                 sealed,
                 started_at: &now(),
                 lease_seconds: 0,
             })?;
-            if i == 0 {
-                db.check_statements(&sql).map_err(|e| match e {
-                    Error::Database(e) => Error::Template {
-                        file: format!("SQL rendered for {ds}"),
-                        message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
-                    },
-                    other => other,
-                })?;
-            }
         }
     }
     Ok(())

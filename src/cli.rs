@@ -68,6 +68,18 @@ pub enum Command {
     },
     /// Mark dates as sent: a sealed date is never overwritten again, only corrected.
     Seal(SealArgs),
+    /// Retire a model the database knows and the templates no longer have: recorded; its
+    /// table and rows stay, and templates without it are accepted from then on.
+    Retire {
+        /// The model's name (its file models/NAME.sql).
+        model: String,
+        /// Why it is gone (recorded). Required.
+        #[arg(long)]
+        reason: String,
+        /// Who retires it (default: $USER).
+        #[arg(long)]
+        by: Option<String>,
+    },
     /// Per date: computed by which run, stale or not, sealed, corrections, held by whom, last failure.
     Status {
         #[arg(long, value_name = "START..END")]

@@ -15,6 +15,12 @@ pub enum Error {
     #[error("template {file}: {message}")]
     Template { file: String, message: String },
 
+    /// Templates that are not this database's pipeline: they lack a model the database
+    /// knows, or give a model's table to another model (see src/models.rs). The message
+    /// names each difference and the ways out. Exit 2, nothing written.
+    #[error("{0}")]
+    WrongPipeline(String),
+
     /// A template whose text changed while its version did not. Exit 2.
     #[error("{0}")]
     EditedTemplate(Box<EditedTemplate>),
@@ -85,6 +91,7 @@ impl Error {
         match self {
             Error::BadInput(_)
             | Error::Template { .. }
+            | Error::WrongPipeline(_)
             | Error::EditedTemplate(_)
             | Error::Open { .. }
             | Error::NewerSchema { .. }
@@ -107,6 +114,28 @@ impl Error {
 
     pub fn bad(message: impl Into<String>) -> Self {
         Error::BadInput(message.into())
+    }
+
+    /// Every problem found with one template file (its header, its table), one line each
+    /// with its fix, so that it is fixed in one go.
+    pub fn problems(file: &str, what: &str, mut problems: Vec<String>) -> Self {
+        let message = match problems.len() {
+            1 => problems.remove(0),
+            n => format!("{n} problems with {what}:\n  - {}", problems.join("\n  - ")),
+        };
+        Error::Template {
+            file: file.to_string(),
+            message,
+        }
+    }
+
+    /// Several errors said at once (one file's after another); one stays as it is.
+    pub fn all(mut errors: Vec<Error>) -> Self {
+        if errors.len() == 1 {
+            return errors.remove(0);
+        }
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        Error::BadInput(lines.join("\n"))
     }
 }
 

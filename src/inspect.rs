@@ -26,7 +26,9 @@ pub fn init(global: &Global, out: &Output) -> Result<u8> {
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     let mut db = Db::open(&target)?;
-    pipeline.sync(&mut db)?;
+    for note in pipeline.sync(&mut db)? {
+        out.note(&note);
+    }
     let models: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
     out.json(&serde_json::json!({"db": db.target.to_string(), "dialect": db.dialect(), "models": models, "templates": pipeline.templates.origin}))?;
     out.text(&format!(

@@ -13,6 +13,7 @@ pub mod generate;
 pub mod holder;
 pub mod inspect;
 pub mod interval;
+pub mod models;
 pub mod pipeline;
 pub mod queries;
 pub mod report;
@@ -40,6 +41,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             reserve::release_command(global, *run_id, by.as_deref(), &out)?
         }
         Command::Seal(args) => seal::run(global, args, &out)?,
+        Command::Retire { model, reason, by } => {
+            models::retire_command(global, model, reason, by.as_deref(), &out)?
+        }
         Command::Status { interval } => inspect::status(global, interval.as_deref(), &out)?,
         Command::Runs { run_id, limit } => inspect::runs(global, *run_id, *limit, &out)?,
         Command::Corrections { interval } => {

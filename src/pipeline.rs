@@ -82,10 +82,15 @@ pub struct DateVars<'a> {
 
 impl Pipeline {
     pub fn load(dir: Option<&std::path::Path>, dialect: Dialect) -> Result<Self> {
-        let templates = TemplateSet::load(dir, dialect)?;
+        // A model's header problems are said with those of the file itself, all at once.
+        let model_problems = |f: &TemplateFile| match f.kind {
+            TemplateKind::Model => model_from(f).err().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let templates = TemplateSet::load_checked(dir, dialect, &model_problems)?;
         let models = templates
             .of_kind(TemplateKind::Model)
-            .map(model_from)
+            .map(|f| model_from(f).map_err(|p| Error::problems(&f.path, "its header", p)))
             .collect::<Result<Vec<_>>>()?;
         let models = dependency_order(models, |m| &m.name, |m| &m.depends_on, "model")?;
         let mut tables = BTreeSet::new();
@@ -193,26 +198,142 @@ impl Pipeline {
         self.templates.render_bound(&file.include_name, context)
     }
 
-    /// Creates what the pipeline needs and is missing: model tables (from `-- create:`),
-    /// corrections tables, and views whose SQL differs from their template's. Reads first,
-    /// so that the usual case (nothing to do) takes no write lock.
-    pub fn sync(&self, db: &mut Db) -> Result<()> {
+    /// Creates what the pipeline needs and is missing: model tables (from `-- create:`,
+    /// with a run_id column when the DDL has none), corrections tables, views whose SQL
+    /// differs from their template's, source triggers; and records the models in
+    /// `models`. Reads first, so that the usual case (nothing to do) takes no write lock.
+    /// The objects and the checks are one transaction (the templates are this database's
+    /// pipeline, every model table has its columns, a date's statements prepare against
+    /// the new objects): a refusal leaves nothing behind, so the fixed header then just
+    /// works. Returns what is worth saying (a model added, or back from a retirement).
+    pub fn sync(&self, db: &mut Db) -> Result<Vec<String>> {
+        self.sync_checking(db, None)
+    }
+
+    /// `sync`, checking that the statements of date `ds` prepare (apply: its first date),
+    /// also when nothing needed creating. Without `ds`, a creating sync checks today's.
+    pub fn sync_checking(&self, db: &mut Db, ds: Option<&str>) -> Result<Vec<String>> {
         if self.is_current(db)? {
-            return Ok(());
+            if let Some(ds) = ds {
+                self.check_tables(db)?;
+                self.check_date(db, ds)?;
+            }
+            return Ok(Vec::new());
         }
+        let ds = ds.map_or_else(
+            || crate::interval::fmt_date(crate::interval::today_utc()),
+            str::to_string,
+        );
         db.transaction(TxKind::Exclusive, |db| {
-            for step in self.pending_ddl(db)? {
-                db.batch(step.sql()).map_err(|e| step.failed(e))?;
-                match &step {
-                    Ddl::Plain(_) => {}
-                    Ddl::View { name, sql } => db.record_view(name, create_statement(sql))?,
-                    Ddl::Tracking { source, sql, gap } => {
-                        self.record_tracking(db, source, sql, *gap)?
-                    }
+            // Again under the lock: another process may have changed things meanwhile.
+            let notes = crate::models::record(db, self, None)?;
+            let (tables, rest) = self.pending_ddl(db)?;
+            for step in &tables {
+                self.run_step(db, step)?;
+            }
+            // Before anything is built on the tables (PostgreSQL's corrections tables
+            // copy their columns).
+            self.check_tables(db)?;
+            for step in &rest {
+                self.run_step(db, step)?;
+            }
+            self.check_date(db, &ds)?;
+            Ok(notes)
+        })
+    }
+
+    fn run_step(&self, db: &mut Db, step: &Ddl) -> Result<()> {
+        db.batch(step.sql()).map_err(|e| step.failed(e))?;
+        match step {
+            Ddl::Plain(_) => {}
+            Ddl::Table { table, .. } => {
+                // sqlrun's own column, which a `-- create:` need not spell out. No
+                // table at all is said by check_tables, with the model's other problems.
+                let columns = table_columns(db, table)?;
+                if !columns.is_empty() && !columns.iter().any(|c| c == "run_id") {
+                    let sql = self.render_system("add_run_id", context! { table => table })?;
+                    db.batch(&sql).map_err(|e| step.failed(e))?;
                 }
             }
-            Ok(())
-        })
+            Ddl::View { name, sql } => db.record_view(name, create_statement(sql))?,
+            Ddl::Tracking { source, sql, gap } => self.record_tracking(db, source, sql, *gap)?,
+        }
+        Ok(())
+    }
+
+    /// Every model's table has the columns its header names, and run_id: all the
+    /// problems at once, per model file, each with its fix.
+    fn check_tables(&self, db: &mut Db) -> Result<()> {
+        let mut errors = Vec::new();
+        for model in &self.models {
+            let columns = table_columns(db, &model.table)?;
+            let mut problems = Vec::new();
+            if columns.is_empty() {
+                problems.push(format!(
+                    "there is no table {} after its `-- create:` ran; the DDL must create the table the model fills (`-- table:`, by default the model's name)",
+                    model.table
+                ));
+            }
+            let named = (model.key.iter().map(|c| (c, "key")))
+                .chain(model.values.iter().map(|c| (c, "values")));
+            for (column, line) in named.filter(|_| !columns.is_empty()) {
+                if !columns.contains(column) {
+                    problems.push(format!(
+                        "table {} has no column {column}, which `-- {line}:` names; add the column to the table (it has: {}) or fix the header",
+                        model.table,
+                        columns.join(", ")
+                    ));
+                }
+            }
+            if !columns.is_empty() && !columns.iter().any(|c| c == "run_id") {
+                let alter = self.render_system("add_run_id", context! { table => &model.table })?;
+                problems.push(format!(
+                    "table {} has no run_id column, which sqlrun fills with the run that computed each row; add it: `{}`",
+                    model.table,
+                    statement_text(&alter)
+                ));
+            }
+            if !problems.is_empty() {
+                errors.push(Error::problems(self.path_of(model), "its table", problems));
+            }
+        }
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(Error::all(errors)),
+        }
+    }
+
+    /// The statements of one date, replaced and sealed, prepare against the database as
+    /// it is: SQL syntax errors and unknown tables or columns show before anything is
+    /// written (bad input, exit 2, not a failed date).
+    pub fn check_date(&self, db: &mut Db, ds: &str) -> Result<()> {
+        let started_at = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string();
+        for sealed in [false, true] {
+            let sql = self.render_date(&DateVars {
+                ds,
+                run_id: 0,
+                sealed,
+                started_at: &started_at,
+                lease_seconds: 0,
+            })?;
+            db.check_statements(&sql).map_err(|e| match e {
+                Error::Database(e) => Error::Template {
+                    file: format!("SQL rendered for {ds}"),
+                    message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                },
+                other => other,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Where a model's file is, for messages.
+    pub fn path_of<'a>(&'a self, model: &'a Model) -> &'a str {
+        self.templates
+            .files
+            .iter()
+            .find(|f| f.include_name == model.template)
+            .map_or(model.template.as_str(), |f| f.path.as_str())
     }
 
     /// After a source's triggers are (re)installed: if they had gone missing, its dates are
@@ -236,40 +357,50 @@ impl Pipeline {
         Ok(())
     }
 
-    /// Whether every object the pipeline needs is there as its template says, so that
-    /// nothing needs writing (reads only). An edited template is refused here, before it
-    /// changes anything, views included.
+    /// Whether every object the pipeline needs is there as its template says and its
+    /// models are recorded, so that nothing needs writing (reads only). Templates that
+    /// are not this database's pipeline, and an edited template, are refused here, before
+    /// they change anything, views included.
     pub fn is_current(&self, db: &mut Db) -> Result<bool> {
         verify_versions(db, &self.templates)?;
-        Ok(self.pending_ddl(db)?.is_empty())
+        let unrecorded = crate::models::check(db, self)?;
+        let (tables, rest) = self.pending_ddl(db)?;
+        Ok(!unrecorded && tables.is_empty() && rest.is_empty())
     }
 
-    fn pending_ddl(&self, db: &mut Db) -> Result<Vec<Ddl>> {
+    /// What is missing: the model tables to create, then everything else.
+    fn pending_ddl(&self, db: &mut Db) -> Result<(Vec<Ddl>, Vec<Ddl>)> {
+        let mut tables = Vec::new();
         let mut out = Vec::new();
-        let mut stored = |name: &str| db.object(name);
+        let mut missing = Vec::new();
         for model in &self.models {
-            if stored(&model.table)?.is_none() {
+            if db.object(&model.table)?.is_none() {
                 match &model.create {
-                    Some(ddl) => out.push(Ddl::Plain(ddl.clone())),
-                    None => {
-                        return Err(Error::Template {
-                            file: model.template.clone(),
-                            message: format!(
-                                "table {} does not exist; declare it in the header (`-- create: CREATE TABLE {} (...)`) or in a migration",
-                                model.table, model.table
-                            ),
-                        })
-                    }
+                    Some(ddl) => tables.push(Ddl::Table {
+                        file: self.path_of(model).to_string(),
+                        table: model.table.clone(),
+                        sql: ddl.clone(),
+                    }),
+                    None => missing.push(Error::Template {
+                        file: self.path_of(model).to_string(),
+                        message: format!(
+                            "table {} does not exist; declare it in the header (`-- create: CREATE TABLE {} (...)`) or in a migration",
+                            model.table, model.table
+                        ),
+                    }),
                 }
             }
-            if stored(&model.corrections_table)?.is_none() {
+            if db.object(&model.corrections_table)?.is_none() {
                 out.push(Ddl::Plain(self.render_system(
                     "corrections_table",
                     context! { model => to_value(model) },
                 )?));
             }
         }
-
+        if !missing.is_empty() {
+            return Err(Error::all(missing));
+        }
+        let mut stored = |name: &str| db.object(name);
         let mut views: Vec<(String, String)> = Vec::new();
         for model in &self.models {
             let sql = self.render_system("current_view", context! { model => to_value(model) })?;
@@ -298,7 +429,7 @@ impl Pipeline {
         for source in &self.sources {
             out.extend(self.tracking_ddl(db, source)?);
         }
-        Ok(out)
+        Ok((tables, out))
     }
 
     /// A source's change triggers, when they are not installed as this sqlrun would
@@ -370,6 +501,12 @@ impl Pipeline {
 /// One step of bringing the pipeline's objects up to date.
 enum Ddl {
     Plain(String),
+    /// A model's table, from its `-- create:` in `file`.
+    Table {
+        file: String,
+        table: String,
+        sql: String,
+    },
     /// A view, whose SQL is remembered.
     View {
         name: String,
@@ -386,7 +523,10 @@ enum Ddl {
 impl Ddl {
     fn sql(&self) -> &str {
         match self {
-            Ddl::Plain(sql) | Ddl::View { sql, .. } | Ddl::Tracking { sql, .. } => sql,
+            Ddl::Plain(sql)
+            | Ddl::Table { sql, .. }
+            | Ddl::View { sql, .. }
+            | Ddl::Tracking { sql, .. } => sql,
         }
     }
 
@@ -401,6 +541,16 @@ impl Ddl {
                 "installing the change triggers on source {source} failed: {e}; sqlrun must be \
                  allowed to create triggers on it (own it, or hold the TRIGGER privilege)"
             ),
+            Ddl::Table { file, table, .. } => {
+                return Error::Template {
+                    file: file.clone(),
+                    message: format!(
+                        "creating table {table} from its `-- create:` failed: {e}; fix the DDL \
+                         (nothing was created)\n{}",
+                        self.sql()
+                    ),
+                }
+            }
             _ => format!("creating them failed: {e}"),
         };
         Error::Template {
@@ -470,6 +620,25 @@ pub fn record_versions(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Res
     Ok(())
 }
 
+/// A rendered one-statement template as a person would type it: without its header
+/// comments, blank lines and final semicolon.
+fn statement_text(rendered: &str) -> String {
+    let lines: Vec<&str> = rendered
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.trim_start().starts_with("--"))
+        .collect();
+    lines.join(" ").trim_end_matches(';').trim_end().to_string()
+}
+
+/// The columns of a table, in order (none: there is no such table).
+fn table_columns(db: &mut Db, table: &str) -> Result<Vec<String>> {
+    db.rows(&queries::TABLE_COLUMNS, &[(":table", table.into())])?
+        .iter()
+        .map(|r| r.text(0))
+        .collect()
+}
+
 /// A serializable value as a template variable.
 pub fn to_value<T: Serialize>(value: &T) -> Value {
     Value::from(minijinja::value::Serde(value))
@@ -501,11 +670,9 @@ fn create_statement(rendered: &str) -> &str {
         .trim_end()
 }
 
-fn model_from(file: &TemplateFile) -> Result<Model> {
-    let bad = |message: String| Error::Template {
-        file: file.path.clone(),
-        message,
-    };
+/// A model from its file's header, or every problem of the header, each with its fix.
+fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
+    let mut problems = Vec::new();
     let name = file.name.trim_start_matches("models/").to_string();
     let table = file
         .header
@@ -522,35 +689,54 @@ fn model_from(file: &TemplateFile) -> Result<Model> {
         key.push(date_column.clone());
     }
     if !key.contains(&date_column) {
-        return Err(bad(format!(
-            "`-- key: {}` must include the date column {date_column}",
+        problems.push(format!(
+            "`-- key: {}` must include the date column {date_column}: write `-- key: {date_column}, {}`",
+            key.join(", "),
             key.join(", ")
-        )));
+        ));
     }
     let values = file.list("values");
     if values.is_empty() {
-        return Err(bad(
-            "no `-- values:` in its header; list the value columns its SELECT returns besides the key (corrections compare them)".into(),
-        ));
+        problems.push(
+            "no `-- values:` in its header; list the value columns its SELECT returns besides the key (corrections compare them), e.g. `-- values: revenue, order_count`".into(),
+        );
     }
     let seal_values = file.list("seal_values");
-    if let Some(v) = seal_values.iter().find(|v| !values.contains(v)) {
-        return Err(bad(format!(
-            "`-- seal_values:` names {v}, which is not one of its values"
-        )));
+    for v in seal_values.iter().filter(|v| !values.contains(v)) {
+        problems.push(format!(
+            "`-- seal_values:` names {v}, which is not one of its values; add it to `-- values:` or leave it out"
+        ));
     }
     if !seal_values.is_empty() && key != [date_column.clone()] {
-        return Err(bad(
-            "`-- seal_values:` needs one row per date (key = the date column only)".into(),
+        problems.push(format!(
+            "`-- seal_values:` needs one row per date: its key must be the date column only (`-- key: {date_column}`), or leave `-- seal_values:` out"
         ));
     }
     let mut columns = key.clone();
     columns.extend(values.iter().cloned());
-    let unique: BTreeSet<&String> = columns.iter().collect();
-    if unique.len() != columns.len() || columns.iter().any(|c| c == "run_id") {
-        return Err(bad(
-            "key and values must be distinct columns, and run_id is sqlrun's own column".into(),
-        ));
+    let mut seen = BTreeSet::new();
+    for c in &columns {
+        if !seen.insert(c) {
+            problems.push(format!(
+                "column {c} is listed twice in `-- key:` and `-- values:`; key and values must be distinct columns"
+            ));
+        }
+    }
+    if columns.iter().any(|c| c == "run_id") {
+        problems.push(
+            "run_id is sqlrun's own column (it fills it with the run that computed each row); leave it out of `-- key:` and `-- values:`".into(),
+        );
+    }
+    let sources = match file.header.get("sources").map(|text| parse_sources(text)) {
+        None => Vec::new(),
+        Some(Ok(sources)) => sources,
+        Some(Err(problem)) => {
+            problems.push(problem);
+            Vec::new()
+        }
+    };
+    if !problems.is_empty() {
+        return Err(problems);
     }
     Ok(Model {
         corrections_table: format!("{table}_corrections"),
@@ -566,12 +752,7 @@ fn model_from(file: &TemplateFile) -> Result<Model> {
         depends_on: file.list("depends_on"),
         seal_values,
         create: file.header.get("create").cloned(),
-        sources: file
-            .header
-            .get("sources")
-            .map(|text| parse_sources(text).map_err(bad))
-            .transpose()?
-            .unwrap_or_default(),
+        sources,
     })
 }
 

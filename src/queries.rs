@@ -51,4 +51,11 @@ queries! {
     SOURCE_TRIGGERS => "sqlite/source_triggers.sql" | "postgres/source_triggers.sql",
     SOURCE_TRACKING_OF => "source_tracking_of.sql",
     RECORD_SOURCE_TRACKING => "record_source_tracking.sql" | "postgres/record_source_tracking.sql",
+    TABLE_COLUMNS => "sqlite/source_columns.sql" | "postgres/source_columns.sql",
+    MODELS_KNOWN => "models_known.sql",
+    MODELS_FROM_HISTORY => "models_from_history.sql",
+    RECORD_MODEL => "record_model.sql",
+    RECORD_MODEL_EVENT => "record_model_event.sql",
+    RETIRE_MODEL => "retire_model.sql",
+    LAST_TEMPLATES_FROM => "last_templates_from.sql",
 }

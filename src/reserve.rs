@@ -242,7 +242,9 @@ pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Res
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     let mut db = Db::open(&target)?;
-    pipeline.sync(&mut db)?;
+    for note in pipeline.sync(&mut db)? {
+        out.note(&note);
+    }
     let me = Identity::current();
 
     let (run_id, reclaimed) = db.transaction(TxKind::Exclusive, |db| {

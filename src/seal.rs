@@ -25,7 +25,9 @@ pub fn run(global: &Global, args: &SealArgs, out: &Output) -> Result<u8> {
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     let mut db = Db::open(&target)?;
-    pipeline.sync(&mut db)?;
+    for note in pipeline.sync(&mut db)? {
+        out.note(&note);
+    }
     let (reclaimed, new, already) = db.transaction(TxKind::Exclusive, |db| {
         seal_dates(db, &pipeline, interval, &by, &args.reason)
     })?;

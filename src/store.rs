@@ -36,6 +36,7 @@ pub fn open_to_read(target: &Target, pipeline: Option<&Pipeline>) -> Result<Db> 
     let needs_init = |e| needs_init(e, target, what);
     let mut db = Db::open(target).map_err(needs_init)?;
     if let Some(p) = pipeline {
+        // What a sync has to say (a model added) is for the commands that write.
         p.sync(&mut db).map_err(needs_init)?;
     }
     Ok(db)

@@ -96,32 +96,50 @@ pub struct TemplateFile {
 }
 
 impl TemplateFile {
+    /// A file whose header must be right: its problems, all of them, are one error.
     fn parse(kind: TemplateKind, file_name: &str, path: String, source: String) -> Result<Self> {
-        let stem = file_name.strip_suffix(".sql").unwrap_or(file_name);
-        let header = parse_header(&path, &source, kind)?;
-        let bad = |message: String| Error::Template {
-            file: path.clone(),
-            message,
-        };
-        let declared = header.get("name").ok_or_else(|| {
-            bad(format!(
-                "no `-- name:` line in its header; start the file with `-- name: {stem}` and `-- version: 1`"
-            ))
-        })?;
-        if declared != stem {
-            return Err(bad(format!(
-                "its header says `-- name: {declared}` but the file is {file_name}; make them agree"
-            )));
+        let (file, problems) = Self::read(kind, file_name, path, source);
+        match problems.is_empty() {
+            true => Ok(file),
+            false => Err(Error::problems(&file.path, "its header", problems)),
         }
-        let version = header.get("version").ok_or_else(|| {
-            bad("no `-- version:` line in its header; add `-- version: 1`".to_string())
-        })?;
-        let version: i64 = version.parse().ok().filter(|v| *v >= 1).ok_or_else(|| {
-            bad(format!(
-                "`-- version: {version}` is not a whole number from 1 up"
-            ))
-        })?;
-        Ok(TemplateFile {
+    }
+
+    /// A file and every problem of its header, each said with its fix (a header is
+    /// fixed in one go, not one error per attempt). With problems, `version` may be 0.
+    fn read(
+        kind: TemplateKind,
+        file_name: &str,
+        path: String,
+        source: String,
+    ) -> (Self, Vec<String>) {
+        let stem = file_name.strip_suffix(".sql").unwrap_or(file_name);
+        let (header, mut problems) = parse_header(&source, kind);
+        match header.get("name") {
+            None => problems.push(format!(
+                "no `-- name:` line in its header; start the file with `-- name: {stem}` and `-- version: 1`"
+            )),
+            Some(declared) if declared != stem => problems.push(format!(
+                "its header says `-- name: {declared}` but the file is {file_name}; make them agree"
+            )),
+            Some(_) => {}
+        }
+        let version = match header.get("version") {
+            None => {
+                problems.push("no `-- version:` line in its header; add `-- version: 1`".into());
+                0
+            }
+            Some(text) => match text.parse::<i64>().ok().filter(|v| *v >= 1) {
+                Some(v) => v,
+                None => {
+                    problems.push(format!(
+                        "`-- version: {text}` is not a whole number from 1 up"
+                    ));
+                    0
+                }
+            },
+        };
+        let file = TemplateFile {
             name: format!("{}/{stem}", kind.folder()),
             include_name: format!("{}/{file_name}", kind.folder()),
             path,
@@ -130,7 +148,8 @@ impl TemplateFile {
             checksum: checksum(&source),
             source,
             header,
-        })
+        };
+        (file, problems)
     }
 
     /// A header list (`a, b, c`), empty when the key is absent.
@@ -174,23 +193,33 @@ pub fn versioned_text(source: &str) -> String {
     out
 }
 
+/// The header of a model's recorded text (`template_versions.body`), as far as it
+/// parses: what a database whose runs predate `models` knows of a model it ran.
+pub fn model_header(source: &str) -> BTreeMap<String, String> {
+    parse_header(source, TemplateKind::Model).0
+}
+
 /// Leading `-- key: value` lines; a line `--` followed by three or more spaces continues the
-/// previous value (for multi-line DDL). The header ends at the first other line.
-fn parse_header(path: &str, source: &str, kind: TemplateKind) -> Result<BTreeMap<String, String>> {
+/// previous value (for multi-line DDL). The header ends at the first other line. Unknown
+/// and repeated keys are problems (all of them), not the end of the header.
+fn parse_header(source: &str, kind: TemplateKind) -> (BTreeMap<String, String>, Vec<String>) {
     let mut header = BTreeMap::new();
-    let mut last: Option<String> = None;
+    let mut problems = Vec::new();
+    // The key a continuation line adds to (None after a key that was not kept).
+    let mut last: Option<Option<String>> = None;
     for line in source.lines() {
         let Some(rest) = line.strip_prefix("--") else {
             break;
         };
         if let Some(more) = rest.strip_prefix("   ") {
             match &last {
-                Some(key) => {
+                Some(Some(key)) => {
                     let value: &mut String = header.get_mut(key).expect("key just inserted");
                     value.push('\n');
                     value.push_str(more.trim());
                     continue;
                 }
+                Some(None) => continue,
                 None => break,
             }
         }
@@ -201,27 +230,23 @@ fn parse_header(path: &str, source: &str, kind: TemplateKind) -> Result<BTreeMap
             break;
         }
         if !kind.known_keys().contains(&key) {
-            return Err(Error::Template {
-                file: path.to_string(),
-                message: format!(
-                    "unknown header key `{key}`; a {} template's header knows: {}",
-                    kind.as_str(),
-                    kind.known_keys().join(", ")
-                ),
-            });
+            problems.push(format!(
+                "unknown header key `{key}`; a {} template's header knows: {}",
+                kind.as_str(),
+                kind.known_keys().join(", ")
+            ));
+            last = Some(None);
+            continue;
         }
-        if header
-            .insert(key.to_string(), value.trim().to_string())
-            .is_some()
-        {
-            return Err(Error::Template {
-                file: path.to_string(),
-                message: format!("header key `{key}` is given twice"),
-            });
+        if header.contains_key(key) {
+            problems.push(format!("header key `{key}` is given twice; keep one"));
+            last = Some(None);
+            continue;
         }
-        last = Some(key.to_string());
+        header.insert(key.to_string(), value.trim().to_string());
+        last = Some(Some(key.to_string()));
     }
-    Ok(header)
+    (header, problems)
 }
 
 /// The pipeline's templates and the environment that renders them.
@@ -237,6 +262,16 @@ impl TemplateSet {
     /// always comes built in, because it must match this binary's schema. A file in
     /// `system/<dialect>/` replaces the `system/` file of the same name on that backend.
     pub fn load(dir: Option<&Path>, dialect: Dialect) -> Result<Self> {
+        Self::load_checked(dir, dialect, &|_| Vec::new())
+    }
+
+    /// `load`, with `more` problems of each file's header (a model's own header keys, see
+    /// pipeline.rs): every problem of every file is said at once, one line each.
+    pub fn load_checked(
+        dir: Option<&Path>,
+        dialect: Dialect,
+        more: &dyn Fn(&TemplateFile) -> Vec<String>,
+    ) -> Result<Self> {
         let mut files: Vec<TemplateFile> = Vec::new();
         for (rel, source) in BUILTIN_TEMPLATES {
             let (folder, mut file_name) = rel.split_once('/').unwrap_or(("", rel));
@@ -270,10 +305,23 @@ impl TemplateSet {
         let origin = match dir {
             None => "built-in".to_string(),
             Some(dir) => {
-                load_dir(dir, &mut files)?;
+                load_dir(dir, &mut files, more)?;
                 dir.display().to_string()
             }
         };
+        if dir.is_none() {
+            let problems: Vec<Error> = files
+                .iter()
+                .filter(|f| f.kind != TemplateKind::System)
+                .filter_map(|f| {
+                    let found = more(f);
+                    (!found.is_empty()).then(|| Error::problems(&f.path, "its header", found))
+                })
+                .collect();
+            if !problems.is_empty() {
+                return Err(Error::all(problems));
+            }
+        }
         if !files.iter().any(|f| f.kind == TemplateKind::Model) {
             return Err(Error::Template {
                 file: format!("{origin}/models"),
@@ -341,7 +389,13 @@ pub struct Bound {
     pub params: Vec<(String, DbValue)>,
 }
 
-fn load_dir(dir: &Path, files: &mut Vec<TemplateFile>) -> Result<()> {
+/// The models and views of `dir`; the header problems of all its files in one error.
+fn load_dir(
+    dir: &Path,
+    files: &mut Vec<TemplateFile>,
+    more: &dyn Fn(&TemplateFile) -> Vec<String>,
+) -> Result<()> {
+    let mut problems = Vec::new();
     if !dir.is_dir() {
         return Err(Error::bad(format!(
             "--templates {}: no such folder; pass a folder laid out like the built-in templates/ \
@@ -369,15 +423,20 @@ fn load_dir(dir: &Path, files: &mut Vec<TemplateFile>) -> Result<()> {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
-            files.push(TemplateFile::parse(
-                kind,
-                file_name,
-                path.display().to_string(),
-                source,
-            )?);
+            let (file, mut found) =
+                TemplateFile::read(kind, file_name, path.display().to_string(), source);
+            found.extend(more(&file));
+            if found.is_empty() {
+                files.push(file);
+            } else {
+                problems.push(Error::problems(&file.path, "its header", found));
+            }
         }
     }
-    Ok(())
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(Error::all(problems)),
+    }
 }
 
 /// A model's or view's text without what would break the statement sqlrun wraps it in: a
@@ -783,6 +842,27 @@ mod tests {
             "-- name: x\n-- version: 0\n".into(),
         );
         assert!(bad.is_err());
+        // Every problem of a header at once, one line each.
+        let bad = TemplateFile::parse(
+            TemplateKind::Model,
+            "y.sql",
+            "y.sql".into(),
+            "-- name: x\n-- versoin: 1\n-- key: ds\n-- key: ds\n".into(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            bad.starts_with("template y.sql: 4 problems with its header:\n  - "),
+            "{bad}"
+        );
+        for says in [
+            "`versoin`",
+            "given twice",
+            "no `-- version:`",
+            "make them agree",
+        ] {
+            assert!(bad.contains(says), "{says}: {bad}");
+        }
     }
 
     #[test]

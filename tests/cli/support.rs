@@ -545,6 +545,8 @@ pub fn snapshot(sb: &Sandbox) -> BTreeMap<String, Vec<Vec<String>>> {
         "source_versions",
         "partition_sources",
         "source_tracking",
+        "models",
+        "model_events",
     ]
     .iter()
     .map(|t| {

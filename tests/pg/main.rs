@@ -31,6 +31,8 @@ mod literals;
 #[path = "../cli/models.rs"]
 mod models;
 mod partition;
+#[path = "../cli/pipelines.rs"]
+mod pipelines;
 mod procs;
 #[path = "../cli/reserve.rs"]
 mod reserve;
