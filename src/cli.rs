@@ -94,7 +94,7 @@ pub enum Command {
     },
     /// The pipeline's templates, their versions and whether the state store has recorded them.
     Templates {
-        /// Print a recorded version's text, e.g. `models/daily_revenue@1`.
+        /// Print a recorded version's text, e.g. `models/daily_revenue@2`.
         #[arg(long, value_name = "NAME@VERSION")]
         show: Option<String>,
     },

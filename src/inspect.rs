@@ -332,7 +332,7 @@ pub fn templates(global: &Global, show: Option<&str>, out: &Output) -> Result<u8
             .and_then(|(n, v)| v.parse::<i64>().ok().map(|v| (n, v)))
             .ok_or_else(|| {
                 Error::bad(format!(
-                    "--show {spec}: write NAME@VERSION, e.g. models/daily_revenue@1"
+                    "--show {spec}: write NAME@VERSION, e.g. models/daily_revenue@2"
                 ))
             })?;
         let body = db

@@ -709,7 +709,7 @@ mod tests {
     #[test]
     fn builtin_pipeline_renders_a_date() {
         let p = Pipeline::load(None, Dialect::Sqlite).unwrap();
-        assert_eq!(p.signature(), "models/daily_revenue@1");
+        assert_eq!(p.signature(), "models/daily_revenue@2");
         let vars = DateVars {
             ds: "2026-02-09",
             run_id: 7,
@@ -723,6 +723,7 @@ mod tests {
             "{sql}"
         );
         assert!(sql.contains("o.order_date = '2026-02-09'"), "{sql}");
+        assert!(sql.contains("FROM orders_latest AS o"), "{sql}");
         assert!(sql.contains("VALUES (7, '2026-02-09',"), "{sql}");
         let sealed = p
             .render_date(&DateVars {
