@@ -19,6 +19,8 @@ pub struct Model {
     pub name: String,
     /// `models/daily_revenue.sql`, as templates include it.
     pub template: String,
+    /// Where it was read from (`templates/models/daily_revenue.sql`, or in `--templates`).
+    pub file: String,
     pub version: i64,
     pub table: String,
     pub date_column: String,
@@ -68,6 +70,9 @@ pub struct Pipeline {
     pub views: Vec<View>,
     /// Every source the models declare, once each.
     pub sources: Vec<Source>,
+    /// `--select`: the models a date computes (those named and everything downstream of
+    /// them); None: every model.
+    pub selected: Option<BTreeSet<String>>,
 }
 
 /// The time variables and run facts a date is rendered with.
@@ -122,19 +127,68 @@ impl Pipeline {
             models,
             views,
             sources,
+            selected: None,
         })
     }
 
-    /// The model versions, as `date_states.sql` lists those that built a date: a date
-    /// whose list differs is stale.
+    /// `--select`: a date computes the named models and every model downstream of them
+    /// (that depends on them, directly or not), in dependency order; the others keep their
+    /// rows. An unknown name is bad input.
+    pub fn select(&mut self, names: &[String]) -> Result<()> {
+        let mut chosen = BTreeSet::new();
+        for name in names {
+            if self.model(name).is_none() {
+                let known: Vec<&str> = self.models.iter().map(|m| m.name.as_str()).collect();
+                return Err(Error::bad(format!(
+                    "--select {name}: no such model; this pipeline's models are: {}",
+                    known.join(", ")
+                )));
+            }
+            chosen.insert(name.clone());
+        }
+        // Models come in dependency order, so one pass finds everything downstream.
+        for model in &self.models {
+            if model.depends_on.iter().any(|d| chosen.contains(d)) {
+                chosen.insert(model.name.clone());
+            }
+        }
+        self.selected = Some(chosen);
+        Ok(())
+    }
+
+    /// The models a date computes, in dependency order.
+    pub fn computed_models(&self) -> Vec<&Model> {
+        self.models
+            .iter()
+            .filter(|m| self.selected.as_ref().is_none_or(|s| s.contains(&m.name)))
+            .collect()
+    }
+
+    /// The versions of the models a date computes, as `date_states.sql` lists those that
+    /// built a date (`models/NAME@VERSION,...`): a date built by other versions is stale.
     pub fn signature(&self) -> String {
         let mut names: Vec<String> = self
-            .templates
-            .of_kind(TemplateKind::Model)
-            .map(|f| format!("{}@{}", f.name, f.version))
+            .computed_models()
+            .iter()
+            .map(|m| format!("models/{}@{}", m.name, m.version))
             .collect();
         names.sort();
         names.join(",")
+    }
+
+    /// The sources a date records: those read only by models it computes (a source that
+    /// a model left out also reads must keep telling that model's rows are behind).
+    fn recorded_sources(&self) -> Vec<&Source> {
+        let computed = self.computed_models();
+        self.sources
+            .iter()
+            .filter(|source| {
+                self.models
+                    .iter()
+                    .filter(|m| m.sources.contains(source))
+                    .all(|m| computed.iter().any(|c| c.name == m.name))
+            })
+            .collect()
     }
 
     pub fn model(&self, name: &str) -> Option<&Model> {
@@ -164,8 +218,8 @@ impl Pipeline {
 
     fn date_context(&self, vars: &DateVars) -> Value {
         context! {
-            models => self.models_value(),
-            sources => self.sources_value(),
+            models => to_value(&self.computed_models()),
+            sources => to_value(&self.recorded_sources()),
             sealed => vars.sealed,
             started_at => vars.started_at,
             lease_seconds => vars.lease_seconds,
@@ -557,6 +611,7 @@ fn model_from(file: &TemplateFile) -> Result<Model> {
         current_view: format!("{table}_current"),
         name,
         template: file.include_name.clone(),
+        file: file.path.clone(),
         version: file.version,
         table,
         date_column,

@@ -20,4 +20,5 @@ mod literals;
 mod models;
 mod reserve;
 mod seal;
+mod select;
 mod templates;
