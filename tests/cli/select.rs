@@ -107,13 +107,13 @@ fn select_recomputes_the_model_and_what_is_downstream_and_nothing_else() {
         && m["share"] == "current"
         && m["daily_revenue"] == "current"));
 
-    let part = format!("2026-04-02..2026-04-03");
+    let part = "2026-04-02..2026-04-03";
     sb.ok(&[
         "--templates",
         dir,
         "apply",
         "--interval",
-        &part,
+        part,
         "--select",
         "bands",
     ]);
