@@ -87,12 +87,15 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     }
 
     let work = reserve::held_by_run(&mut db, run_id)?;
+    // A look back goes past a failed date: an old date that keeps failing must not keep
+    // yesterday from being computed every morning (the run still ends failed, exit 1).
+    let keep_going = args.keep_going || request.is_some_and(|r| r.lookback.is_some());
     let computed = compute_dates(
         &mut db,
         &pipeline,
         run_id,
         &work,
-        args.keep_going,
+        keep_going,
         signal.signal(),
         out,
     );

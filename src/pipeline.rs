@@ -52,6 +52,30 @@ pub struct Source {
     /// The column the versions of one record share (a re-sent order's `order_id`): a
     /// change to one version touches every date the record's other versions are on.
     pub key: Option<String>,
+    /// The name of its trigger function on PostgreSQL: `sqlrun_changes_<table>`, shortened
+    /// with a hash of the table's name where that would pass PostgreSQL's 63 bytes (two
+    /// long names must not end up sharing one function).
+    pub function: String,
+}
+
+impl Source {
+    fn new(table: String, date_column: String, key: Option<String>) -> Source {
+        let mut function = format!("sqlrun_changes_{table}");
+        if function.len() > 63 {
+            let digest = crate::templates::checksum(&table);
+            let mut cut = 30;
+            while !table.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            function = format!("sqlrun_changes_{}_{}", &table[..cut], &digest[..12]);
+        }
+        Source {
+            table,
+            date_column,
+            key,
+            function,
+        }
+    }
 }
 
 /// A derived view over the models.
@@ -664,11 +688,7 @@ fn parse_sources(text: &str) -> std::result::Result<Vec<Source>, String> {
         if table.is_empty() || date_column.is_empty() || parts.next().is_some() {
             return Err(format!("`-- sources: {text}` is not understood; {usage}"));
         }
-        sources.push(Source {
-            table,
-            date_column,
-            key,
-        });
+        sources.push(Source::new(table, date_column, key));
         rest = after.trim_start();
         if let Some(next) = rest.strip_prefix(',') {
             rest = next.trim_start();

@@ -385,8 +385,10 @@ pub fn lookback_lines(
     let mut lines = vec![format!(
         "looked back {days} day{} ({interval}): {}",
         if days == 1 { "" } else { "s" },
-        if taken.is_empty() {
+        if taken.is_empty() && looked_back.is_empty() {
             "nothing missing, failed or changed".to_string()
+        } else if taken.is_empty() {
+            "nothing else to compute".to_string()
         } else {
             format!("also computing {}", taken.join(", "))
         }

@@ -61,11 +61,9 @@ SELECT pd.ds,
        hr.status AS holder_status,
 {% if sources %}
        EXISTS (SELECT 1
-                 FROM source_versions AS v
-                 LEFT JOIN partition_sources AS ps ON ps.ds = v.ds AND ps.source = v.source
-                WHERE v.ds = pd.ds
-                  AND v.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
-                  AND v.version <> coalesce(ps.version, 0)) AS source_changed
+                 FROM source_changes AS n
+                WHERE n.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
+                  AND n.ds = pd.ds) AS source_changed
 {% else %}
        (1 = 0) AS source_changed
 {% endif %},
