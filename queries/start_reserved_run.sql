@@ -2,5 +2,6 @@
 UPDATE runs
 SET status = 'running', started_at = CURRENT_TIMESTAMP, keep_going = :keep_going,
     templates_from = :templates_from, sqlrun_version = :version,
-    host = :host, pid = :pid, pid_started = :pid_started, dialect = :dialect
+    host = :host, pid = :pid, pid_started = :pid_started, dialect = :dialect,
+    selected_models = :selected
 WHERE run_id = :run_id AND status = 'reserved'

@@ -37,7 +37,10 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         None => Some(request_from(args)?),
     };
     let target = store::target(global)?;
-    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    let mut pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    if !args.select.is_empty() {
+        pipeline.select(&args.select)?;
+    }
     let mut db = Db::open(&target)?;
     let (interval, reserved_run) = match (args.run, &request) {
         (Some(run_id), _) => reserved_interval(&mut db, run_id)?,
@@ -89,12 +92,15 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     }
 
     let work = reserve::held_by_run(&mut db, run_id)?;
+    // A look back goes past a failed date: an old date that keeps failing must not keep
+    // yesterday from being computed every morning (the run still ends failed, exit 1).
+    let keep_going = args.keep_going || request.is_some_and(|r| r.lookback.is_some());
     let computed = compute_dates(
         &mut db,
         &pipeline,
         run_id,
         &work,
-        args.keep_going,
+        keep_going,
         signal.signal(),
         out,
     );
@@ -299,8 +305,10 @@ fn start_run(
     request: Option<&Request>,
 ) -> Result<(i64, String)> {
     let dialect = db.dialect().as_str();
+    let selected = (!args.select.is_empty()).then(|| args.select.join(","));
     let holder = [
         (":keep_going", Value::from(args.keep_going)),
+        (":selected", Value::opt_text(selected.as_deref())),
         (":templates_from", pipeline.templates.origin.as_str().into()),
         (":version", env!("CARGO_PKG_VERSION").into()),
         (":host", me.host.as_str().into()),
@@ -560,11 +568,23 @@ fn failed_date(
     started_at: &str,
     e: &Error,
 ) -> (String, Option<String>) {
-    let message = match e {
-        Error::Database(inner) => inner.message.clone(),
-        other => other.to_string(),
+    let (message, model) = match e {
+        Error::Database(inner) => match inner.context.as_deref().and_then(|m| pipeline.model(m)) {
+            Some(model) => (
+                format!("model {} ({}): {}", model.name, model.file, inner.message),
+                Some(model.name.as_str()),
+            ),
+            None => (inner.message.clone(), None),
+        },
+        other => (other.to_string(), None),
     };
-    let recorded = record_failure(db, pipeline, run_id, ds, started_at, &message);
+    let failure = Failure {
+        ds,
+        started_at,
+        message: &message,
+        model,
+    };
+    let recorded = record_failure(db, pipeline, run_id, &failure);
     let fault = match (e, recorded) {
         (Error::Environment { .. }, _) => Some(message.clone()),
         (_, Err(r)) => Some(format!("{message}; recording that failed too: {r}")),
@@ -675,17 +695,22 @@ fn compute_date(
     })
 }
 
-fn record_failure(
-    db: &mut Db,
-    pipeline: &Pipeline,
-    run_id: i64,
-    ds: &str,
-    started_at: &str,
-    message: &str,
-) -> Result<()> {
+/// A date that failed, as its record says it.
+struct Failure<'a> {
+    ds: &'a str,
+    started_at: &'a str,
+    message: &'a str,
+    /// The model whose statement failed, if one did.
+    model: Option<&'a str>,
+}
+
+fn record_failure(db: &mut Db, pipeline: &Pipeline, run_id: i64, f: &Failure) -> Result<()> {
     let script = pipeline.bind_system(
         "record_failure",
-        minijinja::context! { run_id => run_id, ds => ds, started_at => started_at, error => message },
+        minijinja::context! {
+            run_id => run_id, ds => f.ds, started_at => f.started_at, error => f.message,
+            model => f.model.map(|m| format!("models/{m}")),
+        },
     )?;
     db.transaction(TxKind::Date, |db| {
         db.run_script(&script.sql, &script.params)

@@ -84,6 +84,9 @@ pub enum Command {
     Status {
         #[arg(long, value_name = "START..END")]
         interval: Option<String>,
+        /// Judge dates by these models (and those downstream of them) only.
+        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
+        select: Vec<String>,
     },
     /// The audit trail: runs, or one run's dates, events and template versions.
     Runs {
@@ -103,10 +106,18 @@ pub enum Command {
         date: String,
         /// Only this model's SELECT.
         model: Option<String>,
+        /// The date's transaction with only these models (and those downstream of them).
+        #[arg(
+            long,
+            value_name = "MODEL[,MODEL...]",
+            value_delimiter = ',',
+            conflicts_with = "model"
+        )]
+        select: Vec<String>,
     },
     /// The pipeline's templates, their versions and whether the state store has recorded them.
     Templates {
-        /// Print a recorded version's text, e.g. `models/daily_revenue@1`.
+        /// Print a recorded version's text, e.g. `models/daily_revenue@2`.
         #[arg(long, value_name = "NAME@VERSION")]
         show: Option<String>,
     },
@@ -185,6 +196,11 @@ pub struct ApplyArgs {
     /// that are missing, failed or changed (late data), besides yesterday.
     #[arg(long, value_name = "N", conflicts_with_all = ["interval", "run", "only"])]
     pub lookback: Option<u32>,
+
+    /// Recompute only these models and every model downstream of them (in dependency
+    /// order, in each date's transaction); the other models keep their rows.
+    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
+    pub select: Vec<String>,
 
     /// Go on after a failed date (the run still ends failed, exit 1).
     #[arg(long)]

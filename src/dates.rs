@@ -26,6 +26,23 @@ pub struct DateState {
     pub holder_status: Option<String>,
     /// A source it reads changed since its latest build (or it was never built).
     pub source_changed: bool,
+    /// The model whose statement failed in its latest attempt, if that failed.
+    pub failed_model: Option<String>,
+}
+
+/// Where one model stands on one date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelState {
+    Current,
+    /// Built by another version of the model.
+    Stale,
+    /// The date has no rows of this model's (never computed, or computed before the model
+    /// existed).
+    Missing,
+    /// The date's latest attempt failed in this model's statement (its rows, if any, are
+    /// from an earlier build).
+    Failed,
 }
 
 impl DateState {
@@ -37,9 +54,49 @@ impl DateState {
         self.last_status.as_deref() == Some("failed")
     }
 
-    /// Built by other model versions than the pipeline's now.
-    pub fn stale(&self, signature: &str) -> bool {
-        self.computed() && self.built_models.as_deref() != Some(signature)
+    /// Built by other versions of the models in scope than the pipeline's now, or without
+    /// one of them. `scope` lists the models in scope as `models/NAME@VERSION,...` (see
+    /// `Pipeline::signature`): every model, or those `--select` names.
+    pub fn stale(&self, scope: &str) -> bool {
+        self.computed()
+            && self
+                .model_states(scope)
+                .iter()
+                .any(|(_, state)| matches!(state, ModelState::Stale | ModelState::Missing))
+    }
+
+    /// Each model in scope and where it stands on this date.
+    pub fn model_states<'a>(&self, scope: &'a str) -> Vec<(&'a str, ModelState)> {
+        let built: Vec<(&str, &str)> = self
+            .built_models
+            .as_deref()
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|m| m.rsplit_once('@'))
+            .collect();
+        scope
+            .split(',')
+            .filter_map(|m| m.rsplit_once('@'))
+            .map(|(name, version)| {
+                let failed = self.failed() && self.failed_model.as_deref() == Some(name);
+                let state = match built.iter().find(|(b, _)| *b == name) {
+                    _ if failed => ModelState::Failed,
+                    None => ModelState::Missing,
+                    Some((_, v)) if *v == version => ModelState::Current,
+                    Some(_) => ModelState::Stale,
+                };
+                (name.trim_start_matches("models/"), state)
+            })
+            .collect()
+    }
+
+    /// Never computed, or a model in scope has no rows on it.
+    pub fn missing(&self, scope: &str) -> bool {
+        !self.computed()
+            || self
+                .model_states(scope)
+                .iter()
+                .any(|(_, state)| *state == ModelState::Missing)
     }
 
     pub fn sealed(&self) -> bool {
@@ -54,7 +111,7 @@ impl DateState {
     pub fn selected_by(&self, selection: &Selection, signature: &str) -> bool {
         match selection {
             Selection::Only(None) => true,
-            Selection::Only(Some(Only::Missing)) => !self.computed(),
+            Selection::Only(Some(Only::Missing)) => self.missing(signature),
             Selection::Only(Some(Only::Failed)) => self.failed(),
             Selection::Only(Some(Only::Stale)) => self.stale(signature),
             Selection::Only(Some(Only::Changed)) => self.changed(),

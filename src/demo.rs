@@ -210,6 +210,7 @@ fn regular(as_of: &str) -> ApplyArgs {
         reason: None,
         only: None,
         lookback: None,
+        select: Vec::new(),
         keep_going: false,
         dry_run: false,
         run: None,

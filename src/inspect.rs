@@ -15,9 +15,12 @@ use crate::store::{self, now};
 
 /// The pipeline and its database, for a command that only reads: read-only when nothing
 /// needs writing (see `store::open_to_read`).
-fn open(global: &Global) -> Result<(Pipeline, Db)> {
+fn open(global: &Global, select: &[String]) -> Result<(Pipeline, Db)> {
     let target = store::target(global)?;
-    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    let mut pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
+    if !select.is_empty() {
+        pipeline.select(select)?;
+    }
     let db = store::open_to_read(&target, Some(&pipeline))?;
     Ok((pipeline, db))
 }
@@ -40,9 +43,14 @@ pub fn init(global: &Global, out: &Output) -> Result<u8> {
     Ok(0)
 }
 
-pub fn status(global: &Global, interval: Option<&str>, out: &Output) -> Result<u8> {
+pub fn status(
+    global: &Global,
+    interval: Option<&str>,
+    select: &[String],
+    out: &Output,
+) -> Result<u8> {
     let interval = interval.map(Interval::parse).transpose()?;
-    let (pipeline, mut db) = open(global)?;
+    let (pipeline, mut db) = open(global, select)?;
     let states = reserve::date_states(&mut db, &pipeline, interval)?;
     if states.is_empty() {
         out.json(&Vec::<()>::new())?;
@@ -214,7 +222,7 @@ pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> R
 
 pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Result<u8> {
     let interval = interval.map(Interval::parse).transpose()?;
-    let (pipeline, mut db) = open(global)?;
+    let (pipeline, mut db) = open(global, &[])?;
     let (start, end) = match interval {
         Some(i) => (fmt_date(i.start), fmt_date(i.end)),
         None => ("0001-01-01".to_string(), "9999-12-31".to_string()),
@@ -288,9 +296,15 @@ pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Res
     Ok(0)
 }
 
-pub fn render(global: &Global, date: &str, model: Option<&str>, out: &Output) -> Result<u8> {
+pub fn render(
+    global: &Global,
+    date: &str,
+    model: Option<&str>,
+    select: &[String],
+    out: &Output,
+) -> Result<u8> {
     let ds = fmt_date(parse_date(date, "--date")?);
-    let (pipeline, mut db) = open(global)?;
+    let (pipeline, mut db) = open(global, select)?;
     let run_id = db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?;
     let sql = match model {
         Some(name) => {
@@ -327,14 +341,14 @@ pub fn render(global: &Global, date: &str, model: Option<&str>, out: &Output) ->
 }
 
 pub fn templates(global: &Global, show: Option<&str>, out: &Output) -> Result<u8> {
-    let (pipeline, mut db) = open(global)?;
+    let (pipeline, mut db) = open(global, &[])?;
     if let Some(spec) = show {
         let (name, version) = spec
             .rsplit_once('@')
             .and_then(|(n, v)| v.parse::<i64>().ok().map(|v| (n, v)))
             .ok_or_else(|| {
                 Error::bad(format!(
-                    "--show {spec}: write NAME@VERSION, e.g. models/daily_revenue@1"
+                    "--show {spec}: write NAME@VERSION, e.g. models/daily_revenue@2"
                 ))
             })?;
         let body = db

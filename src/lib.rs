@@ -44,12 +44,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Retire { model, reason, by } => {
             models::retire_command(global, model, reason, by.as_deref(), &out)?
         }
-        Command::Status { interval } => inspect::status(global, interval.as_deref(), &out)?,
+        Command::Status { interval, select } => {
+            inspect::status(global, interval.as_deref(), select, &out)?
+        }
         Command::Runs { run_id, limit } => inspect::runs(global, *run_id, *limit, &out)?,
         Command::Corrections { interval } => {
             inspect::corrections(global, interval.as_deref(), &out)?
         }
-        Command::Render { date, model } => inspect::render(global, date, model.as_deref(), &out)?,
+        Command::Render {
+            date,
+            model,
+            select,
+        } => inspect::render(global, date, model.as_deref(), select, &out)?,
         Command::Templates { show } => inspect::templates(global, show.as_deref(), &out)?,
         Command::Generate(args) => generate::run(global, args, &out)?,
         Command::Demo => demo::run(global, &out)?,

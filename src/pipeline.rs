@@ -19,6 +19,8 @@ pub struct Model {
     pub name: String,
     /// `models/daily_revenue.sql`, as templates include it.
     pub template: String,
+    /// Where it was read from (`templates/models/daily_revenue.sql`, or in `--templates`).
+    pub file: String,
     pub version: i64,
     pub table: String,
     pub date_column: String,
@@ -50,6 +52,30 @@ pub struct Source {
     /// The column the versions of one record share (a re-sent order's `order_id`): a
     /// change to one version touches every date the record's other versions are on.
     pub key: Option<String>,
+    /// The name of its trigger function on PostgreSQL: `sqlrun_changes_<table>`, shortened
+    /// with a hash of the table's name where that would pass PostgreSQL's 63 bytes (two
+    /// long names must not end up sharing one function).
+    pub function: String,
+}
+
+impl Source {
+    fn new(table: String, date_column: String, key: Option<String>) -> Source {
+        let mut function = format!("sqlrun_changes_{table}");
+        if function.len() > 63 {
+            let digest = crate::templates::checksum(&table);
+            let mut cut = 30;
+            while !table.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            function = format!("sqlrun_changes_{}_{}", &table[..cut], &digest[..12]);
+        }
+        Source {
+            table,
+            date_column,
+            key,
+            function,
+        }
+    }
 }
 
 /// A derived view over the models.
@@ -68,6 +94,9 @@ pub struct Pipeline {
     pub views: Vec<View>,
     /// Every source the models declare, once each.
     pub sources: Vec<Source>,
+    /// `--select`: the models a date computes (those named and everything downstream of
+    /// them); None: every model.
+    pub selected: Option<BTreeSet<String>>,
 }
 
 /// The time variables and run facts a date is rendered with.
@@ -127,19 +156,68 @@ impl Pipeline {
             models,
             views,
             sources,
+            selected: None,
         })
     }
 
-    /// The model versions, as `date_states.sql` lists those that built a date: a date
-    /// whose list differs is stale.
+    /// `--select`: a date computes the named models and every model downstream of them
+    /// (that depends on them, directly or not), in dependency order; the others keep their
+    /// rows. An unknown name is bad input.
+    pub fn select(&mut self, names: &[String]) -> Result<()> {
+        let mut chosen = BTreeSet::new();
+        for name in names {
+            if self.model(name).is_none() {
+                let known: Vec<&str> = self.models.iter().map(|m| m.name.as_str()).collect();
+                return Err(Error::bad(format!(
+                    "--select {name}: no such model; this pipeline's models are: {}",
+                    known.join(", ")
+                )));
+            }
+            chosen.insert(name.clone());
+        }
+        // Models come in dependency order, so one pass finds everything downstream.
+        for model in &self.models {
+            if model.depends_on.iter().any(|d| chosen.contains(d)) {
+                chosen.insert(model.name.clone());
+            }
+        }
+        self.selected = Some(chosen);
+        Ok(())
+    }
+
+    /// The models a date computes, in dependency order.
+    pub fn computed_models(&self) -> Vec<&Model> {
+        self.models
+            .iter()
+            .filter(|m| self.selected.as_ref().is_none_or(|s| s.contains(&m.name)))
+            .collect()
+    }
+
+    /// The versions of the models a date computes, as `date_states.sql` lists those that
+    /// built a date (`models/NAME@VERSION,...`): a date built by other versions is stale.
     pub fn signature(&self) -> String {
         let mut names: Vec<String> = self
-            .templates
-            .of_kind(TemplateKind::Model)
-            .map(|f| format!("{}@{}", f.name, f.version))
+            .computed_models()
+            .iter()
+            .map(|m| format!("models/{}@{}", m.name, m.version))
             .collect();
         names.sort();
         names.join(",")
+    }
+
+    /// The sources a date records: those read only by models it computes (a source that
+    /// a model left out also reads must keep telling that model's rows are behind).
+    fn recorded_sources(&self) -> Vec<&Source> {
+        let computed = self.computed_models();
+        self.sources
+            .iter()
+            .filter(|source| {
+                self.models
+                    .iter()
+                    .filter(|m| m.sources.contains(source))
+                    .all(|m| computed.iter().any(|c| c.name == m.name))
+            })
+            .collect()
     }
 
     pub fn model(&self, name: &str) -> Option<&Model> {
@@ -169,8 +247,8 @@ impl Pipeline {
 
     fn date_context(&self, vars: &DateVars) -> Value {
         context! {
-            models => self.models_value(),
-            sources => self.sources_value(),
+            models => to_value(&self.computed_models()),
+            sources => to_value(&self.recorded_sources()),
             sealed => vars.sealed,
             started_at => vars.started_at,
             lease_seconds => vars.lease_seconds,
@@ -317,10 +395,18 @@ impl Pipeline {
                 lease_seconds: 0,
             })?;
             db.check_statements(&sql).map_err(|e| match e {
-                Error::Database(e) => Error::Template {
-                    file: format!("SQL rendered for {ds}"),
-                    message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
-                },
+                Error::Database(e) => {
+                    let model = e.context.as_deref().and_then(|m| self.model(m));
+                    Error::Template {
+                        file: match model {
+                            Some(m) => {
+                                format!("{} (model {}, as rendered for {ds})", m.file, m.name)
+                            }
+                            None => format!("SQL rendered for {ds}"),
+                        },
+                        message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                    }
+                }
                 other => other,
             })?;
         }
@@ -329,11 +415,7 @@ impl Pipeline {
 
     /// Where a model's file is, for messages.
     pub fn path_of<'a>(&'a self, model: &'a Model) -> &'a str {
-        self.templates
-            .files
-            .iter()
-            .find(|f| f.include_name == model.template)
-            .map_or(model.template.as_str(), |f| f.path.as_str())
+        &model.file
     }
 
     /// After a source's triggers are (re)installed: if they had gone missing, its dates are
@@ -743,6 +825,7 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         current_view: format!("{table}_current"),
         name,
         template: file.include_name.clone(),
+        file: file.path.clone(),
         version: file.version,
         table,
         date_column,
@@ -790,11 +873,7 @@ fn parse_sources(text: &str) -> std::result::Result<Vec<Source>, String> {
         if table.is_empty() || date_column.is_empty() || parts.next().is_some() {
             return Err(format!("`-- sources: {text}` is not understood; {usage}"));
         }
-        sources.push(Source {
-            table,
-            date_column,
-            key,
-        });
+        sources.push(Source::new(table, date_column, key));
         rest = after.trim_start();
         if let Some(next) = rest.strip_prefix(',') {
             rest = next.trim_start();
@@ -890,7 +969,7 @@ mod tests {
     #[test]
     fn builtin_pipeline_renders_a_date() {
         let p = Pipeline::load(None, Dialect::Sqlite).unwrap();
-        assert_eq!(p.signature(), "models/daily_revenue@1");
+        assert_eq!(p.signature(), "models/daily_revenue@2");
         let vars = DateVars {
             ds: "2026-02-09",
             run_id: 7,
@@ -904,6 +983,7 @@ mod tests {
             "{sql}"
         );
         assert!(sql.contains("o.order_date = '2026-02-09'"), "{sql}");
+        assert!(sql.contains("FROM orders_latest AS o"), "{sql}");
         assert!(sql.contains("VALUES (7, '2026-02-09',"), "{sql}");
         let sealed = p
             .render_date(&DateVars {

@@ -1,11 +1,12 @@
 //! What the commands print: human tables by default, one JSON document with `--json`.
 //! Results go to stdout; notes (skips, reclaims, per-date progress) go to stderr.
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-use crate::dates::{DateState, DateStatus, Reclaim};
+use crate::dates::{DateState, DateStatus, ModelState, Reclaim};
 use crate::error::Result;
 use crate::interval::Interval;
 
@@ -266,6 +267,8 @@ pub fn status(
         state: &'a DateState,
         state_name: &'static str,
         stale: bool,
+        /// Each model in scope and where it stands (current, stale, missing).
+        models: BTreeMap<&'a str, ModelState>,
         /// A source it reads changed since it was built (`apply --only changed`).
         changed: bool,
         sealed: bool,
@@ -278,6 +281,7 @@ pub fn status(
             state: s,
             state_name: state_name(s),
             stale: s.stale(signature),
+            models: s.model_states(signature).into_iter().collect(),
             changed: s.changed(),
             sealed: s.sealed(),
             holder_gone: s
@@ -297,13 +301,7 @@ pub fn status(
                 opt(&s.built_run),
                 opt(&s.built_kind),
                 opt(&s.built_at),
-                if r.stale {
-                    "stale".into()
-                } else if s.computed() {
-                    "current".into()
-                } else {
-                    "-".into()
-                },
+                version_cell(r.state, &r.models),
                 if r.sealed {
                     "sealed".into()
                 } else {
@@ -348,6 +346,30 @@ pub fn status(
     ))
 }
 
+/// The `version` column: current or stale, and when the models of a date differ, which
+/// model is stale or missing.
+fn version_cell(state: &DateState, models: &BTreeMap<&str, ModelState>) -> String {
+    if !state.computed() {
+        return "-".into();
+    }
+    let behind: Vec<String> = models
+        .iter()
+        .filter(|(_, m)| **m != ModelState::Current)
+        .map(|(name, m)| match m {
+            ModelState::Missing => format!("{name} missing"),
+            ModelState::Failed => format!("{name} failed"),
+            _ => format!("{name} stale"),
+        })
+        .collect();
+    match behind.len() {
+        0 => "current".into(),
+        n if n == models.len() && models.values().all(|m| *m == ModelState::Stale) => {
+            "stale".into()
+        }
+        _ => behind.join(", "),
+    }
+}
+
 /// What a regular run with `--lookback` found before yesterday: the dates it computes
 /// too, and why, and those it leaves to the run that holds them.
 pub fn lookback_lines(
@@ -363,8 +385,10 @@ pub fn lookback_lines(
     let mut lines = vec![format!(
         "looked back {days} day{} ({interval}): {}",
         if days == 1 { "" } else { "s" },
-        if taken.is_empty() {
+        if taken.is_empty() && looked_back.is_empty() {
             "nothing missing, failed or changed".to_string()
+        } else if taken.is_empty() {
+            "nothing else to compute".to_string()
         } else {
             format!("also computing {}", taken.join(", "))
         }

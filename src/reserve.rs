@@ -63,6 +63,7 @@ pub fn date_states(
                 holder_by: r.opt_text(15)?,
                 holder_status: r.opt_text(16)?,
                 source_changed: r.bool(17)?,
+                failed_model: r.opt_text(18)?,
             })
         })
         .collect()
@@ -259,6 +260,7 @@ pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Res
                 (":status", "reserved".into()),
                 (":only", Value::Null),
                 (":lookback", Value::Null),
+                (":selected", Value::Null),
                 (":keep_going", false.into()),
                 (":command", store::command_line().into()),
                 (":templates_from", Value::Null),

@@ -1,5 +1,6 @@
--- How many of sqlrun's change triggers a source table has, enabled
--- (source_tracking.sql): a disabled one tracks nothing.
+-- How many of sqlrun's change triggers a source table has, by their exact names, that
+-- fire in ordinary sessions (enabled: O, or ALWAYS: A; not disabled, not REPLICA only).
 SELECT count(*) FROM pg_catalog.pg_trigger AS t
 WHERE t.tgrelid = to_regclass(quote_ident(:table)) AND NOT t.tgisinternal
-  AND t.tgenabled <> 'D' AND t.tgname LIKE 'sqlrun\_%' ESCAPE '\'
+  AND t.tgenabled IN ('O', 'A')
+  AND t.tgname IN ('sqlrun_insert', 'sqlrun_delete', 'sqlrun_update', 'sqlrun_truncate')

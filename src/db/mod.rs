@@ -227,6 +227,9 @@ impl DbErrorKind {
 pub struct DbError {
     pub kind: DbErrorKind,
     pub message: String,
+    /// What the failing statement belonged to, as its script's last `-- sqlrun context:`
+    /// comment before it said (a date's script names each model's part).
+    pub context: Option<String>,
 }
 
 impl DbError {
@@ -234,6 +237,7 @@ impl DbError {
         DbError {
             kind: DbErrorKind::Other,
             message: message.into(),
+            context: None,
         }
     }
 }
@@ -355,8 +359,18 @@ impl Db {
             .iter()
             .map(|(name, value)| (name.as_str(), value.clone()))
             .collect();
+        let mut context = None;
         for statement in split_statements(sql) {
-            call!(self, c => c.run_statement(statement, &params))?;
+            if let Some(marked) = script::context_marker(statement) {
+                context = marked;
+            }
+            call!(self, c => c.run_statement(statement, &params)).map_err(|e| match e {
+                Error::Database(e) => Error::Database(DbError {
+                    context: context.clone(),
+                    ..e
+                }),
+                other => other,
+            })?;
         }
         Ok(())
     }
@@ -397,7 +411,7 @@ impl Db {
                 Ok(()) => Ok(value),
                 Err(e) if e.kind == DbErrorKind::ConnectionLost => Err(Error::Database(DbError {
                     kind: DbErrorKind::CommitUnknown,
-                    message: e.message,
+                    ..e
                 })),
                 Err(e) => {
                     // A COMMIT that failed (a full disk) may leave the transaction open.
@@ -417,8 +431,23 @@ impl Db {
     /// or columns and syntax errors show before anything is written.
     /// A statement that does not prepare is `Error::Database`; a fault of the
     /// surroundings is `Error::Environment`, as everywhere.
+    /// An error names what the statement belonged to (`DbError::context`), as in
+    /// `run_script`.
     pub fn check_statements(&mut self, sql: &str) -> Result<()> {
-        call!(self, c => c.check_statements(sql))
+        let mut context = None;
+        for statement in split_statements(sql) {
+            if let Some(marked) = script::context_marker(statement) {
+                context = marked;
+            }
+            call!(self, c => c.check_statements(statement)).map_err(|e| match e {
+                Error::Database(e) => Error::Database(DbError {
+                    context: context.clone(),
+                    ..e
+                }),
+                other => other,
+            })?;
+        }
+        Ok(())
     }
 
     pub fn interrupter(&self) -> Interrupter {

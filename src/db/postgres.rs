@@ -572,7 +572,11 @@ fn db_error(e: &postgres::Error) -> DbError {
         }
         None => e.to_string(),
     };
-    DbError { kind, message }
+    DbError {
+        kind,
+        message,
+        context: None,
+    }
 }
 
 impl From<postgres::Error> for Error {

@@ -74,9 +74,41 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
         .collect()
 }
 
+/// A `-- sqlrun context: NAME` comment line before a statement's code: what the statements
+/// from there on belong to (`"quoted"` as an identifier; `-` for nothing). None: no such
+/// line here.
+pub(super) fn context_marker(statement: &str) -> Option<Option<String>> {
+    let mut found = None;
+    for line in statement.lines() {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix("-- sqlrun context:") {
+            let name = name.trim();
+            found = Some(match name {
+                "-" | "" => None,
+                quoted if quoted.len() >= 2 && quoted.starts_with('"') && quoted.ends_with('"') => {
+                    Some(quoted[1..quoted.len() - 1].replace("\"\"", "\""))
+                }
+                plain => Some(plain.to_string()),
+            });
+        } else if !line.is_empty() && !line.starts_with("--") {
+            break;
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn context_markers_name_what_follows() {
+        let s = "-- sqlrun context: \"daily_revenue\"\nDELETE FROM t";
+        assert_eq!(context_marker(s), Some(Some("daily_revenue".into())));
+        assert_eq!(context_marker("-- sqlrun context: -\nINSERT"), Some(None));
+        assert_eq!(context_marker("INSERT INTO t -- sqlrun context: x\n"), None);
+        assert_eq!(context_marker("\n-- other\nSELECT 1"), None);
+    }
 
     #[test]
     fn scripts_split_outside_quotes_and_comments() {

@@ -92,6 +92,7 @@ fn db_error(e: &rusqlite::Error) -> DbError {
     DbError {
         kind,
         message: describe(e),
+        context: None,
     }
 }
 

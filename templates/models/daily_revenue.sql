@@ -1,5 +1,5 @@
 -- name: daily_revenue
--- version: 1
+-- version: 2
 -- table: daily_revenue
 -- date_column: ds
 -- key: ds
@@ -7,22 +7,12 @@
 -- seal_values: revenue, order_count
 -- sources: orders(order_date, key order_id)
 --
--- One row per date, also for a date with no orders (revenue 0, order_count 0).
--- Several rows may share an order_id (a re-sent or amended record): the one with
--- the greatest created_at wins, ties going to the one inserted last (the larger
--- rowid), and the order counts on the date of its winning row. An older version
--- of an order that moved to another date does not count here any more.
---
--- Reads only this date's orders (orders_by_date) and, for each, looks for a newer
--- version by id (orders_by_id): the cost of a date does not grow with history.
+-- One row per date, also for a date with no orders (revenue 0, order_count 0). Each
+-- order counts once, in its latest version, on that version's date: the rule is the
+-- view orders_latest (views/orders_latest.sql), shared by every model over orders.
+-- (Version 1 wrote the same rule inline; the numbers are the same.)
 SELECT {{ ds }} AS ds,
        coalesce(sum(o.amount), 0) AS revenue,
        count(*) AS order_count
-FROM orders AS o
+FROM orders_latest AS o
 WHERE o.order_date = {{ ds }}
-  AND NOT EXISTS (
-        SELECT 1
-        FROM orders AS newer
-        WHERE newer.order_id = o.order_id
-          AND (newer.created_at > o.created_at
-               OR (newer.created_at = o.created_at AND newer.rowid > o.rowid)))

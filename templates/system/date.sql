@@ -1,17 +1,20 @@
 -- name: date
--- version: 3
+-- version: 4
 --
 -- One date's whole transaction (sqlrun runs it between BEGIN and COMMIT: BEGIN
 -- IMMEDIATE on SQLite; on PostgreSQL REPEATABLE READ, after locking the date's
 -- reservation row): the versions of the sources it reads, then each model in dependency
 -- order, replaced whole, or, on a sealed date, compared and corrected; then the date's
--- record and the release of its reservation.
+-- record and the release of its reservation. A `sqlrun context` line says which model
+-- the statements after it belong to, so that an error names the model and its file.
 {% include "system/record_sources.sql" %}
 {% for model in models %}
+-- sqlrun context: {{ model.name|ident }}
 {% if sealed %}
 {% include "system/correct.sql" %}
 {% else %}
 {% include "system/replace.sql" %}
 {% endif %}
 {% endfor %}
+-- sqlrun context: -
 {% include "system/record_date.sql" %}

@@ -1,8 +1,8 @@
 -- name: date_states
--- version: 3
+-- version: 4
 --
 -- What the state store knows about each date of an interval: its last build (which
--- run, kind, when, and with which model versions, so stale dates can be told), its
+-- run, kind, when, and with which version of each model, so stale dates can be told), its
 -- latest attempt (failed or not, and why), its seal and corrections, who holds it
 -- now, and whether a source it reads changed since its build. Every lookup is by date
 -- on an index: the cost follows the interval's length, not the history's. Without an
@@ -31,9 +31,18 @@ SELECT pd.ds,
        pd.built_run,
        br.kind AS built_kind,
        bp.finished_at AS built_at,
-       (SELECT string_agg(t.name || '@' || t.version, ',' ORDER BY t.name)
-          FROM run_templates AS t
-         WHERE t.run_id = pd.built_run AND t.kind = 'model') AS built_models,
+       (SELECT string_agg(b.name || '@' || b.version, ',' ORDER BY b.name)
+          FROM (SELECT pm.model AS name, pm.version
+                  FROM partition_models AS pm
+                 WHERE pm.ds = pd.ds
+                UNION ALL
+                -- built before dates recorded their models: the versions of its last run
+                SELECT t.name, t.version
+                  FROM run_templates AS t
+                 WHERE t.run_id = pd.built_run AND t.kind = 'model'
+                   AND NOT EXISTS (SELECT 1 FROM partition_models AS pm
+                                    WHERE pm.ds = pd.ds AND pm.model = t.name)) AS b
+       ) AS built_models,
        pd.last_run,
        lp.status AS last_status,
        lp.error AS last_error,
@@ -52,14 +61,13 @@ SELECT pd.ds,
        hr.status AS holder_status,
 {% if sources %}
        EXISTS (SELECT 1
-                 FROM source_versions AS v
-                 LEFT JOIN partition_sources AS ps ON ps.ds = v.ds AND ps.source = v.source
-                WHERE v.ds = pd.ds
-                  AND v.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
-                  AND v.version <> coalesce(ps.version, 0)) AS source_changed
+                 FROM source_changes AS n
+                WHERE n.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
+                  AND n.ds = pd.ds) AS source_changed
 {% else %}
        (1 = 0) AS source_changed
-{% endif %}
+{% endif %},
+       lp.failed_model AS failed_model
 FROM per_date AS pd
 LEFT JOIN run_partitions AS bp ON bp.run_id = pd.built_run AND bp.ds = pd.ds
 LEFT JOIN runs AS br ON br.run_id = pd.built_run

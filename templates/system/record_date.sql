@@ -1,11 +1,18 @@
 -- name: record_date
--- version: 2
+-- version: 3
 --
 -- The date's record, in the same transaction as its rows: which run computed it
 -- and how it ended (a sealed date: corrected if any model wrote a correction in
--- this run, else unchanged). The date's reservation is released with the work,
--- and the run's lease on the dates it still holds is renewed when it runs low.
+-- this run, else unchanged), and which version of each model it computed built the
+-- date's rows (partition_models: with --select, a date's models may come from different
+-- runs). The date's reservation is released with the work, and the run's lease on the
+-- dates it still holds is renewed when it runs low.
 {% import "system/dialect.sql" as d %}
+{% for model in models %}
+INSERT INTO partition_models (ds, model, version, run_id)
+VALUES ({{ ds }}, {{ "models/" ~ model.name }}, {{ model.version }}, {{ run_id }})
+ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id;
+{% endfor %}
 INSERT INTO run_partitions (run_id, ds, status, held_by, error, started_at, finished_at)
 VALUES ({{ run_id }}, {{ ds }},
 {% if sealed %}

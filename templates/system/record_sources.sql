@@ -1,18 +1,20 @@
 -- name: record_sources
 -- version: 1
 --
--- The first statement of a date's transaction, before any model reads a source: for
--- each source the pipeline's models declare, the version of the rows this date reads is
--- recorded with the date (partition_sources; no version yet counts as 0). A date whose
--- source version moves on later is `changed`. The version and the models' reads see the
--- same data: on SQLite the date's transaction is the only writer; on PostgreSQL it is
--- REPEATABLE READ, one snapshot for all its statements, so a loader's insert that commits
--- meanwhile is neither read nor counted (it moves the version on: the date is changed).
+-- The first statements of a date's transaction, before any model reads a source: for
+-- each source the pipeline's models declare, the date takes the change notes of its
+-- date that it can see (source_changes, written by the source's triggers) and records
+-- how many it took (partition_sources). A date with notes left afterwards is `changed`.
+-- The notes it takes and the rows its models read are the same data: on SQLite the
+-- date's transaction is the only writer; on PostgreSQL it is REPEATABLE READ, one
+-- snapshot for all its statements, so a loader's insert that commits meanwhile is
+-- neither read nor taken (its note stays: the date is changed), and neither waits.
 {% for source in sources %}
-INSERT INTO partition_sources (ds, source, version, run_id)
+INSERT INTO partition_sources (ds, source, changes, run_id)
 VALUES ({{ ds }}, {{ source.table }},
-        coalesce((SELECT v.version FROM source_versions AS v
-                   WHERE v.source = {{ source.table }} AND v.ds = {{ ds }}), 0),
+        (SELECT count(*) FROM source_changes AS n
+          WHERE n.source = {{ source.table }} AND n.ds = {{ ds }}),
         {{ run_id }})
-ON CONFLICT (ds, source) DO UPDATE SET version = excluded.version, run_id = excluded.run_id;
+ON CONFLICT (ds, source) DO UPDATE SET changes = excluded.changes, run_id = excluded.run_id;
+DELETE FROM source_changes WHERE source = {{ source.table }} AND ds = {{ ds }};
 {% endfor %}

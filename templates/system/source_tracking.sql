@@ -1,42 +1,39 @@
 -- name: source_tracking
 -- version: 1
 --
--- The triggers that keep source_versions for one source (SQLite). Every insert, delete
--- or real update of a source row moves on the version of the row's date, and, when the
+-- The triggers that note changes of one source (SQLite) in source_changes. Every
+-- insert, delete or real update of a source row notes the row's date, and, when the
 -- source has a key (the versions of one record share it, as a re-sent order shares its
--- order_id), the version of every date the record's other rows are on: a re-sent order
--- that moves to another date changes both dates. sqlrun installs these when a model
--- first declares the source, and again when this text changes or a trigger is missing.
+-- order_id), every date the record's other rows are on: a re-sent order that moves to
+-- another date changes both dates. A date that has a note already keeps it (one row per
+-- source and date on SQLite, whose writers take turns anyway).
+-- sqlrun installs these when a model first declares the source, and again when this
+-- text changes or a trigger is missing.
 {% import "system/dialect.sql" as d %}
 {% set t = source.table %}
 {% set date = source.date_column %}
 {% set key = source.key %}
 {# One statement per date or per other row of the record, and no UNION or DISTINCT: a
    statement that builds a temporary table costs a bulk load an allocation per row. A
-   date met twice is counted twice, which is as good: the version only has to move. #}
+   date noted already is left as it is (source_changes has one row per source and date
+   on SQLite). #}
 {% macro touch(event) %}
 {% for row in (["OLD"] if event == "delete" else ["NEW"] if event == "insert" else ["OLD", "NEW"]) %}
-    INSERT INTO source_versions (source, ds, version, changed_at)
-    SELECT {{ t }}, {% if row == "OLD" %}OLD{% else %}NEW{% endif %}.{{ date|ident }}, 1, {{ d.now() }}
+    INSERT INTO source_changes (source, ds, changed_at)
+    SELECT {{ t }}, {% if row == "OLD" %}OLD{% else %}NEW{% endif %}.{{ date|ident }}, {{ d.now() }}
     WHERE {% if row == "OLD" %}OLD{% else %}NEW{% endif %}.{{ date|ident }} IS NOT NULL
-    ON CONFLICT (source, ds) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+    ON CONFLICT (source, ds) DO NOTHING;
 {% endfor %}
 {% if key %}
-    INSERT INTO source_versions (source, ds, version, changed_at)
-    SELECT {{ t }}, other.{{ date|ident }}, 1, {{ d.now() }}
+    INSERT INTO source_changes (source, ds, changed_at)
+    SELECT {{ t }}, other.{{ date|ident }}, {{ d.now() }}
     FROM {{ t|ident }} AS other
     WHERE other.{{ key|ident }} IN (
 {%- if event == "insert" %}NEW.{{ key|ident }}
 {%- elif event == "delete" %}OLD.{{ key|ident }}
 {%- else %}OLD.{{ key|ident }}, NEW.{{ key|ident }}{% endif %})
-{% if event != "insert" %}
-      AND other.{{ date|ident }} IS NOT OLD.{{ date|ident }}
-{% endif %}
-{% if event != "delete" %}
-      AND other.{{ date|ident }} IS NOT NEW.{{ date|ident }}
-{% endif %}
       AND other.{{ date|ident }} IS NOT NULL
-    ON CONFLICT (source, ds) DO UPDATE SET version = version + 1, changed_at = excluded.changed_at;
+    ON CONFLICT (source, ds) DO NOTHING;
 {% endif %}
 {% endmacro %}
 DROP TRIGGER IF EXISTS {{ ("sqlrun_" ~ t ~ "_insert")|ident }};

@@ -83,15 +83,14 @@ fn sources_of_another_build(sb: &Sandbox) -> Vec<Vec<String>> {
     )
 }
 
-/// The dates whose source version in the state store moved on since the version their
-/// latest build recorded (what `changed` means, read from the rows themselves).
+/// The computed dates that have change notes left in the state store (what `changed`
+/// means, read from the rows themselves).
 fn changed_in_store(sb: &Sandbox) -> BTreeSet<String> {
     sb.rows(
-        "SELECT v.ds FROM source_versions AS v \
-         LEFT JOIN partition_sources AS p ON p.ds = v.ds AND p.source = v.source \
-         WHERE v.source = 'orders' AND v.version <> coalesce(p.version, 0) \
+        "SELECT DISTINCT n.ds FROM source_changes AS n \
+         WHERE n.source = 'orders' \
            AND EXISTS (SELECT 1 FROM run_partitions AS rp \
-                       WHERE rp.ds = v.ds AND rp.status IN ('success', 'corrected', 'unchanged'))",
+                       WHERE rp.ds = n.ds AND rp.status IN ('success', 'corrected', 'unchanged'))",
     )
     .into_iter()
     .map(|r| r[0].clone())
@@ -253,17 +252,16 @@ fn each_kind_of_change_marks_exactly_the_dates_it_touches() {
     sb.exec("UPDATE orders SET amount = amount + 1 WHERE order_id = 'x3'");
     changed_exactly_then_heal(&sb, &all, &days, &[d(3)], "an updated amount");
 
-    // An UPDATE that changes no value: nothing is marked, no version moves.
-    let versions =
-        sb.rows("SELECT source, ds, version, changed_at FROM source_versions ORDER BY ds");
+    // An UPDATE that changes no value: nothing is noted.
+    let notes = sb.rows("SELECT source, ds, changed_at FROM source_changes ORDER BY ds");
     sb.exec("UPDATE orders SET amount = amount WHERE order_id = 'x4'");
     sb.exec(
         "UPDATE orders SET order_date = order_date, created_at = created_at WHERE order_id = 'y5'",
     );
     assert_eq!(
-        sb.rows("SELECT source, ds, version, changed_at FROM source_versions ORDER BY ds"),
-        versions,
-        "an UPDATE that changes nothing moves no version"
+        sb.rows("SELECT source, ds, changed_at FROM source_changes ORDER BY ds"),
+        notes,
+        "an UPDATE that changes nothing notes nothing"
     );
     changed_exactly_then_heal(&sb, &all, &days, &[], "an update to the same value");
 
@@ -294,7 +292,7 @@ fn each_kind_of_change_marks_exactly_the_dates_it_touches() {
     assert_eq!(sb.daily()[d(7)], (7 * 8, 1));
 
     // A re-send with an older created_at (it loses) still touches its record's dates:
-    // the dates change version, and recomputing them gives the same numbers.
+    // the dates are noted, and recomputing them gives the same numbers.
     insert(&sb, "x0", d(6), 1, "2020-01-01 00:00:00");
     changed_exactly_then_heal(&sb, &all, &days, &[d(0), d(6)], "a losing re-send");
 
@@ -878,6 +876,73 @@ fn a_loader_with_another_search_path_and_role_is_tracked() {
         days[2]
     ));
     assert_eq!(changed(&sb, &all), set(&[&days[2]]));
+    sb.ok(&["apply", "--interval", &all, "--only", "changed"]);
+    assert_eq!(daily_of(&sb, &days), expected_from_orders(&sb, &days));
+}
+
+/// A trigger of the user's own whose name happens to start with `sqlrun_` is none of
+/// sqlrun's business: it is not taken for a missing or extra change trigger.
+#[test]
+fn a_users_own_sqlrun_named_trigger_marks_nothing() {
+    let (sb, _, all) = ten_computed_dates();
+    sb.exec(match BACKEND {
+        Backend::Sqlite => {
+            "CREATE TRIGGER sqlrun_audit AFTER INSERT ON orders BEGIN SELECT 1; END;"
+        }
+        Backend::Postgres => {
+            "CREATE FUNCTION sqlrun_audit() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RETURN NULL; END $$; \
+             CREATE TRIGGER sqlrun_audit AFTER INSERT ON orders \
+             FOR EACH STATEMENT EXECUTE FUNCTION sqlrun_audit();"
+        }
+    });
+    assert!(changed(&sb, &all).is_empty());
+    sb.exec(match BACKEND {
+        Backend::Sqlite => "DROP TRIGGER sqlrun_audit;",
+        Backend::Postgres => "DROP TRIGGER sqlrun_audit ON orders;",
+    });
+    assert!(changed(&sb, &all).is_empty());
+}
+
+/// PostgreSQL: loaders only ever insert change notes, so two loaders writing the same
+/// dates never wait for each other, and a date computed meanwhile waits for neither; the
+/// open loader's rows, committed after the date, leave it changed.
+#[test]
+fn loaders_and_dates_never_wait_for_each_other_on_postgresql() {
+    if postgres_only("SQLite's writers take turns by design") {
+        return;
+    }
+    let (sb, days, all) = ten_computed_dates();
+    let mut a = sb.pg_client();
+    let mut b = sb.pg_client();
+    let mut open = a.transaction().unwrap();
+    open.batch_execute(&format!(
+        "INSERT INTO orders (order_id, order_date, amount, created_at) VALUES \
+         ('open-1', '{}', 100, '2026-03-21 09:00:00'), ('open-2', '{}', 200, '2026-03-21 09:00:00'); \
+         UPDATE orders SET amount = amount + 1 WHERE order_id IN ('x3', 'y2');",
+        days[1], days[2]
+    ))
+    .unwrap();
+    // The other loader, other rows of the same dates, in the other order: no wait (a wait
+    // would end in this statement_timeout), no deadlock.
+    b.batch_execute(&format!(
+        "SET statement_timeout = '5s'; BEGIN; \
+         UPDATE orders SET amount = amount + 1 WHERE order_id IN ('y3', 'x2'); \
+         INSERT INTO orders (order_id, order_date, amount, created_at) VALUES \
+         ('other-2', '{}', 20, '2026-03-21 10:00:00'), ('other-1', '{}', 10, '2026-03-21 10:00:00'); \
+         COMMIT;",
+        days[2], days[1]
+    ))
+    .unwrap();
+    // A date computed while the first loader is still open.
+    let interval = format!("{}..{}", days[1], days[3]);
+    sb.ok(&["apply", "--interval", &interval]);
+    assert!(
+        changed(&sb, &all).is_empty(),
+        "the open loader is not seen yet"
+    );
+    open.commit().unwrap();
+    assert_eq!(changed(&sb, &all), set(&[&days[1], &days[2], &days[3]]));
     sb.ok(&["apply", "--interval", &all, "--only", "changed"]);
     assert_eq!(daily_of(&sb, &days), expected_from_orders(&sb, &days));
 }

@@ -21,4 +21,5 @@ mod models;
 mod pipelines;
 mod reserve;
 mod seal;
+mod select;
 mod templates;

@@ -81,6 +81,14 @@ fn refused(sb: &Sandbox, args: &[&str], says: &[&str]) -> Run {
     run
 }
 
+/// The version of the built-in model, daily_revenue, as its header says.
+fn builtin_version() -> String {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/models/daily_revenue.sql");
+    let text = std::fs::read_to_string(file).unwrap();
+    let version = text.lines().find_map(|l| l.strip_prefix("-- version: "));
+    version.unwrap().trim().to_string()
+}
+
 fn models(sb: &Sandbox) -> Vec<Vec<String>> {
     sb.rows(
         "SELECT name, table_name, key_columns, version, first_run_id, retired_by, retired_reason \
@@ -191,7 +199,7 @@ fn a_database_from_before_the_models_table_knows_its_latest_runs_models() {
     assert_eq!(sb.count("SELECT count(*) FROM models"), 0);
     // The right templates record them, as that run used them.
     sb.ok(&["--templates", s(&tpl), "apply", "--interval", "2026-03-02"]);
-    let first = first_run.to_string();
+    let (first, builtin) = (first_run.to_string(), builtin_version());
     assert_eq!(
         models(&sb),
         [
@@ -199,7 +207,7 @@ fn a_database_from_before_the_models_table_knows_its_latest_runs_models() {
                 "daily_revenue",
                 "daily_revenue",
                 "ds",
-                "1",
+                &builtin,
                 &first,
                 "NULL",
                 "NULL"
@@ -226,6 +234,7 @@ fn a_database_from_before_the_models_table_knows_its_latest_runs_models() {
 
 #[test]
 fn a_new_model_is_accepted_and_recorded() {
+    let builtin = builtin_version();
     let sb = Sandbox::new();
     sb.exec(ORDERS);
     assert_eq!(
@@ -234,7 +243,7 @@ fn a_new_model_is_accepted_and_recorded() {
             "daily_revenue",
             "daily_revenue",
             "ds",
-            "1",
+            &builtin,
             "NULL",
             "NULL",
             "NULL"
@@ -266,7 +275,7 @@ fn a_new_model_is_accepted_and_recorded() {
                 "daily_revenue",
                 "daily_revenue",
                 "ds",
-                "1",
+                &builtin,
                 &first,
                 "NULL",
                 "NULL"

@@ -252,6 +252,13 @@ impl Sandbox {
         }
     }
 
+    /// A PostgreSQL session of its own on this sandbox's schema (PostgreSQL only), for a
+    /// test that needs several sessions at once.
+    pub fn pg_client(&self) -> postgres::Client {
+        let schema = self.schema.as_deref().expect("a PostgreSQL sandbox");
+        pg::server().connect(schema)
+    }
+
     pub fn exec(&self, sql: &str) {
         match BACKEND {
             Backend::Sqlite => self.conn().execute_batch(sql).unwrap(),
@@ -542,7 +549,7 @@ pub fn snapshot(sb: &Sandbox) -> BTreeMap<String, Vec<Vec<String>>> {
         "template_versions",
         "run_templates",
         "orders",
-        "source_versions",
+        "source_changes",
         "partition_sources",
         "source_tracking",
         "models",

@@ -122,14 +122,14 @@ fn an_edit_without_a_version_bump_is_refused() {
     );
     assert!(err.contains("version"), "{err}");
     assert!(
-        err.contains("Raise `-- version:`") && err.contains("to 2"),
+        err.contains("Raise `-- version:`") && err.contains("to 3"),
         "{err}"
     );
     // The same for the other commands that read with the templates.
     let run = sb.expect(2, &["--templates", tpl, "status"]);
-    assert!(run.stderr.contains("to 2"), "{}", run.stderr);
+    assert!(run.stderr.contains("to 3"), "{}", run.stderr);
     let run = sb.expect(2, &["--templates", tpl, "render", "--date", "2026-02-01"]);
-    assert!(run.stderr.contains("to 2"), "{}", run.stderr);
+    assert!(run.stderr.contains("to 3"), "{}", run.stderr);
     assert_eq!(snapshot(&sb), before, "nothing written");
 
     // The built-in templates still work on the same database.
@@ -137,7 +137,7 @@ fn an_edit_without_a_version_bump_is_refused() {
 }
 
 /// Declaring a model's sources (`-- sources:`) says which changes to track, not what a date
-/// computes: a database whose version 1 was recorded before the line existed keeps
+/// computes: a database whose version was recorded before the line existed keeps
 /// working, and its dates do not turn stale. Any other edit is still refused.
 #[test]
 fn declaring_sources_needs_no_new_version() {
@@ -153,11 +153,11 @@ fn declaring_sources_needs_no_new_version() {
         .lines()
         .find(|l| l.starts_with("-- sources:"))
         .expect("the built-in model declares its sources");
-    // As an older sqlrun recorded version 1: without the line.
+    // As an older sqlrun recorded version 2: without the line.
     let without = text.replace(&format!("{line}\n"), "");
     sb.exec(&format!(
         "UPDATE template_versions SET checksum = '{}', body = '{}' \
-         WHERE name = 'models/daily_revenue' AND version = 1",
+         WHERE name = 'models/daily_revenue' AND version = 2",
         sha256(&without),
         without.replace('\'', "''")
     ));
@@ -176,7 +176,7 @@ fn declaring_sources_needs_no_new_version() {
         2,
         &["--templates", tpl, "apply", "--interval", "2026-02-02"],
     );
-    assert!(run.stderr.contains("to 2"), "{}", run.stderr);
+    assert!(run.stderr.contains("to 3"), "{}", run.stderr);
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn a_new_version_makes_old_dates_stale_and_only_stale_recomputes_them() {
     assert!(stale_dates(&sb, tpl, "2026-02-01..2026-02-06").is_empty());
 
     // Version 2 counts revenue ten times (visible in the rows).
-    edit(&file, "-- version: 1", "-- version: 2");
+    edit(&file, "-- version: 2", "-- version: 3");
     edit(
         &file,
         "coalesce(sum(o.amount), 0) AS revenue",
@@ -271,8 +271,8 @@ fn a_new_version_makes_old_dates_stale_and_only_stale_recomputes_them() {
              WHERE name = 'models/daily_revenue' ORDER BY version"
         ),
         [
-            ["1", "model", &sha256(&v1_text), &v1_text],
-            ["2", "model", &sha256(&v2_text), &v2_text]
+            ["2", "model", &sha256(&v1_text), &v1_text],
+            ["3", "model", &sha256(&v2_text), &v2_text]
         ]
     );
     let used = |run: i64| {
@@ -280,9 +280,9 @@ fn a_new_version_makes_old_dates_stale_and_only_stale_recomputes_them() {
             "SELECT version FROM run_templates WHERE run_id = {run} AND name = 'models/daily_revenue'"
         ))
     };
-    assert_eq!(used(v1_run), [["1"]]);
-    assert_eq!(used(v2_run), [["2"]]);
-    assert_eq!(used(run), [["2"]]);
+    assert_eq!(used(v1_run), [["2"]]);
+    assert_eq!(used(v2_run), [["3"]]);
+    assert_eq!(used(run), [["3"]]);
     // The views are recorded too.
     assert_eq!(
         sb.count(&format!(
@@ -296,7 +296,7 @@ fn a_new_version_makes_old_dates_stale_and_only_stale_recomputes_them() {
             tpl,
             "templates",
             "--show",
-            "models/daily_revenue@1",
+            "models/daily_revenue@2",
         ])
         .stdout;
     assert!(shown.starts_with(&v1_text), "{shown}");
@@ -551,7 +551,7 @@ fn values_cannot_be_printed_unquoted() {
         "count(*) AS order_count",
         "count(*) - {{ -1 }} AS order_count",
     );
-    edit(&model_file(&tpl), "-- version: 1", "-- version: 2");
+    edit(&model_file(&tpl), "-- version: 2", "-- version: 3");
     sb.exec("INSERT INTO orders VALUES ('a', '2026-03-01', 1000, '2026-03-01 10:00:00')");
     sb.ok(&[
         "--templates",
@@ -574,7 +574,7 @@ fn template_logic_on_a_date_behaves_alike_on_every_backend() {
         "count(*) AS order_count",
         "count(*) + {% if ds >= '2026-03-02' %}100{% else %}0{% endif %} AS order_count",
     );
-    edit(&model_file(&tpl), "-- version: 1", "-- version: 2");
+    edit(&model_file(&tpl), "-- version: 2", "-- version: 3");
     sb.ok(&[
         "--templates",
         tpl.to_str().unwrap(),

@@ -38,5 +38,7 @@ mod procs;
 mod reserve;
 #[path = "../cli/seal.rs"]
 mod seal;
+#[path = "../cli/select.rs"]
+mod select;
 #[path = "../cli/templates.rs"]
 mod templates;

@@ -1,36 +1,38 @@
 -- name: source_tracking
 -- version: 1
 --
--- The triggers that keep source_versions for one source (PostgreSQL). Every insert,
--- delete, real update or truncate of source rows moves on the version of the rows'
--- dates, and, when the source has a key (the versions of one record share it, as a
--- re-sent order shares its order_id), the version of every date the record's other rows
--- are on: a re-sent order that moves to another date changes both dates.
+-- The triggers that note changes of one source (PostgreSQL) in source_changes. Every
+-- insert, delete, real update or truncate of source rows notes the rows' dates, and, when
+-- the source has a key (the versions of one record share it, as a re-sent order shares
+-- its order_id), every date the record's other rows are on: a re-sent order that moves to
+-- another date changes both dates.
 --
--- Inserts and deletes are counted once per statement (a bulk load or COPY costs one
--- upsert, dates in ascending order so that two loaders never deadlock); updates per row,
--- and only when the row really changed; a truncate marks every date of the source. A
--- date's transaction never waits for these counters, nor they for it: it reads them from
--- its own snapshot (record_sources.sql). The function runs as its owner with the
--- pipeline's schema as search_path, so a loader with another search_path or without
--- rights on the state store is tracked all the same. sqlrun installs this when a model
--- first declares the source, and again when this text changes or a trigger is missing.
+-- Notes are only ever inserted (source_changes has no key), so loaders never wait for
+-- each other, never deadlock over them, and never wait for a date, nor a date for them
+-- (it reads them from its own snapshot, record_sources.sql). Inserts and deletes are
+-- noted once per statement (a bulk load or COPY writes one note per date it touched);
+-- updates per row, and only when the row really changed; a truncate notes every date
+-- ever built. The function runs as its owner, with the pipeline's schema (then pg_temp)
+-- as search_path and in UTC (sqlrun's dates are UTC days), so a loader with another
+-- search_path, time zone or no rights on the state store is noted all the same.
+-- sqlrun installs this when a model first declares the source, and again when this text
+-- changes or a trigger is missing.
 {% set t = source.table %}
-{% set f = "sqlrun_changes_" ~ t %}
+{% set f = source.function %}
 {% set date = source.date_column %}
 {% macro touch(rows) %}
-        INSERT INTO source_versions AS v (source, ds, version, changed_at)
-        SELECT {{ t }}, touched.ds, 1, now()
+        INSERT INTO source_changes (source, ds, changed_at)
+        SELECT DISTINCT {{ t }}, touched.ds, now()
         FROM (
 {% if rows %}
             SELECT CAST(r.{{ date|ident }} AS date) AS ds FROM {{ rows|ident }} AS r
 {% else %}
             SELECT CAST(OLD.{{ date|ident }} AS date) AS ds
-            UNION
+            UNION ALL
             SELECT CAST(NEW.{{ date|ident }} AS date)
 {% endif %}
 {% if source.key %}
-            UNION
+            UNION ALL
             SELECT CAST(other.{{ date|ident }} AS date)
             FROM {{ t|ident }} AS other
             WHERE other.{{ source.key|ident }} IN (
@@ -38,12 +40,11 @@
 {%- else %}OLD.{{ source.key|ident }}, NEW.{{ source.key|ident }}{% endif %})
 {% endif %}
         ) AS touched
-        WHERE touched.ds IS NOT NULL
-        ORDER BY touched.ds
-        ON CONFLICT (source, ds) DO UPDATE SET version = v.version + 1, changed_at = excluded.changed_at;
+        WHERE touched.ds IS NOT NULL;
 {% endmacro %}
 CREATE OR REPLACE FUNCTION {{ f|ident }}() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $sqlrun$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT SET TimeZone = 'UTC'
+AS $sqlrun$
 BEGIN
     IF TG_OP = 'INSERT' THEN
 {{ touch("sqlrun_new") }}
@@ -52,14 +53,12 @@ BEGIN
     ELSIF TG_OP = 'UPDATE' THEN
 {{ touch(none) }}
     ELSE
-        -- TRUNCATE: every date the source had rows on or that was built from it.
-        INSERT INTO source_versions AS v (source, ds, version, changed_at)
-        SELECT {{ t }}, known.ds, 1, now()
-        FROM (SELECT s.ds FROM source_versions AS s WHERE s.source = {{ t }}
-              UNION
-              SELECT p.ds FROM partition_sources AS p WHERE p.source = {{ t }}) AS known
-        ORDER BY known.ds
-        ON CONFLICT (source, ds) DO UPDATE SET version = v.version + 1, changed_at = excluded.changed_at;
+        -- TRUNCATE: every date built so far may have lost rows.
+        INSERT INTO source_changes (source, ds, changed_at)
+        SELECT {{ t }}, p.ds, now()
+        FROM run_partitions AS p
+        WHERE p.status IN ('success', 'corrected', 'unchanged')
+        GROUP BY p.ds;
     END IF;
     RETURN NULL;
 END
