@@ -45,18 +45,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         command => {
             let global = project::resolve_here(args)?;
-            if let Some(path) = &global.project {
-                if out.verbose > 0 {
-                    out.note(&format!(
-                        "project file {}: database {}, templates {}",
-                        path.display(),
-                        crate::db::redact_url(&global.db),
-                        global
-                            .templates
-                            .as_deref()
-                            .map_or("built-in".into(), |t| t.display().to_string())
-                    ));
-                }
+            if let Some(path) = global.project.as_deref().filter(|_| out.verbose > 0) {
+                out.note(&format!("project file {}", path.display()));
             }
             dispatch(&global, command, &mut out)?
         }
