@@ -268,10 +268,11 @@ pub fn resolve(args: &GlobalArgs, env: &Env, project: Option<Project>) -> Result
         .or_else(|| env.db.clone())
         .or_else(|| {
             let db = file?.db.as_deref()?;
-            Some(match is_postgres_url(db) {
-                true => db.to_string(),
-                false => in_folder(folder?, db).display().to_string(),
-            })
+            if is_postgres_url(db) {
+                Some(db.to_string())
+            } else {
+                Some(in_folder(folder?, db).display().to_string())
+            }
         })
         .unwrap_or_else(|| DEFAULT_DB.to_string());
     // The file's schema belongs with a PostgreSQL database: a SQLite file named on the
