@@ -344,7 +344,7 @@ pub struct Bound {
 fn load_dir(dir: &Path, files: &mut Vec<TemplateFile>) -> Result<()> {
     if !dir.is_dir() {
         return Err(Error::bad(format!(
-            "--templates {}: no such folder; pass a folder laid out like the built-in templates/ \
+            "--templates (or $SQLRUN_TEMPLATES) {}: no such folder; pass a folder laid out like the built-in templates/ \
              (models/*.sql, views/*.sql)",
             dir.display()
         )));

@@ -18,6 +18,7 @@ mod failure;
 mod late;
 mod literals;
 mod models;
+mod project;
 mod reserve;
 mod seal;
 mod select;

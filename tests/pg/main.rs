@@ -32,6 +32,8 @@ mod literals;
 mod models;
 mod partition;
 mod procs;
+#[path = "../cli/project.rs"]
+mod project;
 #[path = "../cli/reserve.rs"]
 mod reserve;
 #[path = "../cli/seal.rs"]
