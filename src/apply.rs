@@ -32,6 +32,7 @@ struct Request {
 }
 
 pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
+    let args = &global.apply.fill(args);
     let request = match args.run {
         Some(_) => None,
         None => Some(request_from(args)?),

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::project::ApplyDefaults;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "sqlrun",
@@ -15,29 +17,38 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
         reported (exit 99). Sealed dates are corrected, never overwritten.",
     after_help = "Exit codes: 0 every date done; 1 a date failed (earlier dates stay committed); \
         2 bad input, nothing written; 99 some dates skipped because another run holds them; \
-        130 stopped by Ctrl-C or SIGTERM (the current date finished or rolled back)."
+        130 stopped by Ctrl-C or SIGTERM (the current date finished or rolled back).\n\n\
+        Settings: a flag, else $SQLRUN_DB / $SQLRUN_SCHEMA / $SQLRUN_TEMPLATES, else the project \
+        file sqlrun.toml (the first found from the current folder upward; `sqlrun new DIR` \
+        writes one), else the built-in default."
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub global: Global,
+    pub global: GlobalArgs,
 
     #[command(subcommand)]
     pub command: Command,
 }
 
-#[derive(Debug, Clone, Args)]
-pub struct Global {
+/// The global flags as given. Each is optional here: what is not given comes from the
+/// environment, then the project file (`sqlrun.toml`), then the built-in default; the
+/// resolved values are a [`Global`] (see `project::resolve`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct GlobalArgs {
     /// The database: a SQLite file (data and state store in one file, created on first
     /// use), or a PostgreSQL URL (postgresql://USER@HOST/DB, or postgresql:///DB?host=/socket/dir).
-    #[arg(long, global = true, env = "SQLRUN_DB", default_value = "sqlrun.db")]
-    pub db: String,
+    /// Default: $SQLRUN_DB, else the project file's `db`, else sqlrun.db.
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    pub db: Option<String>,
 
     /// PostgreSQL only: the schema that holds the pipeline's tables, views and state
-    /// store (default public; created if missing). Two pipelines can share a database.
-    #[arg(long, global = true, env = "SQLRUN_SCHEMA", value_name = "NAME")]
+    /// store (created if missing). Two pipelines can share a database.
+    /// Default: $SQLRUN_SCHEMA, else the project file's `schema`, else public.
+    #[arg(long, global = true, value_name = "NAME")]
     pub schema: Option<String>,
 
     /// A pipeline folder (models/*.sql, views/*.sql) to use instead of the built-in one.
+    /// Default: $SQLRUN_TEMPLATES, else the project file's `templates`, else built in.
     #[arg(long, global = true, value_name = "DIR")]
     pub templates: Option<PathBuf>,
 
@@ -45,13 +56,55 @@ pub struct Global {
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Say more: per-date timings, where templates come from.
+    /// Say more: per-date timings, where templates and settings come from.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
 
+/// The global settings every command runs with, resolved from the flags, the
+/// environment, the project file and the built-in defaults (`project::resolve`).
+#[derive(Debug, Clone)]
+pub struct Global {
+    /// A SQLite file path or a PostgreSQL URL.
+    pub db: String,
+    pub schema: Option<String>,
+    /// None: the built-in pipeline.
+    pub templates: Option<PathBuf>,
+    pub json: bool,
+    pub verbose: u8,
+    /// The project file these settings were read from, if one was found.
+    pub project: Option<PathBuf>,
+    /// The project's defaults for `apply`.
+    pub apply: ApplyDefaults,
+}
+
+impl Global {
+    /// Settings that name a database and nothing else: no project, the built-in
+    /// pipeline, quiet (the demo's scratch database).
+    pub fn scratch(db: String, schema: Option<String>) -> Self {
+        Global {
+            db,
+            schema,
+            templates: None,
+            json: false,
+            verbose: 0,
+            project: None,
+            apply: ApplyDefaults::default(),
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a new project in DIR: sqlrun.toml, models/, views/, a README and a .gitignore.
+    ///
+    /// The models and views are the built-in pipeline's, to start from. --db and --schema,
+    /// when given, go into sqlrun.toml (default: sqlrun.db in DIR). The database itself is
+    /// made by `sqlrun init`.
+    New {
+        /// The project's folder: created, or an empty one.
+        dir: PathBuf,
+    },
     /// Create or migrate the database (every other command migrates too).
     Init,
     /// Reserve, then recompute each date of the interval, one date per transaction.
@@ -193,7 +246,8 @@ pub struct ApplyArgs {
     pub only: Option<Only>,
 
     /// The regular run looks back N days before yesterday, and computes those of them
-    /// that are missing, failed or changed (late data), besides yesterday.
+    /// that are missing, failed or changed (late data), besides yesterday. Default: the
+    /// project file's `[apply] lookback` (for a regular run only).
     #[arg(long, value_name = "N", conflicts_with_all = ["interval", "run", "only"])]
     pub lookback: Option<u32>,
 

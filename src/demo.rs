@@ -17,20 +17,12 @@ use crate::store;
 pub fn run(given: &Global, out: &Output) -> Result<u8> {
     let scratch = tempfile::Builder::new().prefix("sqlrun-demo-").tempdir()?;
     let global = match store::target(given)? {
-        Target::Sqlite(_) => Global {
-            db: scratch.path().join("demo.db").display().to_string(),
-            schema: None,
-            templates: None,
-            json: false,
-            verbose: 0,
-        },
-        Target::Postgres { url, .. } => Global {
-            db: url,
-            schema: Some(format!("sqlrun_demo_{}", std::process::id())),
-            templates: None,
-            json: false,
-            verbose: 0,
-        },
+        Target::Sqlite(_) => {
+            Global::scratch(scratch.path().join("demo.db").display().to_string(), None)
+        }
+        Target::Postgres { url, .. } => {
+            Global::scratch(url, Some(format!("sqlrun_demo_{}", std::process::id())))
+        }
     };
     let mut db = store::open(&global)?;
     let story = tell(&global, &mut db);

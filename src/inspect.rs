@@ -33,9 +33,13 @@ pub fn init(global: &Global, out: &Output) -> Result<u8> {
         out.note(&note);
     }
     let models: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
-    out.json(&serde_json::json!({"db": db.target.to_string(), "dialect": db.dialect(), "models": models, "templates": pipeline.templates.origin}))?;
+    let project = global.project.as_ref().map(|p| p.display().to_string());
+    out.json(&serde_json::json!({"db": db.target.to_string(), "dialect": db.dialect(), "models": models, "templates": pipeline.templates.origin, "project": project}))?;
+    let from = project.map_or(String::new(), |p| {
+        format!("\nsettings from project file {p}")
+    });
     out.text(&format!(
-        "{} is ready: state store and pipeline ({} templates; models: {})",
+        "{} is ready: state store and pipeline ({} templates; models: {}){from}",
         db.target,
         pipeline.templates.origin,
         models.join(", ")

@@ -398,7 +398,7 @@ fn load_dir(
     let mut problems = Vec::new();
     if !dir.is_dir() {
         return Err(Error::bad(format!(
-            "--templates {}: no such folder; pass a folder laid out like the built-in templates/ \
+            "--templates (or $SQLRUN_TEMPLATES) {}: no such folder; pass a folder laid out like the built-in templates/ \
              (models/*.sql, views/*.sql)",
             dir.display()
         )));

@@ -66,11 +66,28 @@ pub enum Target {
     Postgres { url: String, schema: String },
 }
 
+/// Whether `--db` names PostgreSQL (a `postgres://` or `postgresql://` URL) rather than a
+/// SQLite file.
+pub fn is_postgres_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
+}
+
+/// A schema name sqlrun takes: lowercase letters, digits and `_`, not starting with a
+/// digit or `pg_`, at most 63 bytes (so it never needs quoting or truncating).
+pub fn plain_schema(schema: &str) -> bool {
+    !schema.is_empty()
+        && schema.len() <= 63
+        && schema
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && !schema.as_bytes()[0].is_ascii_digit()
+        && !schema.starts_with("pg_")
+}
+
 impl Target {
     /// A `postgres://` or `postgresql://` URL is PostgreSQL; anything else a SQLite file.
     pub fn parse(db: &str, schema: Option<&str>) -> Result<Target> {
-        let is_url = db.starts_with("postgres://") || db.starts_with("postgresql://");
-        if !is_url {
+        if !is_postgres_url(db) {
             if schema.is_some_and(|s| s != "main") {
                 return Err(Error::bad(format!(
                     "--schema is for PostgreSQL; --db {db} is a SQLite file, which holds one pipeline (use another file for another pipeline)"
@@ -79,14 +96,7 @@ impl Target {
             return Ok(Target::Sqlite(PathBuf::from(db)));
         }
         let schema = schema.unwrap_or("public");
-        let plain = !schema.is_empty()
-            && schema.len() <= 63
-            && schema
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-            && !schema.as_bytes()[0].is_ascii_digit()
-            && !schema.starts_with("pg_");
-        if !plain {
+        if !plain_schema(schema) {
             return Err(Error::bad(format!(
                 "--schema `{schema}` is not a plain schema name; use lowercase letters, digits and _ (not starting with a digit or pg_), e.g. --schema sales_pipeline"
             )));

@@ -19,6 +19,7 @@ mod late;
 mod literals;
 mod models;
 mod pipelines;
+mod project;
 mod reserve;
 mod seal;
 mod select;

@@ -163,9 +163,10 @@ impl Sandbox {
     }
 
     /// The binary with `--db` (and on PostgreSQL `--schema`) set, a fixed $USER and no
-    /// SQLRUN_* from outside.
+    /// SQLRUN_* from outside, run in the sandbox's folder: no project file (sqlrun.toml)
+    /// around the test run applies, only one a test writes there.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        match &self.schema {
+        let mut cmd = match &self.schema {
             None => {
                 let mut cmd = bin_cmd();
                 cmd.arg("--db").arg(&self.db);
@@ -174,7 +175,9 @@ impl Sandbox {
                 cmd
             }
             Some(schema) => cmd_with_url(&pg::server().url, schema, args),
-        }
+        };
+        cmd.current_dir(self.path());
+        cmd
     }
 
     /// The `--db` URL and the `--schema` this sandbox gives the binary (PostgreSQL only),

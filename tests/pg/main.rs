@@ -34,6 +34,8 @@ mod partition;
 #[path = "../cli/pipelines.rs"]
 mod pipelines;
 mod procs;
+#[path = "../cli/project.rs"]
+mod project;
 #[path = "../cli/reserve.rs"]
 mod reserve;
 #[path = "../cli/seal.rs"]

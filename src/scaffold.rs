@@ -1,0 +1,193 @@
+//! `sqlrun new DIR`: a working project to start from, as `cargo new` and `dbt init` make
+//! one: the project file, the built-in pipeline's models and views (byte for byte the ones
+//! in this binary), a README of the layout and a .gitignore for the database files. The
+//! database itself is `sqlrun init`'s to make.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::cli::GlobalArgs;
+use crate::db::is_postgres_url;
+use crate::error::{Error, Result};
+use crate::project::{self, FILE_NAME};
+use crate::report::Output;
+use crate::templates::BUILTIN_TEMPLATES;
+
+/// The project file `new` writes; `{db}` and `{schema}` are filled in by `project_file`.
+const PROJECT_FILE: &str = r#"# The sqlrun project file. sqlrun finds it from the current folder upward, as Cargo finds
+# Cargo.toml, so every command below this folder uses this project without --db or
+# --templates. A flag, else $SQLRUN_DB / $SQLRUN_SCHEMA / $SQLRUN_TEMPLATES, overrides a
+# setting here.
+
+# The database: a SQLite file, relative to this file's folder, or a PostgreSQL URL
+# (postgresql://USER@HOST/DB), with the schema that holds the pipeline (default public).
+db = {db}
+{schema}
+
+# The pipeline: models/*.sql and views/*.sql, relative to this file's folder.
+templates = "."
+
+# Defaults for `sqlrun apply` that everyone who runs this project shares.
+[apply]
+# A regular run (no --interval) also looks back this many days before yesterday and
+# computes those that are missing, failed or changed (late data); --lookback N overrides.
+# lookback = 7
+"#;
+
+const README: &str = r#"# A sqlrun project
+
+```
+sqlrun.toml   the project file: the database, the templates folder, defaults for apply
+models/       one SQL file per partitioned table: the SELECT that computes one date
+views/        views derived from the models (e.g. a cumulative total)
+```
+
+Every `sqlrun` command run in this folder (or below it) uses `sqlrun.toml`: no `--db` or
+`--templates` to remember. A flag or `SQLRUN_DB` / `SQLRUN_SCHEMA` / `SQLRUN_TEMPLATES`
+overrides it for one command.
+
+First commands:
+
+```sh
+sqlrun init                                        # create the database and the pipeline's tables
+sqlrun generate --start 2026-02-01 --days 14       # some synthetic orders to compute
+sqlrun apply --interval 2026-02-01..2026-02-14     # a backfill: each date in its own transaction
+sqlrun apply                                       # the regular run: yesterday
+sqlrun status                                      # per date: computed by which run, sealed, held
+sqlrun render --date 2026-02-03                    # the exact SQL a date executes
+```
+
+A model's header (`-- name:`, `-- version:`, ...) is its metadata; change its SQL only with a
+new `-- version:`. See `sqlrun --help` and sqlrun's README for the rest.
+"#;
+
+const GITIGNORE: &str = "# The SQLite database and its journal files: data, not source.\n\
+                         *.db\n*.db-wal\n*.db-shm\n*.db-journal\n";
+
+/// What `new` writes into a project folder, by relative path.
+pub fn files(db: &str, schema: Option<&str>) -> Vec<(PathBuf, String)> {
+    let mut files = vec![(PathBuf::from(FILE_NAME), project_file(db, schema))];
+    for (rel, source) in BUILTIN_TEMPLATES {
+        // The pipeline's own files; system/ is the machinery, which stays in the binary.
+        let pipeline = rel.starts_with("models/") || rel.starts_with("views/");
+        if pipeline && rel.matches('/').count() == 1 {
+            files.push((PathBuf::from(rel), source.to_string()));
+        }
+    }
+    files.push((PathBuf::from("README.md"), README.to_string()));
+    files.push((PathBuf::from(".gitignore"), GITIGNORE.to_string()));
+    files
+}
+
+/// The project file with `db` (and `schema`) as TOML strings, quoted by the TOML writer.
+fn project_file(db: &str, schema: Option<&str>) -> String {
+    let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let schema = match schema {
+        Some(schema) => format!("schema = {}\n", quote(schema)),
+        None => "# schema = \"sales\"\n".to_string(),
+    };
+    PROJECT_FILE
+        .replace("{db}", &quote(db))
+        .replace("{schema}\n", &schema)
+}
+
+pub fn run(args: &GlobalArgs, dir: &Path, out: &Output) -> Result<u8> {
+    if args.templates.is_some() {
+        return Err(Error::bad(
+            "sqlrun new writes the project's own templates (models/, views/); --templates does \
+             not go with it: to use another folder, set `templates` in the new sqlrun.toml",
+        ));
+    }
+    // --db and --schema, when given, go into the file (a relative SQLite path made
+    // absolute: on the command line it meant the current folder, in the file it would
+    // mean the project's); otherwise the project keeps its database in its own folder.
+    let db = match args.db.as_deref() {
+        None => project::DEFAULT_DB.to_string(),
+        Some(db) if is_postgres_url(db) => db.to_string(),
+        Some(db) => std::path::absolute(db)?.display().to_string(),
+    };
+    let schema = args.schema.as_deref();
+    // The same checks as reading the file: `new` never writes one that sqlrun refuses.
+    let files = files(&db, schema);
+    project::parse(&dir.join(FILE_NAME), &files[0].1)?;
+
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(Error::bad(format!(
+                "{} exists and is not a folder; give sqlrun new a new folder or an empty one",
+                dir.display()
+            )));
+        }
+        if fs::read_dir(dir)?.next().is_some() {
+            return Err(Error::bad(format!(
+                "{} exists and is not empty; sqlrun new writes into a new folder or an empty \
+                 one (to use a folder you have, write its sqlrun.toml by hand: see `sqlrun \
+                 --help`)",
+                dir.display()
+            )));
+        }
+    }
+    for (rel, text) in &files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::write(&path, text)?;
+    }
+
+    let made: Vec<String> = files
+        .iter()
+        .map(|(rel, _)| dir.join(rel).display().to_string())
+        .collect();
+    out.json(&serde_json::json!({"project": dir.join(FILE_NAME).display().to_string(), "db": crate::db::redact_url(&db), "files": made}))?;
+    let mut say = format!("created project {}:\n", dir.display());
+    for path in &made {
+        say.push_str(&format!("  {path}\n"));
+    }
+    say.push_str(&format!(
+        "next:\n  cd {}\n  sqlrun init\n  sqlrun generate --start 2026-02-01 --days 14\n  \
+         sqlrun apply --interval 2026-02-01..2026-02-14\n  sqlrun status\n",
+        dir.display()
+    ));
+    out.text(&say)?;
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::parse;
+
+    #[test]
+    fn the_project_file_reads_back() {
+        let path = Path::new("p/sqlrun.toml");
+        let f = parse(path, &project_file("sqlrun.db", None)).unwrap();
+        assert_eq!(f.db.as_deref(), Some("sqlrun.db"));
+        assert_eq!(f.templates.as_deref(), Some("."));
+        assert_eq!((f.schema, f.apply.lookback), (None, None));
+        // Its [apply] example works once uncommented.
+        let text = project_file("sqlrun.db", None).replace("# lookback = 7", "lookback = 7");
+        assert_eq!(parse(path, &text).unwrap().apply.lookback, Some(7));
+        let url = "postgresql://etl:p\"w@db/warehouse";
+        let f = parse(path, &project_file(url, Some("sales"))).unwrap();
+        assert_eq!(f.db.as_deref(), Some(url));
+        assert_eq!(f.schema.as_deref(), Some("sales"));
+    }
+
+    #[test]
+    fn the_pipeline_files_are_the_built_in_ones() {
+        let files = files("sqlrun.db", None);
+        let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+        assert!(names.contains(&"models/daily_revenue.sql".to_string()));
+        assert!(names.contains(&"views/cumulative_revenue.sql".to_string()));
+        assert!(!names.iter().any(|n| n.starts_with("system")), "{names:?}");
+        for (rel, text) in &files {
+            if let Some((_, builtin)) = BUILTIN_TEMPLATES
+                .iter()
+                .find(|(r, _)| Path::new(r) == rel.as_path())
+            {
+                assert_eq!(text, builtin);
+            }
+        }
+    }
+}
