@@ -22,4 +22,5 @@ mod project;
 mod reserve;
 mod seal;
 mod select;
+mod sent;
 mod templates;
