@@ -1,5 +1,7 @@
 //! The commands that read: `init`, `status`, `runs`, `corrections`, `render`, `templates`.
 
+use std::collections::BTreeMap;
+
 use minijinja::context;
 use serde_json::{Map, Value as Json};
 
@@ -7,9 +9,10 @@ use crate::cli::Global;
 use crate::db::{Db, Params, Sql};
 use crate::error::{Error, Result};
 use crate::interval::{fmt_date, parse_date, Interval};
+use crate::kinds::Kind;
 use crate::pipeline::{DateVars, Pipeline};
 use crate::queries;
-use crate::report::{self, table, won, Output};
+use crate::report::{self, table, Output};
 use crate::reserve;
 use crate::store::{self, now};
 
@@ -238,37 +241,69 @@ pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Res
             "corrections_list",
             context! { model => crate::pipeline::to_value(model), start => start.clone(), end => end.clone() },
         )?;
-        let rows = rows_as_json(&mut db, sql.as_str(), &[])?;
+        let mut rows = rows_as_json(&mut db, sql.as_str(), &[])?;
+        // Each value is shown as its column's kind: a count is a count, text is text.
+        let declared: BTreeMap<String, Option<Kind>> = db
+            .rows(
+                &queries::COLUMN_TYPES,
+                &[(":table", model.table.as_str().into())],
+            )?
+            .iter()
+            .map(|r| Ok((r.text(0)?, Kind::parse(r.opt_text(1)?.as_deref()))))
+            .collect::<Result<_>>()?;
+        let kind_of = |column: &str, values: &[&Json]| {
+            Kind::resolve(
+                declared.get(column).copied().flatten(),
+                values.iter().copied(),
+            )
+        };
         let mut table_rows = Vec::new();
-        for r in &rows {
-            let key: Vec<String> = model
-                .key
-                .iter()
-                .map(|k| cell(&r[&format!("key_{k}")]))
-                .collect();
+        for r in &mut rows {
+            let mut key_cells = Vec::new();
+            let mut key = Vec::new();
+            for k in &model.key {
+                let value = &r[&format!("key_{k}")];
+                let kind = kind_of(k, &[value]);
+                key_cells.push(kind.show(value));
+                key.push(
+                    serde_json::json!({"column": k, "type": kind, "value": kind.typed(value)}),
+                );
+            }
+            let mut values = Vec::new();
             for v in &model.values {
                 let sent = &r[&format!("sent_{v}")];
+                let previous = &r[&format!("previous_{v}")];
                 let now = &r[&format!("now_{v}")];
-                let delta = match (sent.as_i64(), now.as_i64()) {
-                    (Some(s), Some(n)) => signed(n - s),
-                    _ => "-".into(),
-                };
+                let kind = kind_of(v, &[sent, previous, now]);
+                let delta = kind.delta(sent, now);
+                let removed = r["removed"].as_i64() == Some(1);
                 table_rows.push(vec![
                     cell(&r["correction_id"]),
-                    key.join(" "),
+                    key_cells.join(" "),
                     v.clone(),
-                    amount(sent),
-                    amount(&r[&format!("previous_{v}")]),
-                    if r["removed"].as_i64() == Some(1) {
+                    kind.name().into(),
+                    kind.show(sent),
+                    kind.show(previous),
+                    if removed {
                         "(removed)".into()
                     } else {
-                        amount(now)
+                        kind.show(now)
                     },
-                    delta,
+                    kind.show_delta(delta.as_ref()),
                     cell(&r["run_id"]),
                     cell(&r["corrected_at"]),
                 ]);
+                values.push(serde_json::json!({
+                    "column": v,
+                    "type": kind,
+                    "sent": kind.typed(sent),
+                    "previous": kind.typed(previous),
+                    "now": kind.typed(now),
+                    "delta": delta,
+                }));
             }
+            r.insert("key".into(), Json::Array(key));
+            r.insert("values".into(), Json::Array(values));
         }
         if !rows.is_empty() {
             text.push_str(&format!("{} corrections:\n", model.table));
@@ -277,6 +312,7 @@ pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Res
                     "id",
                     "key",
                     "column",
+                    "type",
                     "sent",
                     "previous",
                     "now",
@@ -429,17 +465,5 @@ fn cell(v: &Json) -> String {
         Json::Null => "-".into(),
         Json::String(s) => s.clone(),
         other => other.to_string(),
-    }
-}
-
-fn amount(v: &Json) -> String {
-    v.as_i64().map(won).unwrap_or_else(|| cell(v))
-}
-
-fn signed(n: i64) -> String {
-    if n > 0 {
-        format!("+{}", won(n))
-    } else {
-        won(n)
     }
 }

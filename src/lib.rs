@@ -13,6 +13,7 @@ pub mod generate;
 pub mod holder;
 pub mod inspect;
 pub mod interval;
+pub mod kinds;
 pub mod models;
 pub mod pipeline;
 pub mod project;

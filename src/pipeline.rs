@@ -32,6 +32,10 @@ pub struct Model {
     pub columns: Vec<String>,
     pub corrections_table: String,
     pub current_view: String,
+    /// `<table>_sent`: what went out, per key (system/sent_table.sql).
+    pub sent_table: String,
+    /// `<table>_sent_vs_now`: what went out beside what is true now, per key.
+    pub sent_view: String,
     pub depends_on: Vec<String>,
     /// Values copied into `seals` when a date is sealed.
     pub seal_values: Vec<String>,
@@ -137,7 +141,7 @@ impl Pipeline {
         if models.iter().filter(|m| !m.seal_values.is_empty()).count() > 1 {
             return Err(Error::Template {
                 file: "models/".into(),
-                message: "more than one model declares `seal_values`; seals has one row per date, so only one model can fill it".into(),
+                message: "more than one model declares `seal_values`; seals has one row per date and the contract's two value columns, so only one model can fill them. Every model's sent values are kept per key in its <table>_sent without it: remove `-- seal_values:` from all models but one".into(),
             });
         }
         let sources = pipeline_sources(&models)?;
@@ -478,6 +482,12 @@ impl Pipeline {
                     context! { model => to_value(model) },
                 )?));
             }
+            if db.object(&model.sent_table)?.is_none() {
+                out.push(Ddl::Plain(self.render_system(
+                    "sent_table",
+                    context! { model => to_value(model) },
+                )?));
+            }
         }
         if !missing.is_empty() {
             return Err(Error::all(missing));
@@ -487,6 +497,8 @@ impl Pipeline {
         for model in &self.models {
             let sql = self.render_system("current_view", context! { model => to_value(model) })?;
             views.push((model.current_view.clone(), sql));
+            let sql = self.render_system("sent_view", context! { model => to_value(model) })?;
+            views.push((model.sent_view.clone(), sql));
         }
         for view in &self.views {
             let sql = self.render_system("view", context! { view => to_value(view) })?;
@@ -823,6 +835,8 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
     Ok(Model {
         corrections_table: format!("{table}_corrections"),
         current_view: format!("{table}_current"),
+        sent_table: format!("{table}_sent"),
+        sent_view: format!("{table}_sent_vs_now"),
         name,
         template: file.include_name.clone(),
         file: file.path.clone(),

@@ -48,6 +48,7 @@ queries! {
     SENT_AND_NOW => "sent_and_now.sql",
     DROP_SCHEMA => "drop_schema.sql" | "postgres/drop_schema.sql",
     SOURCE_COLUMNS => "sqlite/source_columns.sql" | "postgres/source_columns.sql",
+    COLUMN_TYPES => "sqlite/column_types.sql" | "postgres/column_types.sql",
     SOURCE_TRIGGERS => "sqlite/source_triggers.sql" | "postgres/source_triggers.sql",
     SOURCE_TRACKING_OF => "source_tracking_of.sql",
     RECORD_SOURCE_TRACKING => "record_source_tracking.sql" | "postgres/record_source_tracking.sql",

@@ -105,9 +105,14 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// `51820000` -> `51,820,000` (and `-1,000`).
+/// An amount in won, as the demo and the reports print it: `51820000` -> `51,820,000`.
 pub fn won(amount: i64) -> String {
-    let digits = amount.unsigned_abs().to_string();
+    thousands(amount)
+}
+
+/// Any whole number with thousands separators: `51820000` -> `51,820,000`, `-1,000`.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
@@ -115,7 +120,7 @@ pub fn won(amount: i64) -> String {
         }
         out.push(c);
     }
-    if amount < 0 {
+    if n < 0 {
         out.insert(0, '-');
     }
     out

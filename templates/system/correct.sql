@@ -1,11 +1,13 @@
 -- name: correct
--- version: 2
+-- version: 3
 --
 -- A sealed date keeps its rows as sent. Recompute the model and compare it, key by
 -- key, with the current values (the latest correction, else the sealed row). Each
 -- difference becomes one correction row with the values it supersedes; a key that
 -- vanished is a correction with removed = 1. Equal values write nothing, so the same
--- late data applied twice corrects once.
+-- late data applied twice corrects once. A date's corrections are numbered in key
+-- order (by the key expressions: a number printed here would be bound as a parameter,
+-- and ORDER BY a parameter orders by nothing).
 {% import "system/dialect.sql" as d %}
 WITH recomputed AS (
 {% include model.template %}
@@ -48,4 +50,4 @@ WHERE n.present IS NULL
 {% for v in model.values %}
    OR n.{{ v|ident }} {{ d.differs() }} c.{{ v|ident }}
 {% endfor %}
-ORDER BY {% for k in model.key %}{% if not loop.first %}, {% endif %}{{ loop.index }}{% endfor %};
+ORDER BY {% for k in model.key %}{% if not loop.first %}, {% endif %}coalesce(n.{{ k|ident }}, c.{{ k|ident }}){% endfor %};

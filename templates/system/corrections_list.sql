@@ -1,8 +1,9 @@
 -- name: corrections_list
--- version: 2
+-- version: 3
 --
--- A model's corrections in an interval, oldest first: what was sent (the sealed row),
--- what each correction superseded, what it says now, and by which run.
+-- A model's corrections in an interval, oldest first: what was sent (<table>_sent; none
+-- for a key the seal never saw), what each correction superseded, what it says now, and
+-- by which run.
 {% import "system/dialect.sql" as d %}
 SELECT c.correction_id,
        {% for k in model.key %}
@@ -17,7 +18,7 @@ SELECT c.correction_id,
        c.run_id,
        c.corrected_at
 FROM {{ model.corrections_table|ident }} AS c
-LEFT JOIN {{ model.table|ident }} AS t
+LEFT JOIN {{ model.sent_table|ident }} AS t
   ON {% for k in model.key %}{% if not loop.first %} AND {% endif %}t.{{ k|ident }} {{ d.same() }} c.{{ k|ident }}{% endfor %}
 
 WHERE c.{{ model.date_column|ident }} BETWEEN {{ start }} AND {{ end }}

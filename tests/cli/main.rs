@@ -23,4 +23,5 @@ mod project;
 mod reserve;
 mod seal;
 mod select;
+mod sent;
 mod templates;

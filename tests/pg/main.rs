@@ -42,5 +42,7 @@ mod reserve;
 mod seal;
 #[path = "../cli/select.rs"]
 mod select;
+#[path = "../cli/sent.rs"]
+mod sent;
 #[path = "../cli/templates.rs"]
 mod templates;

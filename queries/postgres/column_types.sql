@@ -1,0 +1,15 @@
+-- The columns of a model's table in the pipeline's schema and the kind of value each
+-- holds, from its type (queries/sqlite/column_types.sql has the same kinds).
+SELECT a.attname::text AS name,
+       CASE
+           WHEN t.typname IN ('int2', 'int4', 'int8') THEN 'integer'
+           WHEN t.typname = 'bool' THEN 'boolean'
+           WHEN t.typname IN ('timestamp', 'timestamptz') THEN 'timestamp'
+           WHEN t.typname = 'date' THEN 'date'
+           WHEN t.typname IN ('numeric', 'float4', 'float8') THEN 'number'
+           ELSE 'text'
+       END AS kind
+FROM pg_catalog.pg_attribute AS a
+JOIN pg_catalog.pg_type AS t ON t.oid = a.atttypid
+WHERE a.attrelid = to_regclass(quote_ident(:table)) AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum

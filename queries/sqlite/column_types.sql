@@ -1,0 +1,19 @@
+-- The columns of a model's table and the kind of value each holds, from its declared
+-- type, read as SQLite reads it (a type with INT is an integer, and so on); BOOL, DATE
+-- and TIME are kinds of their own, as people declare them. An undeclared type (or BLOB,
+-- or one SQLite gives no clear meaning) is NULL: each value is then shown as what it is.
+-- (queries/postgres/column_types.sql has the same kinds.)
+SELECT name,
+       CASE
+           WHEN upper(type) LIKE '%INT%' THEN 'integer'
+           WHEN upper(type) LIKE '%BOOL%' THEN 'boolean'
+           WHEN upper(type) LIKE '%TIME%' THEN 'timestamp'
+           WHEN upper(type) LIKE '%DATE%' THEN 'date'
+           WHEN upper(type) LIKE '%CHAR%' OR upper(type) LIKE '%CLOB%'
+                OR upper(type) LIKE '%TEXT%' THEN 'text'
+           WHEN upper(type) LIKE '%REAL%' OR upper(type) LIKE '%FLOA%'
+                OR upper(type) LIKE '%DOUB%' OR upper(type) LIKE '%NUM%'
+                OR upper(type) LIKE '%DEC%' THEN 'number'
+       END AS kind
+FROM pragma_table_info(:table)
+ORDER BY cid

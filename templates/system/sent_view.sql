@@ -1,0 +1,29 @@
+-- name: sent_view
+-- version: 1
+--
+-- <table>_sent_vs_now: per key of every sealed date, what went out (<table>_sent) beside
+-- what is true now (<table>_current), and how they differ: state is 'unchanged',
+-- 'changed' (a value differs), 'new' (a key the seal never saw: a correction added it) or
+-- 'removed' (a key that went out and is gone now). Read it to answer "what did we send,
+-- and what would we send today", per model and key, without reading corrections.
+{% import "system/dialect.sql" as d %}
+CREATE VIEW {{ model.sent_view|ident }} AS
+SELECT {% for k in model.key %}coalesce(s.{{ k|ident }}, n.{{ k|ident }}) AS {{ k|ident }},
+       {% endfor %}
+{% for v in model.values %}
+       s.{{ v|ident }} AS {{ ("sent_" ~ v)|ident }},
+       n.{{ v|ident }} AS {{ ("now_" ~ v)|ident }},
+{% endfor %}
+       CASE WHEN s.present IS NULL THEN 'new'
+            WHEN n.present IS NULL THEN 'removed'
+{% for v in model.values %}
+            WHEN s.{{ v|ident }} {{ d.differs() }} n.{{ v|ident }} THEN 'changed'
+{% endfor %}
+            ELSE 'unchanged' END AS state
+FROM (SELECT {% for c in model.columns %}x.{{ c|ident }}, {% endfor %}1 AS present
+      FROM {{ model.sent_table|ident }} AS x) AS s
+FULL JOIN (SELECT {% for c in model.columns %}c.{{ c|ident }}, {% endfor %}1 AS present
+           FROM {{ model.current_view|ident }} AS c
+           WHERE c.{{ model.date_column|ident }} IN (SELECT seals.ds FROM seals)) AS n
+  ON {% for k in model.key %}{% if not loop.first %} AND {% endif %}s.{{ k|ident }} {{ d.join_same() }} n.{{ k|ident }}{% endfor %}
+
