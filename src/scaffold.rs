@@ -58,7 +58,19 @@ sqlrun render --date 2026-02-03                    # the exact SQL a date execut
 ```
 
 A model's header (`-- name:`, `-- version:`, ...) is its metadata; change its SQL only with a
-new `-- version:`. See `sqlrun --help` and sqlrun's README for the rest.
+new `-- version:`.
+
+To add a model: copy `models/daily_revenue.sql` to `models/<name>.sql`, set `-- name:` to
+the file's name and `-- version: 1`, give it a `-- create:` for its table and its `-- key:`
+and `-- values:` columns, and write the SELECT for one date, `{{ ds }}`, reading
+`orders_latest` (the latest version of each order), not `orders`. Then:
+
+```sh
+sqlrun render --date 2026-02-03 <name>                           # its SQL for one date
+sqlrun apply --interval 2026-02-01..2026-02-14 --select <name>   # compute it alone
+```
+
+See `sqlrun --help` and sqlrun's README ("Adding a model, step by step") for the rest.
 "#;
 
 const GITIGNORE: &str = "# The SQLite database and its journal files: data, not source.\n\
