@@ -801,6 +801,17 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
             "`-- seal_values:` names {v}, which is not one of its values; add it to `-- values:` or leave it out"
         ));
     }
+    // The contract's `seals` has these two value columns; seal.sql copies into them by name.
+    const SEALS_COLUMNS: [&str; 2] = ["revenue", "order_count"];
+    for v in seal_values
+        .iter()
+        .filter(|v| !SEALS_COLUMNS.contains(&v.as_str()))
+    {
+        problems.push(format!(
+            "`-- seal_values:` names {v}, but seals has only the columns revenue and order_count; \
+             every model's sent values are kept in its <table>_sent anyway, so leave `-- seal_values:` out"
+        ));
+    }
     if !seal_values.is_empty() && key != [date_column.clone()] {
         problems.push(format!(
             "`-- seal_values:` needs one row per date: its key must be the date column only (`-- key: {date_column}`), or leave `-- seal_values:` out"

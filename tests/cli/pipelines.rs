@@ -443,19 +443,20 @@ fn several_header_problems_are_said_at_once() {
         &sb,
         &["--templates", s(&tpl), "apply", "--interval", "2026-03-01"],
         &[
-            &format!("{}: 6 problems with its header:", s(&file)),
+            &format!("{}: 7 problems with its header:", s(&file)),
             "unknown header key `versoin`",
             "no `-- version:` line in its header; add `-- version: 1`",
             "`-- key: sign` must include the date column ds: write `-- key: ds, sign`",
             "no `-- values:` in its header",
             "`-- seal_values:` names n, which is not one of its values",
+            "`-- seal_values:` names n, but seals has only the columns revenue and order_count",
             "`-- seal_values:` needs one row per date",
             &format!("{}: 2 problems with its header:", s(&other)),
             "run_id is sqlrun's own column",
         ],
     );
     // One line per problem.
-    assert_eq!(run.stderr.matches("\n  - ").count(), 8, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("\n  - ").count(), 9, "{}", run.stderr);
 }
 
 #[test]

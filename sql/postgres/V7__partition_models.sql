@@ -1,4 +1,4 @@
--- One model at a time (`--select`): see sql/sqlite/V8__partition_models.sql.
+-- One model at a time (`--select`): see sql/sqlite/V7__partition_models.sql.
 CREATE TABLE partition_models (
     ds       date NOT NULL,
     model    text NOT NULL,
