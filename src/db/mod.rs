@@ -369,20 +369,10 @@ impl Db {
             .iter()
             .map(|(name, value)| (name.as_str(), value.clone()))
             .collect();
-        let mut context = None;
-        for statement in split_statements(sql) {
-            if let Some(marked) = script::context_marker(statement) {
-                context = marked;
-            }
-            call!(self, c => c.run_statement(statement, &params)).map_err(|e| match e {
-                Error::Database(e) => Error::Database(DbError {
-                    context: context.clone(),
-                    ..e
-                }),
-                other => other,
-            })?;
-        }
-        Ok(())
+        self.each_statement(
+            sql,
+            |db, statement| call!(db, c => c.run_statement(statement, &params)),
+        )
     }
 
     /// Runs one statement; how many rows it changed.
@@ -444,12 +434,25 @@ impl Db {
     /// An error names what the statement belonged to (`DbError::context`), as in
     /// `run_script`.
     pub fn check_statements(&mut self, sql: &str) -> Result<()> {
+        self.each_statement(
+            sql,
+            |db, statement| call!(db, c => c.check_statements(statement)),
+        )
+    }
+
+    /// Runs `each` on every statement of a script; an error names what the statement
+    /// belonged to, as the script's last `-- sqlrun context:` line before it said.
+    fn each_statement(
+        &mut self,
+        sql: &str,
+        mut each: impl FnMut(&mut Db, &str) -> Result<()>,
+    ) -> Result<()> {
         let mut context = None;
         for statement in split_statements(sql) {
             if let Some(marked) = script::context_marker(statement) {
                 context = marked;
             }
-            call!(self, c => c.check_statements(statement)).map_err(|e| match e {
+            each(self, statement).map_err(|e| match e {
                 Error::Database(e) => Error::Database(DbError {
                     context: context.clone(),
                     ..e

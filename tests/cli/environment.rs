@@ -25,21 +25,6 @@ fn skipped(what: &str, why: &str) {
     );
 }
 
-/// The gate of a test that needs the PostgreSQL test server (the other side of
-/// `sqlite_only`): true, after saying so, on SQLite.
-fn postgres_only(reason: &str) -> bool {
-    if is_postgres() {
-        return false;
-    }
-    let thread = std::thread::current();
-    let name = thread.name().unwrap_or("a test");
-    let _ = writeln!(
-        std::io::stderr(),
-        "note: {name}: the rest is PostgreSQL-only, not run on {BACKEND}: {reason}"
-    );
-    true
-}
-
 fn sh(program: &str, args: &[&str]) -> Result<(), String> {
     let out = Command::new(program)
         .args(args)
