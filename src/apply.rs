@@ -55,12 +55,19 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     // model leaves nothing behind.
     preflight(&pipeline, interval)?;
     let first = fmt_date(interval.start);
-    for note in pipeline.sync_checking(&mut db, Some(&first))? {
-        out.note(&note);
-    }
     let (request, reserved_run) = (request.as_ref(), reserved_run.as_ref());
     if args.dry_run {
-        return dry_run(&mut db, &pipeline, interval, request, reserved_run, out);
+        // The plan may need the pipeline's new objects to read; they are made, used and
+        // rolled back: a dry run writes nothing.
+        return db.rolled_back(TxKind::Exclusive, |db| {
+            if !pipeline.is_current(db)? {
+                pipeline.sync_in(db, Some(&first))?;
+            }
+            dry_run(db, &pipeline, interval, request, reserved_run, out)
+        });
+    }
+    for note in pipeline.sync_checking(&mut db, Some(&first))? {
+        out.note(&note);
     }
     if out.verbose > 0 {
         out.note(&format!(

@@ -161,7 +161,9 @@ impl From<DbError> for Error {
     "template {file} changed but its version is still {version}: the state store recorded \
      version {version} with checksum {recorded} (first used {first_used}), the file now has \
      checksum {found}. Raise `-- version:` in its header to {next} to record the new SQL, or \
-     restore the recorded text (`sqlrun templates --show {name}@{version}` prints it)"
+     restore the recorded text (`sqlrun templates --show {name}@{version}` prints it). If these \
+     are another pipeline's templates, run with this database's project or `--templates` \
+     instead"
 )]
 pub struct EditedTemplate {
     pub file: String,

@@ -117,6 +117,13 @@ fn differences(known: &[Known], pipeline: &Pipeline) -> (Vec<String>, Vec<String
                 ));
                 retire.push(k.name.clone());
             }
+            // A version goes up, never down: an older one is another pipeline's (the
+            // built-in templates run on a project's database, say).
+            Some(m) if m.version < k.version => lines.push(format!(
+                "model {} is version {} in them, but this database's dates were built by \
+                 version {}",
+                k.name, m.version, k.version
+            )),
             Some(_) => {}
         }
     }
@@ -180,13 +187,19 @@ fn refuse_differences(db: &mut Db, pipeline: &Pipeline, known: &[Known]) -> Resu
         .iter()
         .map(|name| format!("`sqlrun retire {name} --reason \"...\"`"))
         .collect();
+    let retire = match retire.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; or, if a model is gone for good, retire it explicitly (recorded; its table and \
+             rows stay): {}",
+            retire.join(", ")
+        ),
+    };
     Err(Error::WrongPipeline(format!(
         "{templates} are not the pipeline of database {}:\n  - {}\nWays out: run it with this \
-         database's templates ({hint}), or from its project; or, if a model is gone for good, \
-         retire it explicitly (recorded; its table and rows stay): {}",
+         database's templates ({hint}), or from its project{retire}",
         db.target,
         lines.join("\n  - "),
-        retire.join(", ")
     )))
 }
 

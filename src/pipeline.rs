@@ -302,26 +302,30 @@ impl Pipeline {
             }
             return Ok(Vec::new());
         }
+        db.transaction(TxKind::Exclusive, |db| self.sync_in(db, ds))
+    }
+
+    /// `sync_checking`'s work, in the caller's transaction (`apply --dry-run` rolls it
+    /// back).
+    pub fn sync_in(&self, db: &mut Db, ds: Option<&str>) -> Result<Vec<String>> {
         let ds = ds.map_or_else(
             || crate::interval::fmt_date(crate::interval::today_utc()),
             str::to_string,
         );
-        db.transaction(TxKind::Exclusive, |db| {
-            // Again under the lock: another process may have changed things meanwhile.
-            let notes = crate::models::record(db, self, None)?;
-            let (tables, rest) = self.pending_ddl(db)?;
-            for step in &tables {
-                self.run_step(db, step)?;
-            }
-            // Before anything is built on the tables (PostgreSQL's corrections tables
-            // copy their columns).
-            self.check_tables(db)?;
-            for step in &rest {
-                self.run_step(db, step)?;
-            }
-            self.check_date(db, &ds)?;
-            Ok(notes)
-        })
+        // Again under the lock: another process may have changed things meanwhile.
+        let notes = crate::models::record(db, self, None)?;
+        let (tables, rest) = self.pending_ddl(db)?;
+        for step in &tables {
+            self.run_step(db, step)?;
+        }
+        // Before anything is built on the tables (PostgreSQL's corrections tables copy
+        // their columns).
+        self.check_tables(db)?;
+        for step in &rest {
+            self.run_step(db, step)?;
+        }
+        self.check_date(db, &ds)?;
+        Ok(notes)
     }
 
     fn run_step(&self, db: &mut Db, step: &Ddl) -> Result<()> {

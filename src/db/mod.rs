@@ -427,6 +427,21 @@ impl Db {
         }
     }
 
+    /// Runs `work` in a transaction that is always rolled back: what it wrote is seen by
+    /// its own reads and then undone (`apply --dry-run`).
+    pub fn rolled_back<T>(
+        &mut self,
+        kind: TxKind,
+        work: impl FnOnce(&mut Db) -> Result<T>,
+    ) -> Result<T> {
+        call!(self, c => c.begin(kind))?;
+        let result = work(self);
+        let undone = dispatch!(self, c => c.rollback());
+        let value = result?;
+        undone.map_err(|e| explain(&self.target, e.into()))?;
+        Ok(value)
+    }
+
     /// Parses and plans each statement of a script without running it: unknown tables
     /// or columns and syntax errors show before anything is written.
     /// A statement that does not prepare is `Error::Database`; a fault of the

@@ -24,7 +24,14 @@ per_date AS (
              ORDER BY p.run_id DESC LIMIT 1) AS built_run,
            (SELECT p.run_id FROM run_partitions AS p
              WHERE p.ds = d.ds AND p.status <> 'skipped'
-             ORDER BY p.run_id DESC LIMIT 1) AS last_run
+             ORDER BY p.run_id DESC LIMIT 1) AS last_run,
+           -- the last build of every model at once (no --select): what a date built
+           -- before dates recorded their models (partition_models) was built by
+           (SELECT p.run_id FROM run_partitions AS p
+              JOIN runs AS fr ON fr.run_id = p.run_id
+             WHERE p.ds = d.ds AND p.status IN ('success', 'corrected', 'unchanged')
+               AND fr.selected_models IS NULL
+             ORDER BY p.run_id DESC LIMIT 1) AS full_run
     FROM dates AS d
 )
 SELECT pd.ds,
@@ -39,7 +46,7 @@ SELECT pd.ds,
                 -- built before dates recorded their models: the versions of its last run
                 SELECT t.name, t.version
                   FROM run_templates AS t
-                 WHERE t.run_id = pd.built_run AND t.kind = 'model'
+                 WHERE t.run_id = pd.full_run AND t.kind = 'model'
                    AND NOT EXISTS (SELECT 1 FROM partition_models AS pm
                                     WHERE pm.ds = pd.ds AND pm.model = t.name)) AS b
        ) AS built_models,

@@ -624,3 +624,55 @@ fn a_retired_model_is_recorded_and_templates_without_it_work() {
     let last = events(&sb).pop().unwrap();
     assert_eq!(last, ["order_signs", "restored", "tester"]);
 }
+
+/// A version goes up, never down: templates with an older version of a model than the
+/// one that built the database's dates (the built-in pipeline run on a project's
+/// database, say) are another pipeline's, refused with nothing written.
+#[test]
+fn an_older_version_of_a_model_is_refused_as_another_pipeline() {
+    let orders = Orders::new(64, "2026-04-01", 3, false);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    let tpl = crate::templates::copy_templates(&sb);
+    let file = tpl.join("models/daily_revenue.sql");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let version: i64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("-- version: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let newer = text
+        .replacen(
+            &format!("-- version: {version}"),
+            &format!("-- version: {}", version + 1),
+            1,
+        )
+        .replacen(
+            "count(*) AS order_count",
+            "count(*) + 1000 AS order_count",
+            1,
+        );
+    std::fs::write(&file, newer).unwrap();
+    let dir = tpl.to_str().unwrap();
+    sb.ok(&[
+        "--templates",
+        dir,
+        "apply",
+        "--interval",
+        &orders.interval(),
+    ]);
+    let before = snapshot(&sb);
+    let run = sb.expect(2, &["apply", "--interval", &orders.interval()]);
+    assert!(
+        run.stderr.contains("not the pipeline of database")
+            && run.stderr.contains(&format!(
+                "is version {version} in them, but this database's dates were built by version {}",
+                version + 1
+            )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(snapshot(&sb), before, "nothing written");
+}

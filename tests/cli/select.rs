@@ -278,3 +278,99 @@ fn render_with_select_shows_only_those_models() {
     assert!(!out.contains("INSERT INTO \"bands\""), "{out}");
     assert!(!out.contains("INSERT INTO \"daily_revenue\""), "{out}");
 }
+
+/// A model added after its dates were computed is missing on them until it runs there:
+/// a `--select` run of another model does not make it look built, and `--only missing
+/// --select` then fills exactly those dates.
+#[test]
+fn a_model_added_later_stays_missing_until_it_runs() {
+    let orders = Orders::new(62, "2026-04-01", 4, false);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    let tpl = copy_templates(&sb);
+    let dir = tpl.to_str().unwrap();
+    sb.ok(&[
+        "--templates",
+        dir,
+        "apply",
+        "--interval",
+        &orders.interval(),
+    ]);
+    std::fs::write(tpl.join("models/bands.sql"), BANDS).unwrap();
+    sb.ok(&[
+        "--templates",
+        dir,
+        "apply",
+        "--interval",
+        "2026-04-02",
+        "--select",
+        "daily_revenue",
+    ]);
+    let models = status_models(&sb, &tpl, &orders.interval(), &[]);
+    let bands: Vec<&str> = models
+        .iter()
+        .map(|m| m["bands"].as_str().unwrap())
+        .collect();
+    assert_eq!(bands, ["missing", "missing", "missing", "missing"]);
+    sb.ok(&[
+        "--templates",
+        dir,
+        "apply",
+        "--interval",
+        &orders.interval(),
+        "--select",
+        "bands",
+        "--only",
+        "missing",
+    ]);
+    let run = sb.last_run_id();
+    assert_eq!(
+        sb.count(&format!(
+            "SELECT count(*) FROM run_partitions WHERE run_id = {run} AND status = 'success'"
+        )),
+        4
+    );
+    let models = status_models(&sb, &tpl, &orders.interval(), &[]);
+    assert!(models.iter().all(|m| m["bands"] == "current"), "{models:?}");
+}
+
+/// `apply --dry-run` writes nothing, also when the templates bring a new model whose
+/// objects the plan reads.
+#[test]
+fn a_dry_run_with_a_new_model_writes_nothing() {
+    let orders = Orders::new(63, "2026-04-01", 3, false);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    let tpl = copy_templates(&sb);
+    let dir = tpl.to_str().unwrap();
+    sb.ok(&[
+        "--templates",
+        dir,
+        "apply",
+        "--interval",
+        &orders.interval(),
+    ]);
+    std::fs::write(tpl.join("models/bands.sql"), BANDS).unwrap();
+    let before = snapshot(&sb);
+    let out = sb
+        .ok(&[
+            "--templates",
+            dir,
+            "apply",
+            "--interval",
+            &orders.interval(),
+            "--dry-run",
+        ])
+        .stdout;
+    assert!(out.contains("INSERT INTO \"bands\""), "{out}");
+    assert_eq!(snapshot(&sb), before);
+    assert!(
+        !sb.table_exists("bands"),
+        "the new model's table was rolled back"
+    );
+    assert!(!sb.table_exists("bands_corrections"));
+    assert_eq!(
+        sb.count("SELECT count(*) FROM models WHERE name = 'bands'"),
+        0
+    );
+}
