@@ -26,8 +26,6 @@ struct Request {
     kind: Kind,
     by: String,
     reason: Option<String>,
-    only: Option<Only>,
-    lookback: Option<u32>,
     selection: Selection,
 }
 
@@ -89,7 +87,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
     }
-    if let Some((r, days)) = request.and_then(|r| Some((r, r.lookback?))) {
+    if let Some((r, days)) = request.and_then(|r| Some((r, r.selection.lookback()?))) {
         for line in report::lookback_lines(days, r.interval, &looked_back, &pipeline.signature()) {
             out.note(&line);
         }
@@ -102,7 +100,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     let work = reserve::held_by_run(&mut db, run_id)?;
     // A look back goes past a failed date: an old date that keeps failing must not keep
     // yesterday from being computed every morning (the run still ends failed, exit 1).
-    let keep_going = args.keep_going || request.is_some_and(|r| r.lookback.is_some());
+    let keep_going = args.keep_going || request.is_some_and(|r| r.selection.lookback().is_some());
     let computed = compute_dates(
         &mut db,
         &pipeline,
@@ -344,10 +342,15 @@ fn start_run(
                 (":by", r.by.as_str().into()),
                 (":reason", Value::opt_text(r.reason.as_deref())),
                 (":status", "running".into()),
-                (":only", Value::opt_text(r.only.map(Only::as_str))),
+                (
+                    ":only",
+                    Value::opt_text(r.selection.only().map(Only::as_str)),
+                ),
                 (
                     ":lookback",
-                    r.lookback.map_or(Value::Null, |n| i64::from(n).into()),
+                    r.selection
+                        .lookback()
+                        .map_or(Value::Null, |n| i64::from(n).into()),
                 ),
                 (":command", store::command_line().into()),
             ];
@@ -380,7 +383,7 @@ fn select_dates(
         .map(|s| s.ds.clone())
         .collect();
     let looked_back = match &r.selection {
-        Selection::Lookback { newest } => states
+        Selection::Lookback { newest, .. } => states
             .into_iter()
             .filter(|s| s.ds != *newest && s.needs_work())
             .collect(),
@@ -401,6 +404,7 @@ fn request_from(args: &ApplyArgs) -> Result<Request> {
             interval.looking_back(days)?,
             Selection::Lookback {
                 newest: fmt_date(interval.end),
+                days,
             },
         ),
     };
@@ -414,8 +418,6 @@ fn request_from(args: &ApplyArgs) -> Result<Request> {
         kind,
         by: args.by.clone().unwrap_or_else(default_user),
         reason: args.reason.clone(),
-        only: args.only,
-        lookback: args.lookback,
         selection,
     })
 }

@@ -219,7 +219,7 @@ impl Only {
     }
 }
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct ApplyArgs {
     /// START..END (both included) or one date; without it, the regular run for yesterday.
     #[arg(long, value_name = "START..END", conflicts_with_all = ["as_of", "run"])]

@@ -115,7 +115,7 @@ impl DateState {
             Selection::Only(Some(Only::Failed)) => self.failed(),
             Selection::Only(Some(Only::Stale)) => self.stale(signature),
             Selection::Only(Some(Only::Changed)) => self.changed(),
-            Selection::Lookback { newest } => {
+            Selection::Lookback { newest, .. } => {
                 self.ds == *newest || (self.held_by.is_none() && self.needs_work())
             }
         }
@@ -149,7 +149,25 @@ pub enum Selection {
     Only(Option<Only>),
     /// A regular run with `--lookback N`: the newest date always; each older one only when
     /// it is missing, failed or changed, and no other run holds it (a holder is on it).
-    Lookback { newest: String },
+    Lookback { newest: String, days: u32 },
+}
+
+impl Selection {
+    /// `--only`, as the run records it.
+    pub fn only(&self) -> Option<Only> {
+        match self {
+            Selection::Only(only) => *only,
+            Selection::Lookback { .. } => None,
+        }
+    }
+
+    /// `--lookback`, as the run records it.
+    pub fn lookback(&self) -> Option<u32> {
+        match self {
+            Selection::Lookback { days, .. } => Some(*days),
+            Selection::Only(_) => None,
+        }
+    }
 }
 
 /// A reclaim, for the report on stderr.

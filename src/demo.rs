@@ -195,17 +195,9 @@ fn tell(global: &Global, conn: &mut Db) -> Result<(String, serde_json::Value)> {
 
 fn regular(as_of: &str) -> ApplyArgs {
     ApplyArgs {
-        interval: None,
         as_of: Some(as_of.into()),
-        kind: None,
         by: Some("demo".into()),
-        reason: None,
-        only: None,
-        lookback: None,
-        select: Vec::new(),
-        keep_going: false,
-        dry_run: false,
-        run: None,
+        ..ApplyArgs::default()
     }
 }
 

@@ -535,11 +535,7 @@ impl Pipeline {
     /// since (then its changes meanwhile went untracked: `gap`).
     fn tracking_ddl(&self, db: &mut Db, source: &Source) -> Result<Option<Ddl>> {
         let table = [(":table", source.table.as_str().into())];
-        let columns = db
-            .rows(&queries::SOURCE_COLUMNS, &table)?
-            .iter()
-            .map(|r| r.text(0))
-            .collect::<Result<Vec<String>>>()?;
+        let columns = table_columns(db, &source.table)?;
         self.check_source(source, &columns)?;
         let sql = self.render_system(
             "source_tracking",
@@ -731,7 +727,7 @@ fn statement_text(rendered: &str) -> String {
 
 /// The columns of a table, in order (none: there is no such table).
 fn table_columns(db: &mut Db, table: &str) -> Result<Vec<String>> {
-    db.rows(&queries::TABLE_COLUMNS, &[(":table", table.into())])?
+    db.rows(&queries::COLUMN_TYPES, &[(":table", table.into())])?
         .iter()
         .map(|r| r.text(0))
         .collect()

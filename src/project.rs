@@ -534,17 +534,8 @@ mod tests {
     fn lookback_fills_a_regular_run_only() {
         let defaults = ApplyDefaults { lookback: Some(5) };
         let regular = ApplyArgs {
-            interval: None,
             as_of: Some("2026-02-10".into()),
-            kind: None,
-            by: None,
-            reason: None,
-            only: None,
-            lookback: None,
-            select: Vec::new(),
-            keep_going: false,
-            dry_run: false,
-            run: None,
+            ..ApplyArgs::default()
         };
         assert_eq!(defaults.fill(&regular).lookback, Some(5));
         let own = ApplyArgs {

@@ -47,12 +47,11 @@ queries! {
     LAST_RUN_ID => "last_run_id.sql",
     SENT_AND_NOW => "sent_and_now.sql",
     DROP_SCHEMA => "drop_schema.sql" | "postgres/drop_schema.sql",
-    SOURCE_COLUMNS => "sqlite/source_columns.sql" | "postgres/source_columns.sql",
+    // A table's columns in order, each with the kind of value it holds (none: no such table).
     COLUMN_TYPES => "sqlite/column_types.sql" | "postgres/column_types.sql",
     SOURCE_TRIGGERS => "sqlite/source_triggers.sql" | "postgres/source_triggers.sql",
     SOURCE_TRACKING_OF => "source_tracking_of.sql",
     RECORD_SOURCE_TRACKING => "record_source_tracking.sql" | "postgres/record_source_tracking.sql",
-    TABLE_COLUMNS => "sqlite/source_columns.sql" | "postgres/source_columns.sql",
     MODELS_KNOWN => "models_known.sql",
     MODELS_FROM_HISTORY => "models_from_history.sql",
     RECORD_MODEL => "record_model.sql",

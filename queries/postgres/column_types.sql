@@ -1,5 +1,6 @@
--- The columns of a model's table in the pipeline's schema and the kind of value each
--- holds, from its type (queries/sqlite/column_types.sql has the same kinds).
+-- The columns of a table in the pipeline's schema (a model's, a source), in order, and
+-- the kind of value each holds, from its type (queries/sqlite/column_types.sql has the
+-- same kinds). No rows: there is no such table.
 SELECT a.attname::text AS name,
        CASE
            WHEN t.typname IN ('int2', 'int4', 'int8') THEN 'integer'

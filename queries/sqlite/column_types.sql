@@ -1,5 +1,5 @@
--- The columns of a model's table and the kind of value each holds, from its declared
--- type, read as SQLite reads it (a type with INT is an integer, and so on); BOOL, DATE
+-- The columns of a table (a model's, a source), in order, and the kind of value each
+-- holds, from its declared type, read as SQLite reads it (a type with INT is an integer, and so on); BOOL, DATE
 -- and TIME are kinds of their own, as people declare them. An undeclared type (or BLOB,
 -- or one SQLite gives no clear meaning) is NULL: each value is then shown as what it is.
 -- (queries/postgres/column_types.sql has the same kinds.)

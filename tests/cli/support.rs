@@ -54,29 +54,23 @@ pub fn is_postgres() -> bool {
 /// backend, after saying so on the terminal (past the test harness's output capture), so a
 /// test that did not run is never silent. Use as `if sqlite_only("why") { return; }`.
 pub fn sqlite_only(reason: &str) -> bool {
-    if is_sqlite() {
-        return false;
-    }
-    let thread = std::thread::current();
-    let name = thread.name().unwrap_or("a test");
-    let _ = writeln!(
-        std::io::stderr(),
-        "note: {name}: the rest is SQLite-only, not run on {BACKEND}: {reason}"
-    );
-    true
+    only_on(Backend::Sqlite, reason)
 }
 
-/// The gate of a test that only makes sense on PostgreSQL (see `sqlite_only`): true on
-/// SQLite, after saying so. Use as `if postgres_only("why") { return; }`.
+/// The same for a test that only makes sense on PostgreSQL.
 pub fn postgres_only(reason: &str) -> bool {
-    if is_postgres() {
+    only_on(Backend::Postgres, reason)
+}
+
+fn only_on(backend: Backend, reason: &str) -> bool {
+    if BACKEND == backend {
         return false;
     }
     let thread = std::thread::current();
     let name = thread.name().unwrap_or("a test");
     let _ = writeln!(
         std::io::stderr(),
-        "note: {name}: PostgreSQL-only, not run on {BACKEND}: {reason}"
+        "note: {name}: the rest is {backend}-only, not run on {BACKEND}: {reason}"
     );
     true
 }
