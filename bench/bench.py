@@ -14,19 +14,20 @@ import json
 import os
 import glob
 import re
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 
+from harness import (RESULTS, RUNS, compare, date_millis, expect_dates, ratio,
+                     run, say, stats)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "bench", "work")
 SQLITE = os.environ.get("SQLITE3", "/usr/bin/sqlite3")
 TIME = "/usr/bin/time"
 
-RUNS = max(5, int(os.environ.get("BENCH_RUNS", "9")))
 SAME_ENGINE = os.environ.get("BENCH_SAME_ENGINE") == "1"
 RSS_LONG = max(1, int(os.environ.get("BENCH_RSS_LONG", "2")))
 RSS_SHORT = 5
@@ -38,8 +39,6 @@ END = dt.date(2025, 12, 31)
 AS_OF = END + dt.timedelta(days=1)          # a regular run computes END
 DBS = {"y1": 365, "y10": 3650, "d14": 14, "d60": 60}
 
-RESULTS = {}
-
 
 def start_of(days):
     return END - dt.timedelta(days=days - 1)
@@ -47,10 +46,6 @@ def start_of(days):
 
 def interval(days, end=END):
     return f"{end - dt.timedelta(days=days - 1)}..{end}"
-
-
-def say(text=""):
-    print(text, flush=True)
 
 
 # ---------------------------------------------------------------- databases and copies
@@ -151,107 +146,6 @@ class Bench:
         checkpoint(dst)
         self.stamp(cname, "computed")
         return dst
-
-
-LAST_CPU = [0.0]
-
-
-def cpu_children():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def run(argv, stdin=None, ok=(0,), stdout=subprocess.DEVNULL):
-    """Runs a command, returns (wall seconds, stderr text); its CPU seconds (user + sys)
-    land in LAST_CPU. Fails loudly on an unexpected exit."""
-    fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
-    try:
-        c0 = cpu_children()
-        t0 = time.perf_counter()
-        p = subprocess.run(argv, stdin=fin, stdout=stdout, stderr=subprocess.PIPE)
-        t1 = time.perf_counter()
-        LAST_CPU[0] = cpu_children() - c0
-    finally:
-        if stdin:
-            fin.close()
-    err = p.stderr.decode(errors="replace")
-    if p.returncode not in ok:
-        sys.exit(f"bench: {' '.join(argv)} exited {p.returncode}:\n{err[-2000:]}")
-    return t1 - t0, err
-
-
-# ---------------------------------------------------------------- timing and reporting
-
-def stats(xs):
-    return {"n": len(xs), "min": min(xs), "median": statistics.median(xs), "max": max(xs)}
-
-
-def fmt_s(x):
-    return f"{x * 1000:9.1f} ms" if x < 10 else f"{x:9.2f} s "
-
-
-def compare(key, title, cases, runs=RUNS):
-    """cases: list of (label, prepare) where prepare() returns (argv, stdin, check);
-    prepare makes the fresh copy (untimed); check(stderr) is called after the run.
-    The cases run alternately; the order rotates every round."""
-    say(f"\n== {key}: {title}")
-    times = {label: [] for label, _ in cases}
-    cpus = {label: [] for label, _ in cases}
-    extras = {label: [] for label, _ in cases}
-    for i in range(runs):
-        order = cases[i % len(cases):] + cases[:i % len(cases)]
-        for label, prepare in order:
-            argv, stdin, check = prepare()
-            secs, err = run(argv, stdin=stdin)
-            if check:
-                extra = check(err)
-                if extra is not None:
-                    extras[label].append(extra)
-            times[label].append(secs)
-            cpus[label].append(LAST_CPU[0])
-    result = {}
-    for label, _ in cases:
-        s = stats(times[label])
-        s["runs"] = times[label]
-        s["cpu"] = cpus[label]
-        s["cpu_median"] = statistics.median(cpus[label])
-        if extras[label]:
-            s["extra"] = extras[label]
-        result[label] = s
-        say(f"   {label:<44} min {fmt_s(s['min'])}  median {fmt_s(s['median'])}  max {fmt_s(s['max'])}  (n={s['n']}; cpu median {fmt_s(s['cpu_median']).strip()})")
-    RESULTS[key] = {"title": title, "cases": result}
-    return result
-
-
-def ratio(key, num, den, target=None):
-    cases = RESULTS[key]["cases"]
-    a, b = cases[num], cases[den]
-    r = a["median"] / b["median"]
-    rmin = a["min"] / b["min"]
-    rmax = a["max"] / b["max"]
-    verdict = ""
-    if target is not None:
-        verdict = f"   target <= {target:.2f}: {'PASS' if r <= target else 'MISS'}"
-    say(f"   ratio {num} / {den}: median {r:.3f}  (min/min {rmin:.3f}, max/max {rmax:.3f}){verdict}")
-    RESULTS[key].setdefault("ratios", []).append(
-        {"num": num, "den": den, "median": r, "min": rmin, "max": rmax, "target": target})
-    return r
-
-
-DATE_LINE = re.compile(r"^(\d{4}-\d{2}-\d{2})  (\w+)  \((\d+) ms\)", re.M)
-
-
-def date_millis(err):
-    return [int(m.group(3)) for m in DATE_LINE.finditer(err)]
-
-
-def expect_dates(n):
-    def check(err):
-        ms = date_millis(err)
-        if len(ms) != n:
-            sys.exit(f"bench: expected {n} per-date lines on stderr, got {len(ms)}:\n{err[-2000:]}")
-        return ms
-    return check
 
 
 # ---------------------------------------------------------------- workloads
@@ -734,41 +628,64 @@ SECTIONS = {"e": workload_e, "a": workload_a, "b": workload_b, "c": workload_c,
             "plans": workload_plans}
 
 
+def sections_of(names, pg_sections):
+    """Section names, with the groups `sqlite` (a to plans) and `pg` (every pg-*)."""
+    todo = []
+    for name in names or ["sqlite", "pg"]:
+        group = {"sqlite": list(SECTIONS), "pg": list(pg_sections)}.get(name, [name])
+        for s in group:
+            if s not in SECTIONS and s not in pg_sections:
+                sys.exit(f"bench: unknown section {s}; sections: sqlite {' '.join(SECTIONS)} "
+                         f"pg {' '.join(pg_sections)}")
+            todo.append(s)
+    return todo
+
+
 def main():
+    import pg       # after the alias below: pg.py's `import bench` is this module
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
-    ap.add_argument("sections", nargs="*", help=" ".join(SECTIONS))
+    ap.add_argument("sections", nargs="*", help="sqlite pg " + " ".join([*SECTIONS, *pg.SECTIONS]))
     args = ap.parse_args()
-    todo = args.sections or list(SECTIONS)
-    for s in todo:
-        if s not in SECTIONS:
-            sys.exit(f"bench: unknown section {s}; sections: {' '.join(SECTIONS)}")
+    todo = sections_of(args.sections, pg.SECTIONS)
     os.makedirs(WORK, exist_ok=True)
     b = Bench(args.bin)
     version = subprocess.run([b.bin, "--version"], stdout=subprocess.PIPE).stdout.decode().strip()
     say(f"sqlrun benchmark: {version} ({b.key['bin']}), sqlite3 CLI {sqlite_version()}, "
-        f"{os.cpu_count()} cores, {RUNS} runs per command, seed {SEED}, {PER_DAY} orders/day")
+        f"{os.cpu_count()} cores, {RUNS} runs per command, seed {SEED}, {PER_DAY} orders/day; "
+        f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     t0 = time.perf_counter()
     for name in DBS:
         b.generate(name)
     for s in SECTIONS:           # e first: its first 3,650-day run becomes y10c
         if s in todo:
             SECTIONS[s](b)
-    say(f"\nbench: done in {time.perf_counter() - t0:.0f} s")
+    if any(s in pg.SECTIONS for s in todo):
+        pg.run_sections(b, todo)
+    say(f"\nbench: done in {time.perf_counter() - t0:.0f} s; load average now "
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    summary()
+    with open(os.path.join(WORK, "results.json"), "w") as f:
+        json.dump(RESULTS, f, indent=1, default=str)
+
+
+def summary():
     say("\nsummary")
     for key, r in RESULTS.items():
         for rt in (r.get("ratios", []) if isinstance(r, dict) else []):
             t = rt["target"]
             say(f"   {key}: {rt['num']} / {rt['den']} = {rt['median']:.3f}"
                 + (f" (target <= {t}: {'PASS' if rt['median'] <= t else 'MISS'})" if t else ""))
-    if "d" in RESULTS:
-        for label, s in RESULTS["d"]["cases"].items():
-            say(f"   d: {label}: median {s['median'] * 1000:.0f} ms")
-    if "e" in RESULTS:
-        say(f"   e: max RSS 3,650-day minus 14-day backfill: {RESULTS['e']['diff_mb_median']:+.1f} MB (medians)")
-    with open(os.path.join(WORK, "results.json"), "w") as f:
-        json.dump(RESULTS, f, indent=1, default=str)
+    for key in ("d", "pg-d"):
+        if key in RESULTS:
+            for label, s in RESULTS[key]["cases"].items():
+                say(f"   {key}: {label}: median {s['median'] * 1000:.0f} ms")
+    for key in ("e", "pg-e"):
+        if key in RESULTS:
+            say(f"   {key}: max RSS 3,650-day minus 14-day backfill: "
+                f"{RESULTS[key]['diff_mb_median']:+.1f} MB (medians)")
 
 
 if __name__ == "__main__":
+    sys.modules["bench"] = sys.modules["__main__"]
     main()

@@ -1,0 +1,749 @@
+"""The PostgreSQL workloads of the sqlrun benchmark (run them through bench/run.sh pg).
+
+A throwaway cluster of the bench's own, started as the tests start theirs (initdb as the
+postgres user, a unix socket in a temp folder, listen_addresses='', stopped at the end),
+with PostgreSQL's default settings: fsync, synchronous_commit and full_page_writes on, so
+every figure is a durable commit. Its data folder is bench/work/pg/data, so that the
+generated databases survive between runs (as bench/work/*.db do for SQLite).
+
+Datasets are the SQLite ones (`sqlrun generate`, cached in bench/work/), copied into a
+database each with `COPY` after `sqlrun init`, then VACUUM ANALYZE. A fresh copy of a
+database is `CREATE DATABASE copy TEMPLATE src STRATEGY FILE_COPY` and a CHECKPOINT,
+before the clock starts.
+"""
+
+import ctypes
+import datetime as dt
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import bench as sq
+from harness import RESULTS, Parallel, compare, expect_dates, ratio, run, run_parallel, say, stats
+
+PG_WORK = os.path.join(sq.WORK, "pg")
+DATA = os.path.join(PG_WORK, "data")
+RAW = {"y1": 365, "y10": 3650, "d14": 14, "d60": 60}
+# Settings beside PostgreSQL's defaults: no TCP, and UTC (sqlrun's dates are UTC days).
+SETTINGS = ["listen_addresses=", "TimeZone=UTC", "log_timezone=UTC"]
+PROFILE_SETTINGS = ["shared_preload_libraries=pg_stat_statements,auto_explain",
+                    "pg_stat_statements.track=all", "pg_stat_statements.track_utility=on",
+                    "pg_stat_statements.track_planning=on",
+                    # the plan of any statement over 50 ms lands in the server log
+                    "auto_explain.log_min_duration=50", "auto_explain.log_analyze=on",
+                    "auto_explain.log_buffers=on", "auto_explain.log_nested_statements=on"]
+
+
+# ---------------------------------------------------------------- the server
+
+def bin_dir():
+    """initdb and postgres: from PATH (following Debian's symlinks) or the newest
+    /usr/lib/postgresql/*/bin."""
+    found = []
+    initdb = shutil.which("initdb")
+    if initdb:
+        found.append(os.path.dirname(os.path.realpath(initdb)))
+    base = "/usr/lib/postgresql"
+    versions = sorted((int(v) for v in os.listdir(base) if v.isdigit()), reverse=True) \
+        if os.path.isdir(base) else []
+    found += [os.path.join(base, str(v), "bin") for v in versions]
+    for d in found:
+        if all(os.path.isfile(os.path.join(d, p)) for p in ("initdb", "postgres", "psql")):
+            return d
+    sys.exit("bench: PostgreSQL is not installed (initdb, postgres and psql are needed): "
+             "apt-get install postgresql (.ci/run does this when initdb is missing)")
+
+
+def server_user():
+    """initdb and postgres refuse root: as root they run as the postgres user."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        p = pwd.getpwnam("postgres")
+    except KeyError:
+        sys.exit("bench: running as root, and there is no postgres user to run the server: "
+                 "apt-get install postgresql creates it")
+    return p.pw_uid, p.pw_gid
+
+
+def as_user(user, deathsig=None):
+    """preexec_fn: become the server user, then (credentials changes clear it) ask the
+    kernel for a signal when the bench process dies."""
+    def pre():
+        if user:
+            os.setgid(user[1])
+            os.setuid(user[0])
+        if deathsig:
+            ctypes.CDLL(None, use_errno=True).prctl(1, deathsig, 0, 0, 0)   # PR_SET_PDEATHSIG
+    return pre
+
+
+class Server:
+    def __init__(self, settings=()):
+        self.bin = bin_dir()
+        self.user = server_user()
+        self.settings = SETTINGS + list(settings)
+        self.proc = None
+        # The socket's path must fit in 107 bytes: a short folder in /tmp.
+        self.sock = tempfile.mkdtemp(prefix="sqlrun-bench-pg-", dir="/tmp")
+        self.chown(self.sock)
+
+    def chown(self, path):
+        if self.user:
+            os.chown(path, *self.user)
+
+    def version(self):
+        out = subprocess.run([os.path.join(self.bin, "postgres"), "--version"],
+                             stdout=subprocess.PIPE, check=True).stdout.decode()
+        return out.split()[2]       # "postgres (PostgreSQL) 15.18 (Debian ...)"
+
+    def start(self):
+        os.makedirs(PG_WORK, exist_ok=True)
+        if not os.path.exists(os.path.join(DATA, "PG_VERSION")):
+            shutil.rmtree(DATA, ignore_errors=True)
+            os.makedirs(DATA, mode=0o700)
+            self.chown(DATA)
+            say(f"  initdb {DATA} ({self.version()})")
+            subprocess.run([os.path.join(self.bin, "initdb"), "-D", DATA, "-U", "postgres",
+                            "-A", "trust", "-E", "UTF8", "--no-locale", "--no-instructions"],
+                           check=True, stdout=subprocess.DEVNULL, cwd="/",
+                           env=dict(os.environ, LC_ALL="C"), preexec_fn=as_user(self.user))
+        log = open(os.path.join(PG_WORK, "server.log"), "ab")
+        argv = [os.path.join(self.bin, "postgres"), "-D", DATA, "-k", self.sock]
+        for s in self.settings:
+            argv += ["-c", s]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/",
+                                     env=dict(os.environ, LC_ALL="C"),
+                                     preexec_fn=as_user(self.user, signal.SIGQUIT))
+        log.close()
+        deadline = time.monotonic() + 120      # a crash recovery after a killed run takes a while
+        while True:
+            if self.proc.poll() is not None:
+                sys.exit(f"bench: postgres exited at start ({self.proc.returncode}); "
+                         f"see {os.path.join(PG_WORK, 'server.log')}")
+            ok = subprocess.run([os.path.join(self.bin, "psql"), "-X", "-q", "-h", self.sock,
+                                 "-U", "postgres", "-d", "postgres", "-c", "SELECT 1"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+            if ok:
+                return
+            if time.monotonic() > deadline:
+                sys.exit("bench: postgres did not take connections within 120 s")
+            time.sleep(0.1)
+
+    def stop(self):
+        """A fast shutdown (its checkpoint makes the next start quick)."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.proc.send_signal(signal.SIGQUIT)
+                self.proc.wait()
+        self.proc = None
+        shutil.rmtree(self.sock, ignore_errors=True)
+
+    def restart(self, settings):
+        self.stop()
+        self.sock = tempfile.mkdtemp(prefix="sqlrun-bench-pg-", dir="/tmp")
+        self.chown(self.sock)
+        self.settings = SETTINGS + list(settings)
+        self.start()
+
+    def url(self, db):
+        return f"postgresql:///{db}?host={self.sock}&user=postgres"
+
+    def psql_argv(self, db, *extra):
+        return [os.path.join(self.bin, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1",
+                "-h", self.sock, "-U", "postgres", "-d", db, *extra]
+
+    def sql(self, db, *statements):
+        """Runs statements (each its own -c); returns stdout, unaligned, no headers."""
+        argv = self.psql_argv(db, "-A", "-t", "-F", "|")
+        for s in statements:
+            argv += ["-c", s]
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if p.returncode != 0:
+            sys.exit(f"bench: psql on {db} failed: {p.stderr.decode()[-2000:]}")
+        return p.stdout.decode().strip()
+
+    def exists(self, db):
+        return self.sql("postgres", f"SELECT count(*) FROM pg_database WHERE datname = {lit(db)}") == "1"
+
+    def drop(self, db):
+        self.sql("postgres", f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+
+    def copy(self, src, dst):
+        """A fresh copy of src, checkpointed: no run pays for flushing what came before."""
+        self.drop(dst)
+        self.sql("postgres", f'CREATE DATABASE "{dst}" TEMPLATE "{src}" STRATEGY FILE_COPY', "CHECKPOINT")
+        return dst
+
+
+def lit(value):
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+# ---------------------------------------------------------------- datasets
+
+class PgBench:
+    def __init__(self, b, server):
+        self.b = b
+        self.pg = server
+        self.key = dict(b.key, postgres=server.version())
+        self.jobs = "--jobs" in subprocess.run([b.bin, "apply", "--help"], stdout=subprocess.PIPE).stdout.decode()
+
+    def sqlrun(self, db, *args):
+        return [self.b.bin, "--db", self.pg.url(db), *args]
+
+    def stamp_path(self, name):
+        return os.path.join(PG_WORK, name + ".key")
+
+    def cached(self, name, extra=None):
+        path = self.stamp_path(name)
+        if not (os.path.exists(path) and self.pg.exists(name)):
+            return False
+        with open(path) as f:
+            return json.load(f) == dict(self.key, extra=extra)
+
+    def stamp(self, name, extra=None):
+        with open(self.stamp_path(name), "w") as f:
+            json.dump(dict(self.key, extra=extra), f)
+
+    def raw(self, name):
+        """The SQLite dataset's orders in a database of their own, after `sqlrun init`
+        (a bulk load, as a loader does: the change triggers note each date once)."""
+        if self.cached(name):
+            return name
+        src = self.b.generate(name)
+        say(f"  loading {name} into PostgreSQL: sqlrun init, COPY of {RAW[name]} days of orders, VACUUM ANALYZE")
+        self.pg.drop(name)
+        self.pg.sql("postgres", f'CREATE DATABASE "{name}"')
+        run(self.sqlrun(name, "init"))
+        dump = subprocess.Popen([sq.SQLITE, "-csv", src, "SELECT order_id, order_date, amount, created_at "
+                                 "FROM orders ORDER BY rowid"], stdout=subprocess.PIPE)
+        load = subprocess.run(self.pg.psql_argv(name, "-c", "SET TimeZone TO 'UTC'", "-c",
+                                                "\\copy orders (order_id, order_date, amount, created_at) "
+                                                "FROM STDIN WITH (FORMAT csv)"), stdin=dump.stdout)
+        dump.stdout.close()
+        if dump.wait() != 0 or load.returncode != 0:
+            sys.exit(f"bench: copying the orders of {src} into PostgreSQL failed")
+        self.pg.sql(name, "VACUUM ANALYZE")
+        q = "SELECT count(*), sum(amount) FROM orders"
+        a = subprocess.run([sq.SQLITE, src, q], stdout=subprocess.PIPE, check=True).stdout.decode().strip()
+        if a != self.pg.sql(name, q):
+            sys.exit(f"bench: {name} on PostgreSQL does not hold the orders of {src}")
+        self.stamp(name)
+        return name
+
+    def computed(self, name):
+        """name + 'c': after one backfill of all its dates (the state store has history)."""
+        cname = name + "c"
+        if self.cached(cname, "computed"):
+            return cname
+        self.pg.copy(self.raw(name), cname)
+        say(f"  preparing {cname}: one backfill of all {RAW[name]} dates of {name}")
+        run(self.sqlrun(cname, "apply", "--interval", sq.interval(RAW[name])))
+        self.finish_computed(cname)
+        return cname
+
+    def finish_computed(self, cname):
+        self.pg.sql(cname, "VACUUM ANALYZE", "CHECKPOINT")
+        self.stamp(cname, "computed")
+
+    def apply_case(self, src, copy, args, ndates, jobs=None):
+        def prepare():
+            self.pg.copy(src, copy)
+            return self.sqlrun(copy, "apply", *self.jobs_args(jobs), *args), None, expect_dates(ndates)
+        return prepare
+
+    def jobs_args(self, jobs):
+        return ["--jobs", str(jobs)] if jobs and self.jobs else []
+
+    def revenue(self, db):
+        """The numbers a run leaves (daily_revenue) and how many dates it recorded."""
+        return self.pg.sql(db, "SELECT count(*), sum(revenue), sum(order_count), "
+                               "md5(string_agg(ds || ':' || revenue || ':' || order_count, ',' ORDER BY ds)) "
+                               "FROM daily_revenue",
+                           "SELECT count(*) FROM run_partitions WHERE status = 'success'")
+
+
+# ---------------------------------------------------------------- a and jobs: psql and the floor
+
+def rendered(p, src):
+    """The SQL each of the 365 dates runs, from `sqlrun render --date D` on a scratch copy
+    (untimed, cached): one `BEGIN ISOLATION LEVEL REPEATABLE READ ... COMMIT` per date."""
+    path = os.path.join(PG_WORK, "a_rendered.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            saved = json.load(f)
+        if isinstance(saved, dict) and saved.get("key") == p.key:
+            return saved["bodies"]
+    say("  rendering 365 dates with `sqlrun render --date D` (untimed)")
+    scratch = p.pg.copy(src, "pg_render")
+    dates = [sq.start_of(365) + dt.timedelta(days=i) for i in range(365)]
+    bodies = [subprocess.run(p.sqlrun(scratch, "render", "--date", str(d)), check=True,
+                             stdout=subprocess.PIPE).stdout.decode() for d in dates]
+    body = "".join(bodies)
+    # The record statement inserts run_partitions (run_id, ds) with the id the next run gets
+    # (1 on a fresh copy, as sqlrun's own run): (run_id, ds) is unique across the dates.
+    ids = set(re.findall(r"INSERT INTO run_partitions .*?\nVALUES \((\d+),", body, re.S))
+    begins = body.count("BEGIN ISOLATION LEVEL REPEATABLE READ;")
+    if ids != {"1"} or begins != 365 or body.count("COMMIT;") != 365:
+        sys.exit(f"bench: unexpected rendered SQL (run ids {ids}, {begins} transactions)")
+    with open(path, "w") as f:
+        json.dump({"key": p.key, "bodies": bodies}, f)
+    p.pg.drop(scratch)
+    return bodies
+
+
+def scripts(p, src):
+    """psql scripts: every date in one session; the odd and the even dates in two."""
+    bodies = rendered(p, src)
+    out = {}
+    for name, part in (("all", bodies), ("odd", bodies[0::2]), ("even", bodies[1::2])):
+        path = os.path.join(PG_WORK, f"a_{name}.sql")
+        with open(path, "w") as f:
+            f.write("".join(part))
+        out[name] = path
+    floor = os.path.join(PG_WORK, "a_floor.sql")
+    with open(floor, "w") as f:
+        f.write(FLOOR.format(start=lit(sq.start_of(365)), end=lit(sq.END)))
+    out["floor"] = floor
+    return out
+
+
+# The physical floor: the same rule (orders_latest) and the same table, for the whole
+# interval in one statement and one transaction; no record, no reservation.
+FLOOR = """BEGIN;
+DELETE FROM daily_revenue WHERE ds BETWEEN DATE {start} AND DATE {end};
+INSERT INTO daily_revenue (ds, revenue, order_count, run_id)
+SELECT d.ds, coalesce(sum(o.amount), 0), count(o.order_id), 1
+FROM (SELECT CAST(g AS date) AS ds
+      FROM generate_series(DATE {start}, DATE {end}, interval '1 day') AS g) AS d
+LEFT JOIN orders_latest AS o ON o.order_date = d.ds
+GROUP BY d.ds;
+COMMIT;
+"""
+
+
+def psql_case(p, src, copy, script):
+    def prepare():
+        p.pg.copy(src, copy)
+        return p.pg.psql_argv(copy, "-f", "-"), script, no_stderr
+    return prepare
+
+
+def psql_pair_case(p, src, copy, odd, even):
+    def prepare():
+        p.pg.copy(src, copy)
+        return Parallel([p.pg.psql_argv(copy, "-f", "-")] * 2, [odd, even]), None, no_stderr_all
+    return prepare
+
+
+def no_stderr(err):
+    if err.strip():
+        sys.exit(f"bench: the baseline failed:\n{err}")
+
+
+def no_stderr_all(outs):
+    for _, err in outs:
+        no_stderr(err)
+
+
+def check_same(p, runs):
+    """Untimed: each (label, database, prepare) runs once on its fresh copy; returns what
+    each left (see PgBench.revenue)."""
+    seen = {}
+    for label, db, prepare in runs:
+        argv, stdin, check = prepare()
+        if isinstance(argv, Parallel):
+            check(run_parallel(argv)[1])
+        else:
+            _, err = run(argv, stdin=stdin)
+            if check:
+                check(err)
+        seen[label] = p.revenue(db)
+    return seen
+
+
+def show_check(seen, key_of=lambda v: v):
+    first = None
+    for label, v in seen.items():
+        say(f"  check: {label}: rows|revenue|orders|md5 / success records = {v.replace(chr(10), ' / ')}")
+        k = key_of(v)
+        if first is None:
+            first = k
+        elif k != first:
+            sys.exit(f"bench: {label} leaves other numbers than the first")
+
+
+def revenue_only(v):
+    return v.split("\n")[0]
+
+
+def pg_a(p):
+    """365 days x 1,000/day: sqlrun apply (--jobs 1) against psql running the rendered SQL,
+    one transaction per date, and against the set-based floor."""
+    src = p.raw("y1")
+    sc = scripts(p, src)
+    one = "sqlrun apply --jobs 1 (365 dates)" if p.jobs else "sqlrun apply (365 dates)"
+    cases = [
+        (one, p.apply_case(src, "pa_sqlrun", ["--interval", sq.interval(365)], 365, jobs=1)),
+        ("psql, rendered SQL, a transaction per date", psql_case(p, src, "pa_psql", sc["all"])),
+        ("set-based INSERT ... SELECT, one transaction", psql_case(p, src, "pa_floor", sc["floor"])),
+    ]
+    dbs = ["pa_sqlrun", "pa_psql", "pa_floor"]
+    seen = check_same(p, [(c[0], db, c[1]) for c, db in zip(cases[:2], dbs)])
+    show_check(seen)
+    seen.update(check_same(p, [(cases[2][0], dbs[2], cases[2][1])]))
+    show_check(seen, revenue_only)
+    compare("pg-a", "PostgreSQL: backfill 365 days x 1,000/day (fresh copy of y1 each run)", cases)
+    ratio("pg-a", one, cases[1][0], 1.10)
+    ratio("pg-a", one, cases[2][0])
+    ratio("pg-a", cases[1][0], cases[2][0])
+    for copy in dbs:
+        p.pg.drop(copy)
+
+
+def pg_jobs(p):
+    """--jobs 2 against two psql sessions splitting the dates (odd and even), each a
+    transaction per date; and what --jobs 1, 4 and 8 do on this machine."""
+    if not p.jobs:
+        say("\n== pg-jobs: skipped: this sqlrun has no `apply --jobs` (see `sqlrun apply --help`)")
+        RESULTS["pg-jobs"] = {"skipped": "no --jobs in this binary"}
+        return
+    src = p.raw("y1")
+    sc = scripts(p, src)
+    args = ["--interval", sq.interval(365)]
+    two = "sqlrun apply --jobs 2"
+    pair = "2 psql sessions (odd / even dates)"
+    cases = [
+        (two, p.apply_case(src, "pj_2", args, 365, jobs=2)),
+        (pair, psql_pair_case(p, src, "pj_psql", sc["odd"], sc["even"])),
+        ("sqlrun apply --jobs 1", p.apply_case(src, "pj_1", args, 365, jobs=1)),
+        ("sqlrun apply --jobs 4", p.apply_case(src, "pj_4", args, 365, jobs=4)),
+        ("sqlrun apply --jobs 8", p.apply_case(src, "pj_8", args, 365, jobs=8)),
+    ]
+    show_check(check_same(p, [(cases[0][0], "pj_2", cases[0][1]), (pair, "pj_psql", cases[1][1]),
+                              (cases[4][0], "pj_8", cases[4][1])]))
+    compare("pg-jobs", "PostgreSQL: backfill 365 days in parallel (fresh copy of y1 each run)", cases)
+    ratio("pg-jobs", two, pair, 1.10)
+    for label, _ in cases[2:]:
+        ratio("pg-jobs", label, two)
+    for copy in ("pj_2", "pj_psql", "pj_1", "pj_4", "pj_8"):
+        p.pg.drop(copy)
+
+
+# ---------------------------------------------------------------- b, c, d, e: history
+
+def pg_b(p):
+    big, small = p.computed("y10"), p.computed("d14")
+    args = ["--as-of", str(sq.AS_OF)]
+    cases = [("10 years (y10c: 3,650 days computed)", p.apply_case(big, "pb_big", args, 1)),
+             ("14 days (d14c: 14 days computed)", p.apply_case(small, "pb_small", args, 1))]
+    compare("pg-b", f"PostgreSQL: regular run (apply --as-of {sq.AS_OF}: recomputes {sq.END})", cases)
+    ratio("pg-b", cases[0][0], cases[1][0], 1.5)
+    p.pg.drop("pb_big")
+    p.pg.drop("pb_small")
+
+
+def pg_c(p):
+    big, small = p.computed("y10"), p.computed("d60")
+    args = ["--interval", sq.interval(30)]
+    cases = [("10 years (y10c)", p.apply_case(big, "pc_big", args, 30)),
+             ("60 days (d60c)", p.apply_case(small, "pc_small", args, 30))]
+    compare("pg-c", f"PostgreSQL: backfill of 30 days ({sq.interval(30)}) on computed copies", cases)
+    ratio("pg-c", cases[0][0], cases[1][0], 1.5)
+    p.pg.drop("pc_big")
+    p.pg.drop("pc_small")
+
+
+def pg_d(p):
+    big = p.computed("y10")
+    ten = f"{sq.start_of(3650)}..{sq.END}"
+
+    def reserve_case():
+        p.pg.copy(big, "pd")
+        return p.sqlrun("pd", "reserve", "--interval", ten, "--by", "bench"), None, None
+
+    def status_case():
+        p.pg.copy(big, "pd")
+        return p.sqlrun("pd", "status"), None, None
+
+    compare("pg-d", f"PostgreSQL: reserve {ten} (3,650 dates); status over 10 years (y10c)", [
+        ("sqlrun reserve --interval (3,650 dates)", reserve_case),
+        ("sqlrun status (3,650 dates, table to /dev/null)", status_case),
+    ])
+    p.pg.drop("pd")
+
+
+def pg_e(p):
+    """Peak RSS of a 3,650-day backfill against a 14-day one (raw databases). The first
+    3,650-day run becomes y10c, the computed copy b, c and d use."""
+    long_src, short_src = p.raw("y10"), p.raw("d14")
+    say(f"\n== pg-e: PostgreSQL: peak memory of sqlrun (max RSS, /usr/bin/time -v): 3,650-day backfill "
+        f"x{sq.RSS_LONG} vs 14-day backfill x{sq.RSS_SHORT}")
+    out = {"3650": [], "14": []}
+    walls = {"3650": [], "14": []}
+    tfile = os.path.join(PG_WORK, "time.txt")
+    for i in range(max(sq.RSS_LONG, sq.RSS_SHORT)):
+        for key, src, days, n in (("3650", long_src, 3650, sq.RSS_LONG), ("14", short_src, 14, sq.RSS_SHORT)):
+            if i >= n:
+                continue
+            db = p.pg.copy(src, f"pe_{key}")
+            secs, err = run([sq.TIME, "-v", "-o", tfile,
+                             *p.sqlrun(db, "apply", "--interval", sq.interval(days))])
+            with open(tfile) as f:
+                out[key].append(sq.max_rss_kb(f.read()))
+            walls[key].append(secs)
+            expect_dates(days)(err)
+            if key == "3650" and i == 0 and not p.cached("y10c", "computed"):
+                p.pg.drop("y10c")
+                p.pg.sql("postgres", 'ALTER DATABASE "pe_3650" RENAME TO "y10c"')
+                p.finish_computed("y10c")
+            p.pg.drop(db)
+    res = {}
+    for key in ("3650", "14"):
+        s = stats(out[key])
+        res[key] = dict(s, runs_kb=out[key], wall=walls[key])
+        w = statistics.median(walls[key])
+        say(f"   {key:>4}-day backfill: max RSS min {s['min'] / 1024:7.1f} MB  median {s['median'] / 1024:7.1f} MB"
+            f"  max {s['max'] / 1024:7.1f} MB  (n={s['n']}); wall median {w:.2f} s = {w / int(key) * 1000:.2f} ms/date")
+    diff = (res["3650"]["median"] - res["14"]["median"]) / 1024
+    worst = (res["3650"]["max"] - res["14"]["min"]) / 1024
+    say(f"   difference of medians {diff:+.1f} MB (worst case max-min {worst:+.1f} MB)   "
+        f"target within 10 MB: {'PASS' if abs(worst) <= 10 else 'MISS'}")
+    RESULTS["pg-e"] = {"cases": res, "diff_mb_median": diff, "diff_mb_worst": worst}
+
+
+# ---------------------------------------------------------------- x: eight runners at once
+
+def overlapping(n=8, length=120):
+    """n intervals of `length` days whose union is the 365 days of y1, each overlapping
+    the next by length - step days."""
+    first, step = sq.start_of(365), (365 - length) // (n - 1)
+    out = []
+    for i in range(n):
+        s = first + dt.timedelta(days=i * step)
+        e = min(s + dt.timedelta(days=length - 1), sq.END) if i < n - 1 else sq.END
+        out.append(f"{s}..{e}")
+    return out
+
+
+def pg_x(p):
+    """8 runners started at the same instant on overlapping intervals of a 365-day history,
+    against one runner doing the union alone. Each date goes to one runner at a time; a
+    date another runner still holds is skipped (exit 99), one it already finished may be
+    computed again by a later runner. Checked every round: the same daily_revenue as the
+    one runner's, every date recorded."""
+    src = p.raw("y1")
+    intervals = overlapping()
+    union = f"{sq.start_of(365)}..{sq.END}"
+    ref = {}
+    counts = []
+
+    def eight():
+        p.pg.copy(src, "px_8")
+        argvs = [p.sqlrun("px_8", "apply", "--interval", i, "--by", f"runner{n}") for n, i in enumerate(intervals)]
+
+        def check(outs):
+            got = p.revenue("px_8").split("\n")
+            if got[0] != ref["rows"]:
+                sys.exit(f"bench: 8 runners left {got[0]}, one runner {ref['rows']}")
+            skipped = sum(1 for code, _ in outs if code == 99)
+            dates = p.pg.sql("px_8", "SELECT count(DISTINCT ds) FROM run_partitions WHERE status = 'success'")
+            if dates != "365":
+                sys.exit(f"bench: 8 runners recorded {dates} dates, not 365")
+            counts.append((int(got[1]), skipped))
+            return int(got[1])
+        return Parallel(argvs, ok=(0, 99)), None, check
+
+    def one():
+        p.pg.copy(src, "px_1")
+
+        def check(err):
+            expect_dates(365)(err)
+            got = p.revenue("px_1").split("\n")
+            ref.setdefault("rows", got[0])
+            if got[0] != ref["rows"]:
+                sys.exit("bench: one runner's numbers changed between rounds")
+        return p.sqlrun("px_1", "apply", "--interval", union), None, check
+
+    argv, _, check = one()      # untimed: the reference numbers
+    check(run(argv)[1])
+    say(f"\n   intervals: {' '.join(intervals)}")
+    eights = "8 runners, overlapping intervals"
+    compare("pg-x", f"PostgreSQL: 8 runners at once on overlapping intervals of y1 vs one runner on {union}",
+            [(eights, eight), ("1 runner, the union", one)])
+    ratio("pg-x", eights, "1 runner, the union")
+    computed = [c for c, _ in counts]
+    say(f"   8 runners: dates computed per round (365 distinct) min {min(computed)} median "
+        f"{statistics.median(computed)} max {max(computed)}; runners exiting 99 (skipped dates) per round: "
+        f"{[s for _, s in counts]}")
+    RESULTS["pg-x"]["computed"] = counts
+    p.pg.drop("px_8")
+    p.pg.drop("px_1")
+
+
+# ---------------------------------------------------------------- plans
+
+def statements(sql):
+    sql = "\n".join(line for line in sql.splitlines() if not line.strip().startswith("--"))
+    return [s.strip() for s in re.split(r";\s*\n", sql + "\n") if s.strip()
+            and not re.match(r"(?i)^(BEGIN|COMMIT)\b", s.strip())]
+
+
+def explain_all(p, db, statements, begin="BEGIN ISOLATION LEVEL REPEATABLE READ", setup=()):
+    """EXPLAIN (ANALYZE, BUFFERS) of each statement, in order, in one transaction that is
+    rolled back (a later statement sees what an earlier one did, as in the date)."""
+    argv = p.pg.psql_argv(db, "-A", "-t")
+    for s in [begin, *setup]:
+        argv += ["-c", s]
+    for s in statements:
+        argv += ["-c", "\\echo @@@", "-c", "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + s]
+    argv += ["-c", "ROLLBACK"]
+    out = subprocess.run(argv, stdout=subprocess.PIPE, check=True).stdout.decode()
+    return [x.strip() for x in out.split("@@@\n")[1:]]
+
+
+MODEL = ("SELECT $1 AS ds, coalesce(sum(o.amount), 0) AS revenue, count(*) AS order_count "
+         "FROM orders_latest AS o WHERE o.order_date = $1")
+# Two rewrites of orders_latest, the date filter pushed in by hand: per-order probes by id
+# whatever the size of the table (see BENCHMARKS.md, "Query plans on PostgreSQL").
+REWRITES = {
+    "NOT EXISTS (... OFFSET 0): a subplan, not an anti-join (PostgreSQL only)":
+        "SELECT $1, coalesce(sum(o.amount), 0), count(*) FROM orders AS o WHERE o.order_date = $1 "
+        "AND NOT EXISTS (SELECT 1 FROM orders AS newer WHERE newer.order_id = o.order_id "
+        "AND (newer.created_at > o.created_at OR (newer.created_at = o.created_at "
+        "AND newer.rowid > o.rowid)) OFFSET 0)",
+    "rowid = (SELECT the latest rowid of the order ... LIMIT 1) (both backends)":
+        "SELECT $1, coalesce(sum(o.amount), 0), count(*) FROM orders AS o WHERE o.order_date = $1 "
+        "AND o.rowid = (SELECT newer.rowid FROM orders AS newer WHERE newer.order_id = o.order_id "
+        "ORDER BY newer.created_at DESC, newer.rowid DESC LIMIT 1)",
+}
+
+
+def generic_plan(p, db, sql, ds):
+    """The plan a prepared statement (sqlrun binds $1) gets once PostgreSQL settles on a
+    generic plan, which it may after five executions."""
+    return p.pg.sql(db, "SET plan_cache_mode = force_generic_plan", f"PREPARE q(date) AS {sql}",
+                    f"EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE q(DATE {lit(ds)})")
+
+
+def pg_plans(p):
+    """EXPLAIN (ANALYZE, BUFFERS) of a date's statements on y10c (3.65 million orders), as
+    rendered (literals: custom plans); the model as sqlrun runs it (bound: the generic plan
+    a prepared statement settles on) on 10 years and on 60 days of orders, with two
+    rewrites of orders_latest; and the floor's plan on y1."""
+    db = p.pg.copy(p.computed("y10"), "pp")
+    ds = str(sq.END)
+    day = subprocess.run(p.sqlrun(db, "render", "--date", ds), check=True,
+                         stdout=subprocess.PIPE).stdout.decode()
+    say(f"\n== pg-plans: EXPLAIN (ANALYZE, BUFFERS) on y10c, date {ds} (one transaction, rolled back)")
+    plans = []
+    for s, plan in zip(statements(day), explain_all(p, db, statements(day))):
+        first = re.sub(r"\s+", " ", s)[:110]
+        say(f"\n-- {first}{'...' if len(s) > 110 else ''}\n{plan}")
+        plans.append({"sql": s, "plan": plan})
+    small = p.pg.copy(p.computed("d60"), "pp_small")
+    for name, sql in [("the model over orders_latest", MODEL), *REWRITES.items()]:
+        for where in (db, small):
+            plan = generic_plan(p, where, sql, ds)
+            say(f"\n-- generic plan, {'10 years' if where == db else '60 days'}: {name}\n{plan}")
+            plans.append({"sql": f"generic on {where}: {sql}", "plan": plan})
+    y1 = p.pg.copy(p.raw("y1"), "pp_floor")
+    floor = FLOOR.format(start=lit(sq.start_of(365)), end=lit(sq.END))
+    insert = [s for s in statements(floor) if s.startswith("INSERT")]
+    plan = explain_all(p, y1, insert, begin="BEGIN")[0]
+    say(f"\n-- the floor on y1 (365 dates in one statement)\n{plan}")
+    plans.append({"sql": "floor: " + insert[0], "plan": plan})
+    RESULTS["pg-plans"] = plans
+    for copy in (db, small, y1):
+        p.pg.drop(copy)
+
+
+# ---------------------------------------------------------------- profile
+
+def pg_profile(p):
+    """Where the time goes on PostgreSQL: the server restarted with pg_stat_statements
+    and auto_explain; each command once on a fresh copy: calls, planning and execution
+    time per statement, against the command's wall time. What is neither is the
+    client, the round trips and the commits' WAL flushes."""
+    y1, big, small = p.raw("y1"), p.computed("y10"), p.computed("d14")
+    sc = scripts(p, y1)
+    items = [
+        ("sqlrun apply, 365 dates of y1", y1, lambda db: p.sqlrun(db, "apply", *p.jobs_args(1), "--interval", sq.interval(365)), None),
+        ("psql baseline, 365 dates of y1", y1, lambda db: p.pg.psql_argv(db, "-f", "-"), sc["all"]),
+        ("sqlrun regular run on d14c (1 date: the fixed cost)", small, lambda db: p.sqlrun(db, "apply", "--as-of", str(sq.AS_OF)), None),
+        ("sqlrun status on y10c", big, lambda db: p.sqlrun(db, "status"), None),
+    ]
+    p.pg.restart(PROFILE_SETTINGS)
+    log = os.path.join(PG_WORK, "server.log")
+    try:
+        say("\n== pg-profile: server time per statement (pg_stat_statements; plans over 50 ms by auto_explain)")
+        out = {}
+        for label, src, argv_of, stdin in items:
+            db = p.pg.copy(src, "pf")
+            p.pg.sql(db, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements", "SELECT pg_stat_statements_reset()")
+            mark = os.path.getsize(log)
+            wall, _ = run(argv_of(db), stdin=stdin)
+            out[label] = statement_times(p, db, label, wall)
+            with open(log, errors="replace") as f:
+                f.seek(mark)
+                slow = [x for x in f.read().split("LOG:  duration: ")[1:] if "pg_stat_statements" not in x]
+            for x in slow:
+                say("   auto_explain: duration: " + x.rstrip().replace("\n", "\n   "))
+            out[label]["slow_plans"] = slow
+            p.pg.drop(db)
+        RESULTS["pg-profile"] = out
+    finally:
+        p.pg.restart([])
+
+
+def statement_times(p, db, label, wall):
+    rows = p.pg.sql(db, "SELECT calls, round(total_plan_time::numeric, 1), round(total_exec_time::numeric, 1), "
+                        "round((total_exec_time / calls)::numeric, 3), "
+                        "left(regexp_replace(query, '\\s+', ' ', 'g'), 80) "
+                        "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
+                        "WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%' "
+                        "ORDER BY total_plan_time + total_exec_time DESC")
+    lines = [r.split("|", 4) for r in rows.splitlines()]
+    plan = sum(float(r[1]) for r in lines)
+    exe = sum(float(r[2]) for r in lines)
+    calls = sum(int(r[0]) for r in lines)
+    say(f"\n   {label}: wall {wall * 1000:.0f} ms; {calls} statements; server: planning {plan:.0f} ms, "
+        f"execution {exe:.0f} ms; the rest {wall * 1000 - plan - exe:.0f} ms")
+    say(f"   {'calls':>6} {'plan ms':>8} {'exec ms':>8} {'mean ms':>8}  statement")
+    for r in lines[:12]:
+        say(f"   {r[0]:>6} {r[1]:>8} {r[2]:>8} {r[3]:>8}  {r[4]}")
+    return {"wall_ms": wall * 1000, "statements": calls, "plan_ms": plan, "exec_ms": exe, "top": lines[:20]}
+
+
+SECTIONS = {"pg-e": pg_e, "pg-a": pg_a, "pg-jobs": pg_jobs, "pg-b": pg_b, "pg-c": pg_c,
+            "pg-d": pg_d, "pg-x": pg_x, "pg-plans": pg_plans, "pg-profile": pg_profile}
+
+
+def run_sections(b, todo):
+    """Starts the cluster, runs the PostgreSQL sections asked for (in SECTIONS order),
+    stops the cluster."""
+    server = Server()
+    server.start()
+    try:
+        p = PgBench(b, server)
+        say(f"\nPostgreSQL {server.version()} (default settings, durable commits; socket {server.sock}); "
+            f"apply --jobs {'available' if p.jobs else 'not in this binary: --jobs sections skipped'}")
+        for name in RAW:
+            p.raw(name)
+        for s, fn in SECTIONS.items():
+            if s in todo:
+                fn(p)
+    finally:
+        server.stop()
