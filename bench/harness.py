@@ -96,23 +96,29 @@ def fmt_s(x):
     return f"{x * 1000:9.1f} ms" if x < 10 else f"{x:9.2f} s "
 
 
-def compare(key, title, cases, runs=RUNS):
+def compare(key, title, cases, runs=RUNS, server_cpu=None):
     """cases: list of (label, prepare) where prepare() returns (argv, stdin, check);
     prepare makes the fresh copy (untimed); check(stderr) is called after the run.
     argv may be a Parallel group (then stdin is None and check gets its outcomes).
-    The cases run alternately; the order rotates every round."""
+    The cases run alternately; the order rotates every round. server_cpu, if given, is a
+    function that returns the CPU seconds a server has used so far (read before and
+    after each run: the server's share of the run)."""
     say(f"\n== {key}: {title}")
     times = {label: [] for label, _ in cases}
     cpus = {label: [] for label, _ in cases}
+    servers = {label: [] for label, _ in cases}
     extras = {label: [] for label, _ in cases}
     for i in range(runs):
         order = cases[i % len(cases):] + cases[:i % len(cases)]
         for label, prepare in order:
             argv, stdin, check = prepare()
+            s0 = server_cpu() if server_cpu else 0.0
             if isinstance(argv, Parallel):
                 secs, err = run_parallel(argv)
             else:
                 secs, err = run(argv, stdin=stdin)
+            if server_cpu:
+                servers[label].append(server_cpu() - s0)
             if check:
                 extra = check(err)
                 if extra is not None:
@@ -125,10 +131,16 @@ def compare(key, title, cases, runs=RUNS):
         s["runs"] = times[label]
         s["cpu"] = cpus[label]
         s["cpu_median"] = statistics.median(cpus[label])
+        server = ""
+        if servers[label]:
+            s["server_cpu"] = servers[label]
+            s["server_cpu_median"] = statistics.median(servers[label])
+            server = f"; server cpu median {fmt_s(s['server_cpu_median']).strip()}"
         if extras[label]:
             s["extra"] = extras[label]
         result[label] = s
-        say(f"   {label:<44} min {fmt_s(s['min'])}  median {fmt_s(s['median'])}  max {fmt_s(s['max'])}  (n={s['n']}; cpu median {fmt_s(s['cpu_median']).strip()})")
+        say(f"   {label:<44} min {fmt_s(s['min'])}  median {fmt_s(s['median'])}  max {fmt_s(s['max'])}  "
+            f"(n={s['n']}; cpu median {fmt_s(s['cpu_median']).strip()}{server})")
     RESULTS[key] = {"title": title, "cases": result}
     return result
 

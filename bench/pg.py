@@ -133,6 +133,8 @@ class Server:
                                  "-U", "postgres", "-d", "postgres", "-c", "SELECT 1"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
             if ok:
+                time.sleep(0.5)
+                self.aux = len(self.children())     # checkpointer, walwriter, launchers...
                 return
             if time.monotonic() > deadline:
                 sys.exit("bench: postgres did not take connections within 120 s")
@@ -156,6 +158,27 @@ class Server:
         self.chown(self.sock)
         self.settings = SETTINGS + list(settings)
         self.start()
+
+    def backends_cpu(self):
+        """CPU seconds (user + sys) of the server's processes that have ended: every
+        session's backend is a child of the postmaster, which reaps it, so a run's sessions
+        are counted once they end (they end with the run)."""
+        self.settle()
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")   # cutime, cstime
+
+    def settle(self):
+        """Waits (at most 2 s) until no session's backend is left from before, so that
+        the next run's server CPU is only its own."""
+        deadline = time.monotonic() + 2
+        while len(self.children()) > self.aux and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def children(self):
+        path = f"/proc/{self.proc.pid}/task/{self.proc.pid}/children"
+        with open(path) as f:
+            return f.read().split()
 
     def url(self, db):
         return f"postgresql:///{db}?host={self.sock}&user=postgres"
@@ -184,6 +207,7 @@ class Server:
         """A fresh copy of src, checkpointed: no run pays for flushing what came before."""
         self.drop(dst)
         self.sql("postgres", f'CREATE DATABASE "{dst}" TEMPLATE "{src}" STRATEGY FILE_COPY', "CHECKPOINT")
+        self.settle()
         return dst
 
 
@@ -266,6 +290,26 @@ class PgBench:
 
     def jobs_args(self, jobs):
         return ["--jobs", str(jobs)] if jobs and self.jobs else []
+
+    def wal_syncs(self):
+        """How often the server has flushed the WAL to disk (pg_stat_wal.wal_sync): with
+        several sessions committing at once one flush may cover several commits."""
+        return int(self.pg.sql("postgres", "SELECT pg_stat_force_next_flush()",
+                               "SELECT wal_sync FROM pg_stat_wal").split()[-1])
+
+    def counting_syncs(self, prepare):
+        """prepare, whose check also returns the WAL flushes of the run."""
+        def wrapped():
+            argv, stdin, check = prepare()
+            before = self.wal_syncs()
+
+            def counted(err):
+                if check:
+                    check(err)
+                time.sleep(0.6)         # the WAL writer reports its flushes every 500 ms or so
+                return self.wal_syncs() - before
+            return argv, stdin, counted
+        return wrapped
 
     def revenue(self, db):
         """The numbers a run leaves (daily_revenue) and how many dates it recorded."""
@@ -389,6 +433,12 @@ def revenue_only(v):
     return v.split("\n")[0]
 
 
+def show_syncs(key):
+    for label, c in RESULTS[key]["cases"].items():
+        if "extra" in c:
+            say(f"   WAL flushes (pg_stat_wal.wal_sync) per run, {label}: median {statistics.median(c['extra']):.0f}")
+
+
 def pg_a(p):
     """365 days x 1,000/day: sqlrun apply (--jobs 1) against psql running the rendered SQL,
     one transaction per date, and against the set-based floor."""
@@ -405,7 +455,9 @@ def pg_a(p):
     show_check(seen)
     seen.update(check_same(p, [(cases[2][0], dbs[2], cases[2][1])]))
     show_check(seen, revenue_only)
-    compare("pg-a", "PostgreSQL: backfill 365 days x 1,000/day (fresh copy of y1 each run)", cases)
+    compare("pg-a", "PostgreSQL: backfill 365 days x 1,000/day (fresh copy of y1 each run)",
+            [(label, p.counting_syncs(prepare)) for label, prepare in cases], server_cpu=p.pg.backends_cpu)
+    show_syncs("pg-a")
     ratio("pg-a", one, cases[1][0], 1.10)
     ratio("pg-a", one, cases[2][0])
     ratio("pg-a", cases[1][0], cases[2][0])
@@ -434,7 +486,9 @@ def pg_jobs(p):
     ]
     show_check(check_same(p, [(cases[0][0], "pj_2", cases[0][1]), (pair, "pj_psql", cases[1][1]),
                               (cases[4][0], "pj_8", cases[4][1])]))
-    compare("pg-jobs", "PostgreSQL: backfill 365 days in parallel (fresh copy of y1 each run)", cases)
+    compare("pg-jobs", "PostgreSQL: backfill 365 days in parallel (fresh copy of y1 each run)",
+            [(label, p.counting_syncs(prepare)) for label, prepare in cases], server_cpu=p.pg.backends_cpu)
+    show_syncs("pg-jobs")
     ratio("pg-jobs", two, pair, 1.10)
     for label, _ in cases[2:]:
         ratio("pg-jobs", label, two)
@@ -449,7 +503,7 @@ def pg_b(p):
     args = ["--as-of", str(sq.AS_OF)]
     cases = [("10 years (y10c: 3,650 days computed)", p.apply_case(big, "pb_big", args, 1)),
              ("14 days (d14c: 14 days computed)", p.apply_case(small, "pb_small", args, 1))]
-    compare("pg-b", f"PostgreSQL: regular run (apply --as-of {sq.AS_OF}: recomputes {sq.END})", cases)
+    compare("pg-b", f"PostgreSQL: regular run (apply --as-of {sq.AS_OF}: recomputes {sq.END})", cases, server_cpu=p.pg.backends_cpu)
     ratio("pg-b", cases[0][0], cases[1][0], 1.5)
     p.pg.drop("pb_big")
     p.pg.drop("pb_small")
@@ -460,7 +514,7 @@ def pg_c(p):
     args = ["--interval", sq.interval(30)]
     cases = [("10 years (y10c)", p.apply_case(big, "pc_big", args, 30)),
              ("60 days (d60c)", p.apply_case(small, "pc_small", args, 30))]
-    compare("pg-c", f"PostgreSQL: backfill of 30 days ({sq.interval(30)}) on computed copies", cases)
+    compare("pg-c", f"PostgreSQL: backfill of 30 days ({sq.interval(30)}) on computed copies", cases, server_cpu=p.pg.backends_cpu)
     ratio("pg-c", cases[0][0], cases[1][0], 1.5)
     p.pg.drop("pc_big")
     p.pg.drop("pc_small")
@@ -481,7 +535,7 @@ def pg_d(p):
     compare("pg-d", f"PostgreSQL: reserve {ten} (3,650 dates); status over 10 years (y10c)", [
         ("sqlrun reserve --interval (3,650 dates)", reserve_case),
         ("sqlrun status (3,650 dates, table to /dev/null)", status_case),
-    ])
+    ], server_cpu=p.pg.backends_cpu)
     p.pg.drop("pd")
 
 
@@ -582,7 +636,7 @@ def pg_x(p):
     say(f"\n   intervals: {' '.join(intervals)}")
     eights = "8 runners, overlapping intervals"
     compare("pg-x", f"PostgreSQL: 8 runners at once on overlapping intervals of y1 vs one runner on {union}",
-            [(eights, eight), ("1 runner, the union", one)])
+            [(eights, eight), ("1 runner, the union", one)], server_cpu=p.pg.backends_cpu)
     ratio("pg-x", eights, "1 runner, the union")
     computed = [c for c, _ in counts]
     say(f"   8 runners: dates computed per round (365 distinct) min {min(computed)} median "
