@@ -14,6 +14,7 @@ pub mod holder;
 pub mod inspect;
 pub mod interval;
 pub mod kinds;
+pub mod load;
 pub mod models;
 pub mod pipeline;
 pub mod project;
@@ -22,6 +23,7 @@ pub mod report;
 pub mod reserve;
 pub mod scaffold;
 pub mod seal;
+pub mod shell;
 pub mod store;
 pub mod templates;
 
@@ -45,6 +47,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let global = project::resolve(args, &project::Env::from_process(), None)?;
             demo::run(&global, &out)?
         }
+        // The shell's kit describes the command line: no database, no project file.
+        Command::Completions { shell } => shell::completions(*shell, &out)?,
+        Command::Man { command, dir } => shell::man(command.as_deref(), dir.as_deref(), &out)?,
         command => {
             let global = project::resolve_here(args)?;
             if let Some(path) = global.project.as_deref().filter(|_| out.verbose > 0) {
@@ -82,6 +87,9 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         } => inspect::render(global, date, model.as_deref(), select, out)?,
         Command::Templates { show } => inspect::templates(global, show.as_deref(), out)?,
         Command::Generate(args) => generate::run(global, args, out)?,
-        Command::New { .. } | Command::Demo => unreachable!("run() handles new and demo"),
+        Command::Load { table, file } => load::run(global, table, file, out)?,
+        Command::New { .. } | Command::Demo | Command::Completions { .. } | Command::Man { .. } => {
+            unreachable!("run() handles these without a database")
+        }
     })
 }

@@ -264,17 +264,36 @@ impl Conn {
     /// One statement of a bound script, prepared once per text.
     pub fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
         let (text, values) = positional(sql, params);
-        let statement = match self.prepared.get(&text) {
-            Some(statement) => statement.clone(),
-            None => {
-                let statement = self.client.prepare(&text)?;
-                self.prepared.insert(text, statement.clone());
-                statement
-            }
-        };
+        let statement = self.prepared(text)?;
         let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
         self.client.execute(&statement, &refs)?;
         Ok(())
+    }
+
+    /// A statement whose values come in the order of its parameters, prepared once per
+    /// text; the server reads each value as the type of the column it goes into.
+    pub fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
+        let (text, _) = positional(sql, &[]);
+        let statement = self.prepared(text)?;
+        if statement.params().len() != values.len() {
+            return Err(DbError::other(format!(
+                "a statement with {} parameters was given {} values",
+                statement.params().len(),
+                values.len()
+            )));
+        }
+        let values: Vec<TextParam> = values.iter().cloned().map(TextParam).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
+        Ok(self.client.execute(&statement, &refs)?)
+    }
+
+    fn prepared(&mut self, text: String) -> Result<postgres::Statement, DbError> {
+        if let Some(statement) = self.prepared.get(&text) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(&text)?;
+        self.prepared.insert(text, statement.clone());
+        Ok(statement)
     }
 
     pub fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
@@ -324,6 +343,7 @@ impl Conn {
                     &[],
                 )?;
             }
+            TxKind::Plain => self.batch("BEGIN")?,
             TxKind::Date => {
                 self.execute(include_str!("../../queries/postgres/date_lock.sql"), &[])?;
                 self.in_date = true;

@@ -28,6 +28,8 @@ mod faults;
 mod late;
 #[path = "../cli/literals.rs"]
 mod literals;
+#[path = "../cli/load.rs"]
+mod load;
 #[path = "../cli/models.rs"]
 mod models;
 mod partition;
@@ -44,5 +46,7 @@ mod seal;
 mod select;
 #[path = "../cli/sent.rs"]
 mod sent;
+#[path = "../cli/shell.rs"]
+mod shell;
 #[path = "../cli/templates.rs"]
 mod templates;
