@@ -48,9 +48,10 @@ const STATE_TABLES: &[&str] = &[
 ];
 
 /// Rows per INSERT: few statements for a large file (PostgreSQL's source triggers fire
-/// once per statement), and at most PARAMETERS_PER_STATEMENT values, well within what
-/// SQLite (32,766) and PostgreSQL (65,535) bind.
-const ROWS_PER_STATEMENT: usize = 500;
+/// once per statement, and each reads the source), and at most PARAMETERS_PER_STATEMENT
+/// values, within what SQLite (32,766) and PostgreSQL (65,535) bind. A batch is held in
+/// memory until it is sent: 10,000 rows of orders are about 2 MB.
+const ROWS_PER_STATEMENT: usize = 10_000;
 const PARAMETERS_PER_STATEMENT: usize = 30_000;
 
 /// What `system/load.sql` is rendered with in place of each value: any text that is
@@ -572,9 +573,10 @@ fn insert(
     }
 }
 
-/// Which row of a refused batch the database refuses, found by inserting them one at a
-/// time in a transaction that is rolled back (a refusal that only the rows before the
-/// batch explain names the batch's lines).
+/// Which row of a refused batch the database refuses: the batch's shortest refused
+/// prefix, found by bisection, each try a statement in a transaction that is rolled
+/// back (a row at a time would fire a source's statement trigger once per row). A
+/// refusal that only the rows before the batch explain names the batch's lines.
 fn diagnose(
     db: &mut Db,
     statements: &Statements,
@@ -582,26 +584,18 @@ fn diagnose(
     batch: &Batch,
     refused: DbError,
 ) -> Error {
-    let width = statements.columns.len();
-    let found = statements.sql(1).and_then(|one| {
-        db.rolled_back(TxKind::Plain, |db| {
-            for (line, values) in batch.lines.iter().zip(batch.values.chunks(width)) {
-                match db.execute_in_order(&one, values) {
-                    Ok(_) => {}
-                    Err(Error::Database(e)) => return Ok(Some((*line, values, e))),
-                    Err(other) => return Err(other),
-                }
-            }
-            Ok(None)
-        })
-    });
     let (input, table) = (&rows.input, statements.table);
-    match found {
-        Ok(Some((line, values, e))) => Error::bad(format!(
-            "{input} line {line}: {table} refused the row ({}): {e}; fix it and load the file \
-             again (nothing was loaded)",
-            row_text(&statements.columns, values)
-        )),
+    match shortest_refused_prefix(db, statements, batch) {
+        Ok(Some((n, e))) => {
+            let width = statements.columns.len();
+            let values = &batch.values[(n - 1) * width..n * width];
+            Error::bad(format!(
+                "{input} line {}: {table} refused the row ({}): {e}; fix it and load the file \
+                 again (nothing was loaded)",
+                batch.lines[n - 1],
+                row_text(&statements.columns, values)
+            ))
+        }
         Ok(None) => Error::bad(format!(
             "{input} lines {}..{}: {table} refused these rows: {refused}; nothing was loaded",
             batch.lines.first().unwrap_or(&0),
@@ -609,6 +603,39 @@ fn diagnose(
         )),
         Err(_) => Error::Database(refused),
     }
+}
+
+/// The fewest first rows of the batch that the database refuses, and its words (None:
+/// it takes the whole batch on its own).
+fn shortest_refused_prefix(
+    db: &mut Db,
+    statements: &Statements,
+    batch: &Batch,
+) -> Result<Option<(usize, DbError)>> {
+    let width = statements.columns.len();
+    let refuses = |db: &mut Db, n: usize| -> Result<Option<DbError>> {
+        let sql = statements.sql(n)?;
+        db.rolled_back(TxKind::Plain, |db| {
+            match db.execute_in_order(&sql, &batch.values[..n * width]) {
+                Ok(_) => Ok(None),
+                Err(Error::Database(e)) => Ok(Some(e)),
+                Err(other) => Err(other),
+            }
+        })
+    };
+    // Taken: `good` first rows; refused: `bad` first rows, with `error`.
+    let (mut good, mut bad) = (0, batch.lines.len());
+    let Some(mut error) = refuses(db, bad)? else {
+        return Ok(None);
+    };
+    while bad - good > 1 {
+        let mid = (good + bad) / 2;
+        match refuses(db, mid)? {
+            Some(e) => (bad, error) = (mid, e),
+            None => good = mid,
+        }
+    }
+    Ok(Some((bad, error)))
 }
 
 /// `order_id=a1, amount=5`: a row as a message shows it.

@@ -46,7 +46,8 @@ const SESSION_DEFAULTS: &[(&str, &str)] = &[
 pub struct Conn {
     client: Client,
     /// Bound statements by their text: a date's statements have the same text for every
-    /// date, so each is parsed and planned once per run.
+    /// date, so each is parsed and planned once per run. (A text with `:name` parameters
+    /// and its `$n` form never coincide, so both can be keys.)
     prepared: std::collections::HashMap<String, postgres::Statement>,
     /// Inside a date's transaction: the session holds the pipeline's lock shared until
     /// the transaction ends (date_lock.sql).
@@ -271,10 +272,17 @@ impl Conn {
     }
 
     /// A statement whose values come in the order of its parameters, prepared once per
-    /// text; the server reads each value as the type of the column it goes into.
+    /// text (kept by the text as given: a bulk load's is long, and is run often); the
+    /// server reads each value as the type of the column it goes into.
     pub fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
-        let (text, _) = positional(sql, &[]);
-        let statement = self.prepared(text)?;
+        let statement = match self.prepared.get(sql) {
+            Some(statement) => statement.clone(),
+            None => {
+                let statement = self.client.prepare(&positional(sql, &[]).0)?;
+                self.prepared.insert(sql.to_string(), statement.clone());
+                statement
+            }
+        };
         if statement.params().len() != values.len() {
             return Err(DbError::other(format!(
                 "a statement with {} parameters was given {} values",
@@ -432,6 +440,9 @@ fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
     let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut out = String::with_capacity(sql.len());
     let mut order: Vec<&str> = Vec::new();
+    // By name, so that a statement of many thousand parameters (a bulk load's) is
+    // numbered in one pass.
+    let mut numbers: std::collections::HashMap<&str, usize> = Default::default();
     let (mut i, mut copied) = (0, 0);
     while i < bytes.len() {
         let starts_name = code[i]
@@ -448,10 +459,10 @@ fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
             .find(|&j| !is_name(bytes[j]))
             .unwrap_or(bytes.len());
         let name = &sql[i..end];
-        let n = order.iter().position(|o| *o == name).unwrap_or_else(|| {
+        let n = *numbers.entry(name).or_insert_with(|| {
             order.push(name);
-            order.len() - 1
-        }) + 1;
+            order.len()
+        });
         out.push_str(&sql[copied..i]);
         out.push('$');
         out.push_str(&n.to_string());

@@ -148,7 +148,7 @@ fn a_bad_row_names_its_line_column_and_value_and_nothing_is_written() {
     // Far more rows than one statement holds: the rows before the bad one went to the
     // database already, and are rolled back with it.
     let mut csv = String::from("order_id,order_date,amount\n");
-    for i in 0..1_200 {
+    for i in 0..25_000 {
         csv.push_str(&format!("o{i},2026-02-03,{i}\n"));
     }
     csv.push_str("bad,2026-02-03,12.5\n");
@@ -158,7 +158,7 @@ fn a_bad_row_names_its_line_column_and_value_and_nothing_is_written() {
         &sb,
         &run,
         &[
-            "bad.csv line 1202",
+            "bad.csv line 25002",
             "column amount",
             "`12.5`",
             "a whole number",
@@ -220,16 +220,17 @@ fn a_row_the_database_refuses_is_named_too() {
          amount BIGINT NOT NULL CHECK (amount < 0));",
     );
     let mut csv = String::from("refund_id,amount\n");
-    for i in 0..700 {
-        let amount = if i == 640 { 5 } else { -1 - i };
+    // In the third statement: the first two went to the database already.
+    for i in 0..25_000 {
+        let amount = if i == 21_000 { 5 } else { -1 - i };
         csv.push_str(&format!("r{i},{amount}\n"));
     }
     let path = file(&sb, "refunds.csv", &csv);
     let run = sb.run(&["load", "refunds", &path]);
     assert_eq!(run.code, 2, "{run:?}");
     for piece in [
-        "refunds.csv line 642",
-        "refund_id=r640",
+        "refunds.csv line 21002",
+        "refund_id=r21000",
         "amount=5",
         "nothing was loaded",
     ] {
