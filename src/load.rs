@@ -71,6 +71,12 @@ pub fn run(global: &Global, table: &str, file: &str, out: &Output) -> Result<u8>
     let mut rows = Rows::new(input, table, columns)?;
     let statements = Statements::new(&pipeline, table, &rows.columns)?;
     let loaded = load(&mut db, &statements, &mut rows)?;
+    say_loaded(&pipeline, table, loaded, out)?;
+    Ok(0)
+}
+
+/// `loaded N rows into TABLE` (JSON: table and rows); for a source, what follows.
+fn say_loaded(pipeline: &Pipeline, table: &str, loaded: u64, out: &Output) -> Result<()> {
     out.json(&serde_json::json!({"table": table, "rows": loaded}))?;
     let noun = if loaded == 1 { "row" } else { "rows" };
     out.text(&format!("loaded {loaded} {noun} into {table}"))?;
@@ -87,7 +93,7 @@ pub fn run(global: &Global, table: &str, file: &str, out: &Output) -> Result<u8>
             readers.join(", ")
         ));
     }
-    Ok(0)
+    Ok(())
 }
 
 /// The rows' source: a file, or stdin; `name` is how messages call it.
