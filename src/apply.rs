@@ -858,7 +858,11 @@ fn plan_sql(
     own_run: Option<i64>,
 ) -> Result<Vec<(String, String)>> {
     let mut sql = Vec::new();
-    for (state, _) in states.iter().zip(steps).filter(|(_, s)| s.action.computes()) {
+    for (state, _) in states
+        .iter()
+        .zip(steps)
+        .filter(|(_, s)| s.action.computes())
+    {
         let vars = DateVars {
             ds: &state.ds,
             run_id: own_run.unwrap_or_default(),

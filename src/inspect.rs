@@ -6,9 +6,9 @@ use minijinja::context;
 use serde_json::{Map, Value as Json};
 
 use crate::cli::Global;
+use crate::dates::DateStatus;
 use crate::db::{Db, Params, Sql};
 use crate::error::{Error, Result};
-use crate::dates::DateStatus;
 use crate::interval::{contiguous, fmt_date, parse_date, Interval};
 use crate::kinds::Kind;
 use crate::pipeline::{DateVars, Pipeline};
@@ -241,11 +241,10 @@ fn outcome_of(run_id: i64, d: &Map<String, Json>) -> Result<DateOutcome> {
 /// Who ran it, when, how, with which templates.
 fn run_header(run: &store::RunRow, templates: &[Map<String, Json>]) -> String {
     let mut text = format!(
-        "run {} ({}) {}..{}: {}\n  requested by {}{}\n  created {}, started {}, finished {}\n",
+        "run {} ({}) {}: {}\n  requested by {}{}\n  created {}, started {}, finished {}\n",
         run.run_id,
         run.kind,
-        run.interval_start,
-        run.interval_end,
+        report::range_text(&run.interval_start, &run.interval_end),
         run.status,
         run.requested_by,
         run.reason

@@ -158,10 +158,18 @@ pub fn step(state: &DateState, selected: bool, cx: &Context) -> Step {
     let reason = Some(Reason::of(state, cx.signature));
     if let Some(h) = state.held_by.filter(|h| Some(*h) != cx.own_run) {
         return match cx.dead.iter().find(|(run, _)| *run == h) {
-            Some((_, why)) if sealed => {
-                step(Action::ReclaimAndCorrect, reason, Some(h), Some(why.clone()))
-            }
-            Some((_, why)) => step(Action::ReclaimAndCompute, reason, Some(h), Some(why.clone())),
+            Some((_, why)) if sealed => step(
+                Action::ReclaimAndCorrect,
+                reason,
+                Some(h),
+                Some(why.clone()),
+            ),
+            Some((_, why)) => step(
+                Action::ReclaimAndCompute,
+                reason,
+                Some(h),
+                Some(why.clone()),
+            ),
             None => step(Action::SkipHeld, None, Some(h), Some(holder_of(state))),
         };
     }

@@ -280,7 +280,7 @@ pub fn outcome_lines(ranges: &[OutcomeRange], holder: &dyn Fn(i64) -> String) ->
 }
 
 /// `2026-02-09..2026-02-11`, or one date alone.
-fn range_text(start: &str, end: &str) -> String {
+pub fn range_text(start: &str, end: &str) -> String {
     if start == end {
         start.to_string()
     } else {
@@ -304,9 +304,7 @@ pub fn ranges_by<K: PartialEq>(mut dates: Vec<(Date, K)>) -> Vec<(Interval, K)> 
     let mut out: Vec<(Interval, K)> = Vec::new();
     for (date, key) in dates {
         match out.last_mut() {
-            Some((range, k)) if *k == key && range.end.succ_opt() == Some(date) => {
-                range.end = date
-            }
+            Some((range, k)) if *k == key && range.end.succ_opt() == Some(date) => range.end = date,
             _ => out.push((Interval::single(date), key)),
         }
     }
@@ -423,8 +421,7 @@ pub fn dry_run(plan: &Plan, out: &Output) -> Result<()> {
         plan: plan.steps,
         ranges: &ranges,
         sql: sql.as_deref(),
-        run_id_placeholder: (plan.run_id.is_none() && sql.is_some())
-            .then_some(RUN_ID_PLACEHOLDER),
+        run_id_placeholder: (plan.run_id.is_none() && sql.is_some()).then_some(RUN_ID_PLACEHOLDER),
     })?;
     out.text(&dry_run_text(plan, &counts, &ranges, sql.as_deref()))
 }
@@ -437,7 +434,10 @@ fn dry_run_text(
     sql: Option<&[SqlEntry]>,
 ) -> String {
     let mut text = match plan.run_id {
-        Some(run) => format!("dry run of run {run} ({}); nothing is written\n", plan.interval),
+        Some(run) => format!(
+            "dry run of run {run} ({}); nothing is written\n",
+            plan.interval
+        ),
         None => format!(
             "dry run of {}; nothing is written and no run id is claimed\n",
             plan.interval
@@ -698,6 +698,74 @@ mod tests {
         assert_eq!(won(-1_000), "-1,000");
         assert_eq!(won(999), "999");
         assert_eq!(won(0), "0");
+    }
+
+    fn outcome(
+        ds: &str,
+        status: DateStatus,
+        held_by: Option<i64>,
+        error: Option<&str>,
+    ) -> DateOutcome {
+        DateOutcome {
+            ds: ds.into(),
+            status,
+            error: error.map(str::to_string),
+            held_by,
+            millis: None,
+        }
+    }
+
+    #[test]
+    fn outcomes_group_by_status_holder_and_error_over_consecutive_days() {
+        use DateStatus::*;
+        let dates = [
+            outcome("2026-01-03", Success, None, None),
+            outcome("2026-01-01", Success, None, None),
+            outcome("2026-01-02", Success, None, None),
+            // Not the next day: a new range, though the status is the same.
+            outcome("2026-01-05", Success, None, None),
+            outcome("2026-01-06", Failed, None, Some("boom")),
+            outcome("2026-01-07", Failed, None, Some("boom")),
+            outcome("2026-01-08", Failed, None, Some("other")),
+            outcome("2026-01-09", Skipped, Some(7), None),
+            outcome("2026-01-10", Skipped, Some(8), None),
+        ];
+        let ranges = outcome_ranges(&dates).unwrap();
+        let text = outcome_lines(&ranges, &|run| format!("held by run {run}"));
+        assert_eq!(
+            text,
+            "2026-01-01..2026-01-03  success  3 dates\n\
+             2026-01-05              success  1 date\n\
+             2026-01-06..2026-01-07  failed   2 dates  boom\n\
+             2026-01-08              failed   1 date   other\n\
+             2026-01-09              skipped  1 date   held by run 7\n\
+             2026-01-10              skipped  1 date   held by run 8\n"
+        );
+        assert_eq!(ranges[2].count, 2);
+        assert_eq!(
+            status_counts(&dates),
+            ["4 success", "2 skipped", "3 failed"]
+        );
+    }
+
+    #[test]
+    fn ranges_cross_months_and_years() {
+        let d = |s: &str| parse_date(s, "test").unwrap();
+        let dates = vec![
+            (d("2027-01-01"), 'a'),
+            (d("2026-12-31"), 'a'),
+            (d("2028-02-29"), 'a'),
+            (d("2028-03-01"), 'b'),
+        ];
+        let ranges: Vec<String> = ranges_by(dates)
+            .iter()
+            .map(|(range, key)| format!("{range} {key}"))
+            .collect();
+        assert_eq!(
+            ranges,
+            ["2026-12-31..2027-01-01 a", "2028-02-29 a", "2028-03-01 b"]
+        );
+        assert_eq!(date_count(1_095), "1,095 dates");
     }
 
     #[test]

@@ -298,8 +298,11 @@ fn dry_run_writes_nothing_and_prints_the_plan_and_the_sql() {
     ]);
     assert_eq!(snapshot(&sb), before, "--dry-run wrote something");
     assert!(
-        run.stdout.contains("\n2026-05-01              recompute  1 date   current\n")
-            && run.stdout.contains("2026-05-02..2026-05-03  compute    2 dates  missing\n"),
+        run.stdout
+            .contains("\n2026-05-01              recompute  1 date   current\n")
+            && run
+                .stdout
+                .contains("2026-05-02..2026-05-03  compute    2 dates  missing\n"),
         "the plan in ranges:\n{}",
         run.stdout
     );

@@ -20,6 +20,7 @@ mod literals;
 mod models;
 mod pipelines;
 mod project;
+mod ranges;
 mod reserve;
 mod seal;
 mod select;

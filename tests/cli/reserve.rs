@@ -418,7 +418,9 @@ fn dry_run_names_the_holder_of_skipped_dates_and_writes_nothing() {
     let skipped = line("2026-03-04..2026-03-05");
     assert!(
         skipped.contains("skip_held")
-            && skipped.contains(&format!("held by run {rid} (backfill, requested by planner")),
+            && skipped.contains(&format!(
+                "held by run {rid} (backfill, requested by planner"
+            )),
         "2026-03-04..05 would be skipped, held by run {rid}:\n{}",
         text.stdout
     );
@@ -460,7 +462,8 @@ fn dry_run_names_the_holder_of_skipped_dates_and_writes_nothing() {
     // name the run, which exists.
     let own = sb.ok(&["apply", "--run", &rid.to_string(), "--dry-run"]);
     assert!(
-        own.stdout.starts_with(&format!("dry run of run {rid} (2026-03-04..2026-03-05)"))
+        own.stdout
+            .starts_with(&format!("dry run of run {rid} (2026-03-04..2026-03-05)"))
             && own
                 .stdout
                 .lines()
