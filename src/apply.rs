@@ -835,7 +835,9 @@ fn dry_run(db: &mut Db, pipeline: &Pipeline, start: &Start, out: &mut Output) ->
             plan::step(state, selected, &cx)
         })
         .collect();
-    let sql = (start.args.sql)
+    let sql = start
+        .args
+        .sql
         .then(|| plan_sql(pipeline, &states, &steps, own_run))
         .transpose()?;
     let plan = report::Plan {
