@@ -70,6 +70,8 @@ pub struct Global {
     pub schema: Option<String>,
     /// None: the built-in pipeline.
     pub templates: Option<PathBuf>,
+    /// The zone whose calendar days the dates are (UTC unless the project names one).
+    pub timezone: chrono_tz::Tz,
     pub json: bool,
     pub verbose: u8,
     /// The project file these settings were read from, if one was found.
@@ -86,6 +88,7 @@ impl Global {
             db,
             schema,
             templates: None,
+            timezone: chrono_tz::Tz::UTC,
             json: false,
             verbose: 0,
             project: None,
@@ -275,6 +278,11 @@ pub struct ApplyArgs {
     /// Carry out a run made earlier by `sqlrun reserve`.
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<i64>,
+
+    /// Compute dates that have not ended yet (refused by default: a partial day recorded
+    /// as done is almost always a scheduler passing the day that has just begun).
+    #[arg(long)]
+    pub allow_partial_day: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -314,10 +322,11 @@ pub struct GenerateArgs {
     pub seed: u64,
 }
 
-/// `--by` default: $USER, else "unknown".
-pub fn default_user() -> String {
-    std::env::var("USER")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| "unknown".to_string())
+/// Whether `--json` was given, read off the raw arguments: a command line clap refused
+/// still gets its error as JSON. Arguments after `--` are values, not flags.
+pub fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
 }

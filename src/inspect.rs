@@ -258,6 +258,9 @@ fn run_header(run: &store::RunRow, templates: &[Map<String, Json>]) -> String {
     if let Some(c) = &run.command {
         text.push_str(&format!("  command: {c}\n"));
     }
+    if let Some(s) = &run.scheduler {
+        text.push_str(&format!("  started by {}\n", report::scheduler_line(s)));
+    }
     if let Some(days) = run.lookback {
         text.push_str(&format!(
             "  looked back {days} days before {} for missing, failed and changed dates\n",

@@ -22,6 +22,7 @@ mod pipelines;
 mod project;
 mod ranges;
 mod reserve;
+mod scripting;
 mod seal;
 mod select;
 mod sent;
