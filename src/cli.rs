@@ -188,7 +188,8 @@ pub enum Command {
     },
     /// The audit trail: runs, or one run's dates, events and template versions.
     Runs {
-        /// One run: its dates, events and template versions (default: the list of runs).
+        /// One run: its dates as ranges per status, events and template versions (default:
+        /// the list of runs).
         run_id: Option<i64>,
         /// How many runs to list, newest first.
         #[arg(long, default_value_t = 50)]
