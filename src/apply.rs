@@ -101,6 +101,11 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     }
     // Skips are said with the run's other dates, as ranges, when it ends (or stops).
     let skips = reserve::skipped_of_run(&mut db, run_id)?;
+    // Said at once, not only in the summary at the end: a long backfill's watcher (and a
+    // run killed before its end) must not keep a skip unsaid.
+    for line in reserve::skip_lines(&skips) {
+        out.note(&line);
+    }
 
     let work = reserve::held_by_run(&mut db, run_id)?;
     // A look back goes past a failed date: an old date that keeps failing must not keep

@@ -264,13 +264,21 @@ fn apply_ends_with_its_dates_as_ranges_on_stderr() {
         run.stderr
     );
     assert_eq!(lines[5], "2026-05-06 success 1 date");
-    // The skip is said once (CONTRACT §2 asks for a line per skipped range), in the summary.
-    let naming_skip = run
+    // The skip is said as soon as the dates are reserved (CONTRACT §2: a line per skipped
+    // range), and again in the summary.
+    let naming_skip: Vec<&str> = run
         .stderr
         .lines()
         .filter(|l| l.contains("2026-05-05"))
-        .count();
-    assert_eq!(naming_skip, 1, "{}", run.stderr);
+        .collect();
+    assert_eq!(naming_skip.len(), 2, "{}", run.stderr);
+    assert!(
+        naming_skip[0].starts_with(&format!(
+            "skipped 2026-05-05 (1 date): held by run {holder}"
+        )),
+        "{}",
+        run.stderr
+    );
 
     // The JSON document has the same ranges.
     sb.stop_failing("daily_revenue");
