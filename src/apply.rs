@@ -6,18 +6,22 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use chrono::Utc;
+use chrono_tz::Tz;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::{default_user, ApplyArgs, Global, Kind, Only};
-use crate::dates::{DateStatus, RunStatus, Selection};
+use crate::cli::{ApplyArgs, Global, Kind, Only};
+use crate::dates::{DateState, DateStatus, RunStatus, Selection, Skip};
 use crate::db::{Db, DbErrorKind, Interrupter, TxKind, Value};
-use crate::error::{Error, Result};
+use crate::error::{CommittedDate, Error, Result};
 use crate::holder::Identity;
-use crate::interval::{fmt_date, parse_date, today_utc, Interval};
+use crate::interval::{first_unfinished, fmt_date, parse_date, today_in, Interval};
 use crate::pipeline::{DateVars, Pipeline};
+use crate::plan;
 use crate::queries;
 use crate::report::{self, ApplyReport, DateOutcome, Output};
-use crate::reserve::{self, DateState, Reclaim, Skip};
+use crate::requester::default_user;
+use crate::reserve::{self, Reclaim};
 use crate::store::{self, now};
 
 /// What `apply` was asked to do, validated before the database is touched.
@@ -33,7 +37,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     let args = &global.apply.fill(args);
     let request = match args.run {
         Some(_) => None,
-        None => Some(request_from(args)?),
+        None => Some(request_from(args, global.timezone)?),
     };
     let target = store::target(global)?;
     let mut pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
@@ -47,6 +51,9 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         (None, None) => unreachable!("a request exists without --run"),
     };
 
+    if !args.allow_partial_day {
+        refuse_unfinished(interval, global.timezone, args)?;
+    }
     // Every date's SQL must render before anything is written: a template error is bad
     // input (exit 2), not a failed date. Then the pipeline's objects are created and the
     // first date's statements checked against them in one transaction, so that a refused
@@ -54,6 +61,12 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     preflight(&pipeline, interval)?;
     let first = fmt_date(interval.start);
     let (request, reserved_run) = (request.as_ref(), reserved_run.as_ref());
+    let start = Start {
+        args,
+        request,
+        reserved: reserved_run,
+        interval,
+    };
     if args.dry_run {
         // The plan may need the pipeline's new objects to read; they are made, used and
         // rolled back: a dry run writes nothing.
@@ -61,7 +74,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             if !pipeline.is_current(db)? {
                 pipeline.sync_in(db, Some(&first))?;
             }
-            dry_run(db, &pipeline, interval, request, reserved_run, out)
+            dry_run(db, &pipeline, &start, out)
         });
     }
     for note in pipeline.sync_checking(&mut db, Some(&first))? {
@@ -77,12 +90,6 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     }
     // From here on a signal stops the run cleanly instead of killing the process.
     let signal = SignalGuard::install(db.interrupter());
-    let start = Start {
-        args,
-        request,
-        reserved: reserved_run,
-        interval,
-    };
     let (run_id, kind, reclaimed, looked_back) = begin_run(&mut db, &pipeline, &start)?;
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
@@ -92,7 +99,10 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             out.note(&line);
         }
     }
+    // Skips are said with the run's other dates, as ranges, when it ends (or stops).
     let skips = reserve::skipped_of_run(&mut db, run_id)?;
+    // Said at once, not only in the summary at the end: a long backfill's watcher (and a
+    // run killed before its end) must not keep a skip unsaid.
     for line in reserve::skip_lines(&skips) {
         out.note(&line);
     }
@@ -117,6 +127,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             Some((ds, line)) => {
                 let note = format!("stopped at {ds}: {line}");
                 let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
+                say_dates(&skips, outcomes.dates.clone(), out);
                 return Err(stopped_by_fault(
                     run_id,
                     interval,
@@ -132,9 +143,10 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             // otherwise the next run finds this process gone and reclaims the dates.
             let note = format!("stopped: {e}");
             let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
+            say_dates(&skips, Vec::new(), out);
             return Err(match e {
                 Error::RunStopped(_) => e,
-                e => Error::RunStopped(format!("run {run_id} stopped: {e}")),
+                e => Error::stopped(run_id, format!("run {run_id} stopped: {e}"), Vec::new()),
             });
         }
     };
@@ -142,14 +154,18 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     // Whatever is still held (after a stop, a failure, a signal) is released, recorded.
     let stopped = outcomes.stopped.take();
     let end = RunEnd::of(&outcomes, !skips.is_empty());
-    let released =
-        finish_run(&mut db, &pipeline, run_id, end, stopped.as_deref()).map_err(|e| {
-            Error::RunStopped(format!(
+    let released = match finish_run(&mut db, &pipeline, run_id, end, stopped.as_deref()) {
+        Ok(released) => released,
+        Err(e) => {
+            say_dates(&skips, outcomes.dates.clone(), out);
+            let message = format!(
                 "run {run_id}: its dates are done ({} attempted; `sqlrun runs {run_id}` lists \
-             them), but recording the run's end failed: {e}",
+                 them), but recording the run's end failed: {e}",
                 outcomes.dates.len()
-            ))
-        })?;
+            );
+            return Err(Error::stopped(run_id, message, committed(&outcomes.dates)));
+        }
+    };
     drop(signal);
     if released > 0 {
         out.note(&format!(
@@ -159,21 +175,36 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         ));
     }
 
-    let mut dates: Vec<DateOutcome> = skips.iter().map(skipped_outcome).collect();
-    dates.append(&mut outcomes.dates);
-    dates.sort_by(|a, b| a.ds.cmp(&b.ds));
+    let dates = with_skips(&skips, outcomes.dates);
     let report = ApplyReport {
         run_id,
         kind,
         interval: interval.to_string(),
         status: end.as_str().to_string(),
         exit_code: end.exit_code(),
+        ranges: report::outcome_ranges(&dates)?,
         dates,
         reclaimed,
         stopped,
     };
-    report::apply_summary(&report, out)?;
+    report::apply_summary(&report, &skips, out)?;
     Ok(end.exit_code())
+}
+
+/// A run's dates in date order: those it computed (or failed), and those it skipped.
+fn with_skips(skips: &[Skip], mut computed: Vec<DateOutcome>) -> Vec<DateOutcome> {
+    let mut dates: Vec<DateOutcome> = skips.iter().map(skipped_outcome).collect();
+    dates.append(&mut computed);
+    dates.sort_by(|a, b| a.ds.cmp(&b.ds));
+    dates
+}
+
+/// How the dates of a run that stopped short ended, on stderr before its error: its
+/// skips are said whatever happens.
+fn say_dates(skips: &[Skip], computed: Vec<DateOutcome>, out: &Output) {
+    if let Ok(ranges) = report::outcome_ranges(&with_skips(skips, computed)) {
+        report::outcome_notes(&ranges, skips, out);
+    }
 }
 
 /// `apply --run RUN_ID`: the interval of a run made by `sqlrun reserve`, which must not
@@ -392,11 +423,11 @@ fn select_dates(
     Ok((selected, looked_back))
 }
 
-fn request_from(args: &ApplyArgs) -> Result<Request> {
+fn request_from(args: &ApplyArgs, zone: Tz) -> Result<Request> {
     let interval = match (&args.interval, &args.as_of) {
         (Some(text), _) => Interval::parse(text)?,
         (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?)?,
-        (None, None) => Interval::yesterday_of(today_utc())?,
+        (None, None) => Interval::yesterday_of(today_in(zone))?,
     };
     let (interval, selection) = match args.lookback {
         None => (interval, Selection::Only(args.only)),
@@ -420,6 +451,36 @@ fn request_from(args: &ApplyArgs) -> Result<Request> {
         reason: args.reason.clone(),
         selection,
     })
+}
+
+/// A date that has not ended yet would be recorded as done with part of its rows: almost
+/// always a scheduler passing the day that has just begun. Refused unless asked for.
+fn refuse_unfinished(interval: Interval, zone: Tz, args: &ApplyArgs) -> Result<()> {
+    let Some((date, ends)) = first_unfinished(interval, Utc::now(), zone) else {
+        return Ok(());
+    };
+    let left = (ends - Utc::now()).num_minutes().max(1);
+    let wait = match left {
+        m if m < 120 => format!("{m} min"),
+        m if m < 48 * 60 => format!("{} h", m / 60),
+        m => format!("{} days", m / (24 * 60)),
+    };
+    let asked = match (args.run, &args.interval, &args.as_of) {
+        (Some(run), _, _) => format!("run {run} (reserved for {interval})"),
+        (None, Some(_), _) => format!("--interval {interval}"),
+        (None, None, Some(as_of)) => format!("--as-of {as_of} (its yesterday is {interval})"),
+        (None, None, None) => format!("the regular run ({interval})"),
+    };
+    Err(Error::bad(format!(
+        "{} has not ended yet: it ends at {} {zone} (in {wait}); {asked} would record a \
+         partial day as done. Usually a scheduler passed the day that has just begun: with \
+         Airflow 3's default @daily schedule `{{{{ ds }}}}` is today, and the day that ended \
+         is `{{{{ macros.ds_add(ds, -1) }}}}` (see the README, \"Driving sqlrun from \
+         Airflow\"). Compute dates up to {}, or pass --allow-partial-day to compute it anyway",
+        fmt_date(date),
+        ends.with_timezone(&zone).format("%Y-%m-%d %H:%M"),
+        date.pred_opt().map_or_else(|| "yesterday".into(), fmt_date),
+    )))
 }
 
 /// Template errors are bad input (exit 2), not failed dates: before anything is written,
@@ -512,7 +573,7 @@ fn compute_dates(
                     DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
                 ) =>
             {
-                return Err(connection_lost(ds, result.dates.len(), &e));
+                return Err(connection_lost(run_id, ds, &result.dates, &e));
             }
             Err(e)
                 if e.db_kind() == Some(DbErrorKind::Interrupted)
@@ -612,41 +673,54 @@ fn stopped_by_fault(
     line: &str,
     dates: &[DateOutcome],
 ) -> Error {
-    let committed: Vec<&str> = dates
-        .iter()
-        .filter(|d| d.status != DateStatus::Failed)
-        .map(|d| d.ds.as_str())
-        .collect();
-    let before = match committed.as_slice() {
+    let committed = committed(dates);
+    let days: Vec<&str> = committed.iter().map(|d| d.ds.as_str()).collect();
+    let before = match days.as_slice() {
         [] => "no date of this run committed before it".to_string(),
         [one] => format!("1 date committed before it ({one}) and stays committed"),
         [first, .., last] => format!(
             "{} dates committed before it ({first}..{last}) and stay committed",
-            committed.len()
+            days.len()
         ),
     };
-    Error::RunStopped(format!(
+    let message = format!(
         "run {run_id} stopped at {ds}, which rolled back: {line}; {before}; once that is \
          fixed, `sqlrun apply --interval {interval}` again finishes the work (`--only missing`: \
          just the dates never computed)"
-    ))
+    );
+    Error::stopped(run_id, message, committed)
+}
+
+/// The dates a run finished (they stay committed when it stops): every outcome but a
+/// failure.
+fn committed(dates: &[DateOutcome]) -> Vec<CommittedDate> {
+    dates
+        .iter()
+        .filter(|d| d.status != DateStatus::Failed)
+        .map(|d| CommittedDate {
+            ds: d.ds.clone(),
+            status: d.status.to_string(),
+        })
+        .collect()
 }
 
 /// A run whose connection broke stops: nothing more can be written through it, and it
 /// never reconnects (its dates are reclaimed once the server ends its session).
-fn connection_lost(ds: &str, done: usize, e: &crate::db::DbError) -> Error {
+fn connection_lost(run_id: i64, ds: &str, dates: &[DateOutcome], e: &crate::db::DbError) -> Error {
+    let done = dates.len();
     let this_date = if e.kind == DbErrorKind::CommitUnknown {
         format!("it broke while {ds} committed, so {ds} may or may not have landed (`sqlrun status --interval {ds}` tells)")
     } else {
         format!("{ds} rolled back")
     };
-    Error::RunStopped(format!(
+    let message = format!(
         "lost the connection to the database during {ds} ({}); {this_date}; the {done} date{} \
          before it stay committed. This run writes nothing more; once the server has ended its \
          session the next run reclaims its dates (`sqlrun apply --interval ... --only missing` finishes the work)",
         e.message,
         if done == 1 { "" } else { "s" }
-    ))
+    );
+    Error::stopped(run_id, message, committed(dates))
 }
 
 enum DateResult {
@@ -795,84 +869,72 @@ impl Drop for SignalGuard {
     }
 }
 
-/// `--dry-run`: each date and what would happen to it, then the SQL. Writes nothing.
-fn dry_run(
-    db: &mut Db,
-    pipeline: &Pipeline,
-    interval: Interval,
-    request: Option<&Request>,
-    reserved: Option<&store::RunRow>,
-    out: &mut Output,
-) -> Result<u8> {
+/// `--dry-run`: each date and what would happen to it (and with `--sql`, the SQL of
+/// those it would compute). Writes nothing, and claims no run id: a new run's SQL shows
+/// the placeholder `:run_id`.
+fn dry_run(db: &mut Db, pipeline: &Pipeline, start: &Start, out: &mut Output) -> Result<u8> {
+    let interval = start.interval;
     let signature = pipeline.signature();
-    let me = Identity::current();
+    let own_run = start.reserved.map(|r| r.run_id);
     let states = reserve::date_states(db, pipeline, Some(interval))?;
-    let dead = reserve::dead_holders(db, &me, reserved.map(|r| r.run_id))?;
-    let run_id: i64 = match reserved {
-        Some(r) => r.run_id,
-        None => db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?,
+    let dead = reserve::dead_holders(db, &Identity::current(), own_run)?;
+    let cx = plan::Context {
+        signature: &signature,
+        own_run,
+        dead: &dead,
     };
-    let mut plan = Vec::new();
-    for state in &states {
-        let selected = match (request, reserved) {
-            (Some(r), _) => state.selected_by(&r.selection, &signature),
-            (None, _) => state.held_by == Some(run_id),
-        };
-        let (action, computes) = plan_action(state, selected, run_id, &signature, &dead);
-        plan.push((state, action, computes));
-    }
-    let mut sql = Vec::new();
-    for (state, _, computes) in &plan {
-        if *computes {
-            let body = pipeline.render_date(&DateVars {
-                ds: &state.ds,
-                run_id,
-                sealed: state.sealed(),
-                started_at: &now(),
-                lease_seconds: reserve::lease_seconds(),
-            })?;
-            sql.push((state.ds.clone(), body));
-        }
-    }
-    let plan: Vec<(&DateState, String)> = plan.into_iter().map(|(s, a, _)| (s, a)).collect();
-    report::dry_run(db.dialect().begin(), run_id, interval, &plan, &sql, out)?;
+    let steps: Vec<plan::Step> = states
+        .iter()
+        .map(|state| {
+            let selected = match start.request {
+                Some(r) => state.selected_by(&r.selection, &signature),
+                None => state.held_by.is_some() && state.held_by == own_run,
+            };
+            plan::step(state, selected, &cx)
+        })
+        .collect();
+    let sql = start
+        .args
+        .sql
+        .then(|| plan_sql(pipeline, &states, &steps, own_run))
+        .transpose()?;
+    let plan = report::Plan {
+        interval,
+        run_id: own_run,
+        steps: &steps,
+        sql,
+        begin: db.dialect().begin(),
+    };
+    report::dry_run(&plan, out)?;
     Ok(0)
 }
 
-/// What would happen to a date, and whether it would be computed (so its SQL is shown).
-fn plan_action(
-    state: &DateState,
-    selected: bool,
-    run_id: i64,
-    signature: &str,
-    dead: &[(i64, String)],
-) -> (String, bool) {
-    if !selected {
-        return ("not selected".into(), false);
-    }
-    if let Some(holder) = state.held_by.filter(|h| *h != run_id) {
-        let gone = dead.iter().find(|(run, _)| *run == holder);
-        return match gone {
-            Some((_, why)) => (
-                format!("reclaim from run {holder} ({why}), then compute"),
-                true,
-            ),
-            None => (
-                format!(
-                    "skip: held by run {holder} ({}, requested by {}, since {})",
-                    state.holder_kind.as_deref().unwrap_or("?"),
-                    state.holder_by.as_deref().unwrap_or("?"),
-                    state.held_since.as_deref().unwrap_or("?")
-                ),
-                false,
-            ),
+/// The SQL of each date the plan computes, as the run would execute it, its values as
+/// literals; the run id a reserved run's, else the placeholder.
+fn plan_sql(
+    pipeline: &Pipeline,
+    states: &[DateState],
+    steps: &[plan::Step],
+    own_run: Option<i64>,
+) -> Result<Vec<(String, String)>> {
+    let mut sql = Vec::new();
+    for (state, _) in states
+        .iter()
+        .zip(steps)
+        .filter(|(_, s)| s.action.computes())
+    {
+        let vars = DateVars {
+            ds: &state.ds,
+            run_id: own_run.unwrap_or_default(),
+            sealed: state.sealed(),
+            started_at: &now(),
+            lease_seconds: reserve::lease_seconds(),
         };
+        let body = match own_run {
+            Some(_) => pipeline.render_date(&vars)?,
+            None => pipeline.render_date_unclaimed(&vars)?,
+        };
+        sql.push((state.ds.clone(), body));
     }
-    let why = state.reason(signature);
-    let action = if state.sealed() {
-        format!("correct: sealed, compare and record a correction if it differs ({why})")
-    } else {
-        format!("compute: replace the partition ({why})")
-    };
-    (action, true)
+    Ok(sql)
 }

@@ -17,9 +17,11 @@ pub mod kinds;
 pub mod load;
 pub mod models;
 pub mod pipeline;
+pub mod plan;
 pub mod project;
 pub mod queries;
 pub mod report;
+pub mod requester;
 pub mod reserve;
 pub mod scaffold;
 pub mod seal;
@@ -36,29 +38,56 @@ use report::Output;
 
 /// Runs one command; the exit code follows the contract (0, 1, 2, 99).
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    let mut out = Output::new(cli.global.json, cli.global.verbose);
+    match execute(&cli, &mut out) {
+        Ok(code) => Ok(ExitCode::from(code)),
+        Err(e) => {
+            // A closed stdout must not hide the error: stderr still gets it (main).
+            let _ = out.json_error(&e);
+            Err(e)
+        }
+    }
+}
+
+/// Command-line errors (clap's) with `--json`: the document a script parses, on stdout,
+/// beside clap's message on stderr. Exit 2, as for any bad input.
+pub fn usage_error(e: &clap::Error, json: bool) -> ExitCode {
+    if json {
+        let message = e.to_string().trim_end().to_string();
+        let doc =
+            serde_json::json!({"error": {"exit_code": 2, "kind": "usage", "message": message}});
+        println!("{doc}");
+    }
+    ExitCode::from(2)
+}
+
+fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
     let args = &cli.global;
-    let mut out = Output::new(args.json, args.verbose);
     let code = match &cli.command {
         // `new` writes a project; the one it may stand in does not matter to it.
-        Command::New { dir } => scaffold::run(args, dir, &out)?,
+        Command::New { dir } => scaffold::run(args, dir, out)?,
+        Command::Help { command } => {
+            cli::print_help(command).map_err(Error::BadInput)?;
+            0
+        }
         // The demo tells the same story anywhere: a scratch database and the built-in
         // pipeline, whatever a project file says (only the backend comes from --db).
         Command::Demo => {
             let global = project::resolve(args, &project::Env::from_process(), None)?;
-            demo::run(&global, &out)?
+            demo::run(&global, out)?
         }
         // The shell's kit describes the command line: no database, no project file.
-        Command::Completions { shell } => shell::completions(*shell, &out)?,
-        Command::Man { command, dir } => shell::man(command.as_deref(), dir.as_deref(), &out)?,
+        Command::Completions { shell } => shell::completions(*shell, out)?,
+        Command::Man { command, dir } => shell::man(command.as_deref(), dir.as_deref(), out)?,
         command => {
             let global = project::resolve_here(args)?;
             if let Some(path) = global.project.as_deref().filter(|_| out.verbose > 0) {
                 out.note(&format!("project file {}", path.display()));
             }
-            dispatch(&global, command, &mut out)?
+            dispatch(&global, command, out)?
         }
     };
-    Ok(ExitCode::from(code))
+    Ok(code)
 }
 
 fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> {
@@ -76,7 +105,11 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         Command::Status { interval, select } => {
             inspect::status(global, interval.as_deref(), select, out)?
         }
-        Command::Runs { run_id, limit } => inspect::runs(global, *run_id, *limit, out)?,
+        Command::Runs {
+            run_id,
+            limit,
+            dates,
+        } => inspect::runs(global, *run_id, *limit, *dates, out)?,
         Command::Corrections { interval } => {
             inspect::corrections(global, interval.as_deref(), out)?
         }
@@ -88,8 +121,12 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         Command::Templates { show } => inspect::templates(global, show.as_deref(), out)?,
         Command::Generate(args) => generate::run(global, args, out)?,
         Command::Load { table, file } => load::run(global, table, file, out)?,
-        Command::New { .. } | Command::Demo | Command::Completions { .. } | Command::Man { .. } => {
-            unreachable!("run() handles these without a database")
+        Command::New { .. }
+        | Command::Demo
+        | Command::Help { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => {
+            unreachable!("execute() handles these without a database")
         }
     })
 }

@@ -43,7 +43,9 @@ pub fn man(command: Option<&str>, dir: Option<&Path>, out: &Output) -> Result<u8
 /// The command line as the pages describe it: every command has a page of its own, so
 /// `help`, which only prints another command's help, has none.
 fn documented() -> clap::Command {
-    let mut cmd = Cli::command().disable_help_subcommand(true);
+    let mut cmd = Cli::command()
+        .disable_help_subcommand(true)
+        .mut_subcommand("help", |help| help.hide(true));
     cmd.build();
     cmd
 }

@@ -38,8 +38,12 @@ mod pipelines;
 mod procs;
 #[path = "../cli/project.rs"]
 mod project;
+#[path = "../cli/ranges.rs"]
+mod ranges;
 #[path = "../cli/reserve.rs"]
 mod reserve;
+#[path = "../cli/scripting.rs"]
+mod scripting;
 #[path = "../cli/seal.rs"]
 mod seal;
 #[path = "../cli/select.rs"]
