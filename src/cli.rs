@@ -133,13 +133,20 @@ pub enum Command {
         #[arg(long)]
         by: Option<String>,
     },
-    /// Per date: computed by which run, stale or not, sealed, corrections, held by whom, last failure.
+    /// The state at a glance: counts, notable dates as ranges, and a calendar (a row per
+    /// month, a cell per day); --list for the table of every date.
     Status {
+        /// The dates to show (default: the first to the last date the database knows,
+        /// source rows included).
         #[arg(long, value_name = "START..END")]
         interval: Option<String>,
         /// Judge dates by these models (and those downstream of them) only.
         #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
         select: Vec<String>,
+        /// A table, a line per date (computed by which run, stale or not, sealed,
+        /// corrections, held by whom, last failure) instead of the summary and calendar.
+        #[arg(long)]
+        list: bool,
     },
     /// The audit trail: runs, or one run's dates, events and template versions.
     Runs {
