@@ -376,7 +376,7 @@ fn select_dates(
     let Some(r) = request else {
         return Ok((reserve::held_by_run(db, run_id)?, Vec::new()));
     };
-    let states = reserve::date_states(db, pipeline, Some(interval))?;
+    let states = reserve::date_states(db, pipeline, interval)?;
     let selected = states
         .iter()
         .filter(|s| s.selected_by(&r.selection, &signature))
@@ -806,7 +806,7 @@ fn dry_run(
 ) -> Result<u8> {
     let signature = pipeline.signature();
     let me = Identity::current();
-    let states = reserve::date_states(db, pipeline, Some(interval))?;
+    let states = reserve::date_states(db, pipeline, interval)?;
     let dead = reserve::dead_holders(db, &me, reserved.map(|r| r.run_id))?;
     let run_id: i64 = match reserved {
         Some(r) => r.run_id,

@@ -342,7 +342,7 @@ fn counts_grid(counts: &BTreeMap<Glance, usize>, colour: bool) -> String {
 
 /// One holder's dates: the ranges, who holds them, and whether it is gone.
 fn held_lines(h: &Holding) -> Vec<String> {
-    let mut text = format!(
+    let text = format!(
         "{} by run {} ({} by {}, {})",
         h.ranges
             .iter()

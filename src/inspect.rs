@@ -73,7 +73,7 @@ pub fn status(
     let Some(span) = span else {
         return report::status_empty(out).map(|()| 0);
     };
-    let states = reserve::date_states(&mut db, &pipeline, Some(span))?;
+    let states = reserve::date_states(&mut db, &pipeline, span)?;
     // A holder that is gone still holds its dates until the next writer reclaims them; say so.
     let dead = reserve::dead_holders(&mut db, &crate::holder::Identity::current(), None)?;
     let view = report::StatusView {

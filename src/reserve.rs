@@ -26,17 +26,13 @@ pub fn lease_seconds() -> i64 {
     LEASE.as_secs() as i64
 }
 
-/// Each date of `interval`, or without one every date the state store knows of.
-pub fn date_states(
-    db: &mut Db,
-    pipeline: &Pipeline,
-    interval: Option<Interval>,
-) -> Result<Vec<DateState>> {
+/// Each date of `interval`, also those the state store knows nothing of.
+pub fn date_states(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Vec<DateState>> {
     let sql = pipeline.render_system(
         "date_states",
         context! {
-            start => interval.map(|i| fmt_date(i.start)),
-            end => interval.map(|i| fmt_date(i.end)),
+            start => fmt_date(interval.start),
+            end => fmt_date(interval.end),
             models => pipeline.models_value(),
             sources => pipeline.sources_value(),
         },

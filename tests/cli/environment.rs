@@ -178,7 +178,11 @@ fn the_read_commands_write_nothing() {
         let line = status.lines().find(|l| l.starts_with(ds)).unwrap();
         assert!(line.contains("computed"), "{status}");
     }
-    assert!(outputs[6].contains("\n2026-02  # C # #\n"), "{}", outputs[6]);
+    assert!(
+        outputs[6].contains("\n2026-02  # C # #\n"),
+        "{}",
+        outputs[6]
+    );
     assert!(outputs[1].contains("2026-02-02"), "runs:\n{}", outputs[1]);
     assert!(
         outputs[3].contains("+5,000"),
