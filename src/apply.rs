@@ -6,17 +6,20 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use chrono::Utc;
+use chrono_tz::Tz;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::{default_user, ApplyArgs, Global, Kind, Only};
+use crate::cli::{ApplyArgs, Global, Kind, Only};
 use crate::dates::{DateStatus, RunStatus, Selection};
 use crate::db::{Db, DbErrorKind, Interrupter, TxKind, Value};
-use crate::error::{Error, Result};
+use crate::error::{CommittedDate, Error, Result};
 use crate::holder::Identity;
-use crate::interval::{fmt_date, parse_date, today_utc, Interval};
+use crate::interval::{first_unfinished, fmt_date, parse_date, today_in, Interval};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::queries;
 use crate::report::{self, ApplyReport, DateOutcome, Output};
+use crate::requester::default_user;
 use crate::reserve::{self, DateState, Reclaim, Skip};
 use crate::store::{self, now};
 
@@ -33,7 +36,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     let args = &global.apply.fill(args);
     let request = match args.run {
         Some(_) => None,
-        None => Some(request_from(args)?),
+        None => Some(request_from(args, global.timezone)?),
     };
     let target = store::target(global)?;
     let mut pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
@@ -47,6 +50,9 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         (None, None) => unreachable!("a request exists without --run"),
     };
 
+    if !args.allow_partial_day {
+        refuse_unfinished(interval, global.timezone, args)?;
+    }
     // Every date's SQL must render before anything is written: a template error is bad
     // input (exit 2), not a failed date. Then the pipeline's objects are created and the
     // first date's statements checked against them in one transaction, so that a refused
@@ -134,7 +140,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
             return Err(match e {
                 Error::RunStopped(_) => e,
-                e => Error::RunStopped(format!("run {run_id} stopped: {e}")),
+                e => Error::stopped(run_id, format!("run {run_id} stopped: {e}"), Vec::new()),
             });
         }
     };
@@ -144,11 +150,12 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     let end = RunEnd::of(&outcomes, !skips.is_empty());
     let released =
         finish_run(&mut db, &pipeline, run_id, end, stopped.as_deref()).map_err(|e| {
-            Error::RunStopped(format!(
+            let message = format!(
                 "run {run_id}: its dates are done ({} attempted; `sqlrun runs {run_id}` lists \
              them), but recording the run's end failed: {e}",
                 outcomes.dates.len()
-            ))
+            );
+            Error::stopped(run_id, message, committed(&outcomes.dates))
         })?;
     drop(signal);
     if released > 0 {
@@ -392,11 +399,11 @@ fn select_dates(
     Ok((selected, looked_back))
 }
 
-fn request_from(args: &ApplyArgs) -> Result<Request> {
+fn request_from(args: &ApplyArgs, zone: Tz) -> Result<Request> {
     let interval = match (&args.interval, &args.as_of) {
         (Some(text), _) => Interval::parse(text)?,
         (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?)?,
-        (None, None) => Interval::yesterday_of(today_utc())?,
+        (None, None) => Interval::yesterday_of(today_in(zone))?,
     };
     let (interval, selection) = match args.lookback {
         None => (interval, Selection::Only(args.only)),
@@ -420,6 +427,36 @@ fn request_from(args: &ApplyArgs) -> Result<Request> {
         reason: args.reason.clone(),
         selection,
     })
+}
+
+/// A date that has not ended yet would be recorded as done with part of its rows: almost
+/// always a scheduler passing the day that has just begun. Refused unless asked for.
+fn refuse_unfinished(interval: Interval, zone: Tz, args: &ApplyArgs) -> Result<()> {
+    let Some((date, ends)) = first_unfinished(interval, Utc::now(), zone) else {
+        return Ok(());
+    };
+    let left = (ends - Utc::now()).num_minutes().max(1);
+    let wait = match left {
+        m if m < 120 => format!("{m} min"),
+        m if m < 48 * 60 => format!("{} h", m / 60),
+        m => format!("{} days", m / (24 * 60)),
+    };
+    let asked = match (args.run, &args.interval, &args.as_of) {
+        (Some(run), _, _) => format!("run {run} (reserved for {interval})"),
+        (None, Some(_), _) => format!("--interval {interval}"),
+        (None, None, Some(as_of)) => format!("--as-of {as_of} (its yesterday is {interval})"),
+        (None, None, None) => format!("the regular run ({interval})"),
+    };
+    Err(Error::bad(format!(
+        "{} has not ended yet: it ends at {} {zone} (in {wait}); {asked} would record a \
+         partial day as done. Usually a scheduler passed the day that has just begun: with \
+         Airflow 3's default @daily schedule `{{{{ ds }}}}` is today, and the day that ended \
+         is `{{{{ macros.ds_add(ds, -1) }}}}` (see the README, \"Driving sqlrun from \
+         Airflow\"). Compute dates up to {}, or pass --allow-partial-day to compute it anyway",
+        fmt_date(date),
+        ends.with_timezone(&zone).format("%Y-%m-%d %H:%M"),
+        date.pred_opt().map_or_else(|| "yesterday".into(), fmt_date),
+    )))
 }
 
 /// Template errors are bad input (exit 2), not failed dates: before anything is written,
@@ -512,7 +549,7 @@ fn compute_dates(
                     DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
                 ) =>
             {
-                return Err(connection_lost(ds, result.dates.len(), &e));
+                return Err(connection_lost(run_id, ds, &result.dates, &e));
             }
             Err(e)
                 if e.db_kind() == Some(DbErrorKind::Interrupted)
@@ -612,41 +649,54 @@ fn stopped_by_fault(
     line: &str,
     dates: &[DateOutcome],
 ) -> Error {
-    let committed: Vec<&str> = dates
-        .iter()
-        .filter(|d| d.status != DateStatus::Failed)
-        .map(|d| d.ds.as_str())
-        .collect();
-    let before = match committed.as_slice() {
+    let committed = committed(dates);
+    let days: Vec<&str> = committed.iter().map(|d| d.ds.as_str()).collect();
+    let before = match days.as_slice() {
         [] => "no date of this run committed before it".to_string(),
         [one] => format!("1 date committed before it ({one}) and stays committed"),
         [first, .., last] => format!(
             "{} dates committed before it ({first}..{last}) and stay committed",
-            committed.len()
+            days.len()
         ),
     };
-    Error::RunStopped(format!(
+    let message = format!(
         "run {run_id} stopped at {ds}, which rolled back: {line}; {before}; once that is \
          fixed, `sqlrun apply --interval {interval}` again finishes the work (`--only missing`: \
          just the dates never computed)"
-    ))
+    );
+    Error::stopped(run_id, message, committed)
+}
+
+/// The dates a run finished (they stay committed when it stops): every outcome but a
+/// failure.
+fn committed(dates: &[DateOutcome]) -> Vec<CommittedDate> {
+    dates
+        .iter()
+        .filter(|d| d.status != DateStatus::Failed)
+        .map(|d| CommittedDate {
+            ds: d.ds.clone(),
+            status: d.status.to_string(),
+        })
+        .collect()
 }
 
 /// A run whose connection broke stops: nothing more can be written through it, and it
 /// never reconnects (its dates are reclaimed once the server ends its session).
-fn connection_lost(ds: &str, done: usize, e: &crate::db::DbError) -> Error {
+fn connection_lost(run_id: i64, ds: &str, dates: &[DateOutcome], e: &crate::db::DbError) -> Error {
+    let done = dates.len();
     let this_date = if e.kind == DbErrorKind::CommitUnknown {
         format!("it broke while {ds} committed, so {ds} may or may not have landed (`sqlrun status --interval {ds}` tells)")
     } else {
         format!("{ds} rolled back")
     };
-    Error::RunStopped(format!(
+    let message = format!(
         "lost the connection to the database during {ds} ({}); {this_date}; the {done} date{} \
          before it stay committed. This run writes nothing more; once the server has ended its \
          session the next run reclaims its dates (`sqlrun apply --interval ... --only missing` finishes the work)",
         e.message,
         if done == 1 { "" } else { "s" }
-    ))
+    );
+    Error::stopped(run_id, message, committed(dates))
 }
 
 enum DateResult {

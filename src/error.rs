@@ -1,6 +1,8 @@
 //! The library's errors. Each message names the date, file or run and says how to fix it;
 //! each maps to one of the documented exit codes.
 
+use serde::Serialize;
+
 use crate::db::{DbError, DbErrorKind};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -79,8 +81,8 @@ pub enum Error {
     /// A run stopped at a date by a fault of its surroundings (a full disk, a lock held
     /// past the wait, the connection to PostgreSQL lost), or could not record its end: the
     /// message names the date, what stays committed and the fix. Exit 1.
-    #[error("{0}")]
-    RunStopped(String),
+    #[error("{}", .0.message)]
+    RunStopped(Box<RunStopped>),
 
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -109,6 +111,44 @@ impl Error {
             Error::Database(e) => Some(e.kind),
             Error::Environment { kind, .. } => Some(*kind),
             _ => None,
+        }
+    }
+
+    pub fn stopped(run_id: i64, message: String, committed: Vec<CommittedDate>) -> Self {
+        Error::RunStopped(Box::new(RunStopped {
+            message,
+            run_id,
+            committed,
+        }))
+    }
+
+    /// The error as `--json` prints it on stdout: `{"error": {...}}`, with what a stopped
+    /// run committed before it stopped.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut error = serde_json::json!({
+            "exit_code": self.exit_code(),
+            "kind": self.kind_name(),
+            "message": self.to_string(),
+        });
+        if let Error::RunStopped(stopped) = self {
+            error["run_id"] = stopped.run_id.into();
+            error["committed"] = serde_json::json!(stopped.committed);
+        }
+        serde_json::json!({ "error": error })
+    }
+
+    /// A word for the kind of error, for scripts that branch on it.
+    fn kind_name(&self) -> &'static str {
+        match self {
+            Error::BadInput(_) => "bad_input",
+            Error::Template { .. } | Error::EditedTemplate(_) => "template",
+            Error::WrongPipeline(_) => "wrong_pipeline",
+            Error::Open { .. } | Error::NeedsInit { .. } => "open",
+            Error::NewerSchema { .. } | Error::Migration(_) => "migration",
+            Error::Environment { .. } => "environment",
+            Error::Database(_) => "database",
+            Error::RunStopped(_) => "run_stopped",
+            Error::Io(_) => "io",
         }
     }
 
@@ -153,6 +193,21 @@ impl From<DbError> for Error {
             Error::Database(e)
         }
     }
+}
+
+/// A run that stopped early, and what it committed before (`--json` reports both).
+#[derive(Debug, Serialize)]
+pub struct RunStopped {
+    pub message: String,
+    pub run_id: i64,
+    /// The dates this run finished before it stopped (they stay committed), and how.
+    pub committed: Vec<CommittedDate>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CommittedDate {
+    pub ds: String,
+    pub status: String,
 }
 
 /// The details of an edited template, boxed to keep `Error` small.

@@ -159,6 +159,9 @@ pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> R
             if let Some(c) = &run.command {
                 text.push_str(&format!("  command: {c}\n"));
             }
+            if let Some(s) = &run.scheduler {
+                text.push_str(&format!("  started by {}\n", report::scheduler_line(s)));
+            }
             if let Some(days) = run.lookback {
                 text.push_str(&format!(
                     "  looked back {days} days before {} for missing, failed and changed dates\n",

@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use chrono::{Datelike, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
+use chrono_tz::Tz;
 
 use crate::error::{Error, Result};
 
@@ -143,6 +144,34 @@ pub fn today_utc() -> Date {
     Utc::now().date_naive()
 }
 
+/// Today in `zone`: a regular run's "today" when the project names a time zone.
+pub fn today_in(zone: Tz) -> Date {
+    Utc::now().with_timezone(&zone).date_naive()
+}
+
+/// The first date of `interval` that has not ended yet at `now` in `zone`, and the
+/// instant it ends (midnight after it, there).
+pub fn first_unfinished(
+    interval: Interval,
+    now: DateTime<Utc>,
+    zone: Tz,
+) -> Option<(Date, DateTime<Utc>)> {
+    let today = now.with_timezone(&zone).date_naive();
+    let first = interval.start.max(today);
+    if first > interval.end {
+        return None;
+    }
+    let next_midnight = first.succ_opt()?.and_hms_opt(0, 0, 0)?;
+    // A zone whose clocks skip midnight (a DST change) ends the day at the first instant
+    // of the next one.
+    let ends = zone
+        .from_local_datetime(&next_midnight)
+        .earliest()
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|| Utc.from_utc_datetime(&next_midnight));
+    Some((first, ends))
+}
+
 /// Groups sorted dates into contiguous runs, for reports ("2026-02-09..2026-02-11").
 pub fn contiguous(dates: &[Date]) -> Vec<Interval> {
     let mut out: Vec<Interval> = Vec::new();
@@ -158,6 +187,32 @@ pub fn contiguous(dates: &[Date]) -> Vec<Interval> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_day_has_ended_at_midnight_after_it_in_its_zone() {
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        let feb = Interval::parse("2026-02-14..2026-02-16").unwrap();
+        let d = |s: &str| parse_date(s, "d").unwrap();
+        // 2026-02-15 23:59 UTC: the 15th has not ended in UTC; the 16th neither.
+        let (first, ends) = first_unfinished(feb, at("2026-02-15T23:59:00Z"), Tz::UTC).unwrap();
+        assert_eq!((first, ends), (d("2026-02-15"), at("2026-02-16T00:00:00Z")));
+        // The same instant is 08:59 on the 16th in Seoul: the 15th has ended there.
+        let (first, ends) =
+            first_unfinished(feb, at("2026-02-15T23:59:00Z"), Tz::Asia__Seoul).unwrap();
+        assert_eq!((first, ends), (d("2026-02-16"), at("2026-02-16T15:00:00Z")));
+        // Everything ended.
+        assert_eq!(
+            first_unfinished(feb, at("2026-02-17T00:00:00Z"), Tz::UTC),
+            None
+        );
+        // Exactly at midnight the day before has ended.
+        let one = Interval::parse("2026-02-16").unwrap();
+        assert_eq!(
+            first_unfinished(one, at("2026-02-17T00:00:00Z"), Tz::UTC),
+            None
+        );
+        assert!(first_unfinished(one, at("2026-02-16T23:59:59Z"), Tz::UTC).is_some());
+    }
 
     fn d(s: &str) -> Date {
         parse_date(s, "test").unwrap()

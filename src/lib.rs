@@ -20,6 +20,7 @@ pub mod pipeline;
 pub mod project;
 pub mod queries;
 pub mod report;
+pub mod requester;
 pub mod reserve;
 pub mod scaffold;
 pub mod seal;
@@ -35,26 +36,53 @@ use report::Output;
 
 /// Runs one command; the exit code follows the contract (0, 1, 2, 99).
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    let mut out = Output::new(cli.global.json, cli.global.verbose);
+    match execute(&cli, &mut out) {
+        Ok(code) => Ok(ExitCode::from(code)),
+        Err(e) => {
+            // A closed stdout must not hide the error: stderr still gets it (main).
+            let _ = out.json_error(&e);
+            Err(e)
+        }
+    }
+}
+
+/// Command-line errors (clap's) with `--json`: the document a script parses, on stdout,
+/// beside clap's message on stderr. Exit 2, as for any bad input.
+pub fn usage_error(e: &clap::Error, json: bool) -> ExitCode {
+    if json {
+        let message = e.to_string().trim_end().to_string();
+        let doc =
+            serde_json::json!({"error": {"exit_code": 2, "kind": "usage", "message": message}});
+        println!("{doc}");
+    }
+    ExitCode::from(2)
+}
+
+fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
     let args = &cli.global;
-    let mut out = Output::new(args.json, args.verbose);
     let code = match &cli.command {
         // `new` writes a project; the one it may stand in does not matter to it.
-        Command::New { dir } => scaffold::run(args, dir, &out)?,
+        Command::New { dir } => scaffold::run(args, dir, out)?,
+        Command::Help { command } => {
+            cli::print_help(command).map_err(Error::BadInput)?;
+            0
+        }
         // The demo tells the same story anywhere: a scratch database and the built-in
         // pipeline, whatever a project file says (only the backend comes from --db).
         Command::Demo => {
             let global = project::resolve(args, &project::Env::from_process(), None)?;
-            demo::run(&global, &out)?
+            demo::run(&global, out)?
         }
         command => {
             let global = project::resolve_here(args)?;
             if let Some(path) = global.project.as_deref().filter(|_| out.verbose > 0) {
                 out.note(&format!("project file {}", path.display()));
             }
-            dispatch(&global, command, &mut out)?
+            dispatch(&global, command, out)?
         }
     };
-    Ok(ExitCode::from(code))
+    Ok(code)
 }
 
 fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> {
@@ -85,6 +113,8 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         } => inspect::render(global, date, model.as_deref(), select, out)?,
         Command::Templates { show } => inspect::templates(global, show.as_deref(), out)?,
         Command::Generate(args) => generate::run(global, args, out)?,
-        Command::New { .. } | Command::Demo => unreachable!("run() handles new and demo"),
+        Command::New { .. } | Command::Demo | Command::Help { .. } => {
+            unreachable!("run() handles new, demo and help")
+        }
     })
 }

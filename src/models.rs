@@ -7,12 +7,13 @@
 //! and rows stay, and templates without it are accepted from then on. A retired model that
 //! is in the templates again is restored, and that is recorded.
 
-use crate::cli::{default_user, Global};
+use crate::cli::Global;
 use crate::db::{Db, Row, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::report::Output;
+use crate::requester::default_user;
 use crate::store;
 
 /// A model as the database knows it.

@@ -7,13 +7,14 @@
 //! db = "sqlrun.db"          # a SQLite file (relative to this file's folder) or a postgres:// URL
 //! schema = "sales"          # PostgreSQL only
 //! templates = "."           # the folder with models/ and views/, relative to this file's folder
+//! timezone = "Asia/Seoul"   # the zone whose calendar days the dates are (default UTC)
 //!
 //! [apply]
 //! lookback = 7              # a regular run's --lookback when none is given
 //! ```
 //!
 //! Each setting comes from the first of: the command line, the environment (`SQLRUN_DB`,
-//! `SQLRUN_SCHEMA`, `SQLRUN_TEMPLATES`), the project file, the built-in default. Paths in
+//! `SQLRUN_SCHEMA`, `SQLRUN_TEMPLATES`, `SQLRUN_TIMEZONE`), the project file, the built-in default. Paths in
 //! the file are relative to the file's folder, so the project works from any subfolder;
 //! paths on the command line or in the environment are relative to the current folder.
 
@@ -21,6 +22,7 @@ use std::fs;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{ApplyArgs, Global, GlobalArgs};
@@ -39,6 +41,7 @@ pub struct ProjectFile {
     pub db: Option<String>,
     pub schema: Option<String>,
     pub templates: Option<String>,
+    pub timezone: Option<String>,
     #[serde(default)]
     pub apply: ApplyDefaults,
 }
@@ -85,6 +88,7 @@ pub struct Env {
     pub db: Option<String>,
     pub schema: Option<String>,
     pub templates: Option<String>,
+    pub timezone: Option<String>,
 }
 
 impl Env {
@@ -99,6 +103,7 @@ impl Env {
             db: get("SQLRUN_DB"),
             schema: get("SQLRUN_SCHEMA"),
             templates: get("SQLRUN_TEMPLATES"),
+            timezone: get("SQLRUN_TIMEZONE"),
         }
     }
 }
@@ -144,6 +149,11 @@ const KEYS: &[(&str, &str)] = &[
         "a string: the folder with models/ and views/, relative to this file's folder \
          (templates = \".\")",
     ),
+    (
+        "timezone",
+        "a string: an IANA time zone (timezone = \"Asia/Seoul\"), whose calendar days the \
+         dates are: a regular run's yesterday, and when a day has ended",
+    ),
     ("apply", "a table: [apply], with lookback = N"),
     (
         "apply.lookback",
@@ -184,6 +194,7 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile> {
         ("db", &file.db),
         ("schema", &file.schema),
         ("templates", &file.templates),
+        ("timezone", &file.timezone),
     ] {
         if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
             return Err(bad(key, format!("is empty; it takes {}", takes(key))));
@@ -209,7 +220,18 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile> {
             ));
         }
     }
+    if let Some(zone) = &file.timezone {
+        time_zone(zone)
+            .map_err(|why| bad("timezone", format!("{why}; it takes {}", takes("timezone"))))?;
+    }
     Ok(file)
+}
+
+/// An IANA time zone by name (`Asia/Seoul`, `UTC`).
+pub fn time_zone(name: &str) -> std::result::Result<Tz, String> {
+    name.parse::<Tz>().map_err(|_| {
+        format!("is `{name}`, not a time zone name (like UTC, Asia/Seoul or Europe/Berlin)")
+    })
 }
 
 /// The line (from 1) that `span` starts on, and the dotted key there: the key of a
@@ -293,10 +315,18 @@ pub fn resolve(args: &GlobalArgs, env: &Env, project: Option<Project>) -> Result
             .transpose()?,
         (None, None, None) => None,
     };
+    let timezone = match (&env.timezone, file.and_then(|f| f.timezone.as_deref())) {
+        (Some(zone), _) => {
+            time_zone(zone).map_err(|why| Error::bad(format!("SQLRUN_TIMEZONE {why}")))?
+        }
+        (None, Some(zone)) => time_zone(zone).map_err(Error::bad)?,
+        (None, None) => Tz::UTC,
+    };
     Ok(Global {
         db,
         schema,
         templates,
+        timezone,
         json: args.json,
         verbose: args.verbose,
         apply: file.map(|f| f.apply).unwrap_or_default(),

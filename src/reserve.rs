@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use minijinja::context;
 
-use crate::cli::{default_user, Global, ReserveArgs};
+use crate::cli::{Global, ReserveArgs};
 pub use crate::dates::{DateState, Reclaim, Skip};
 use crate::db::{Db, TxKind, Value};
 use crate::error::{Error, Result};
@@ -14,6 +14,7 @@ use crate::interval::{contiguous, fmt_date, parse_date, Interval};
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::report::Output;
+use crate::requester::default_user;
 use crate::store;
 
 /// A running run's lease on the dates it holds. Renewed as it commits dates, so it only

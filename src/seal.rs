@@ -4,13 +4,14 @@
 
 use minijinja::context;
 
-use crate::cli::{default_user, Global, SealArgs};
+use crate::cli::{Global, SealArgs};
 use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
 use crate::interval::{contiguous, parse_date, Interval};
 use crate::pipeline::Pipeline;
 use crate::report::Output;
+use crate::requester::default_user;
 use crate::reserve;
 use crate::store;
 

@@ -7,6 +7,7 @@ use crate::db::{Db, DbErrorKind, ReadOpen, Row, Target, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
 use crate::queries;
+use crate::requester::Scheduler;
 
 /// The database the global flags name, opened and migrated.
 pub fn open(global: &Global) -> Result<Db> {
@@ -91,6 +92,8 @@ pub struct RunRow {
     pub dialect: Option<String>,
     /// A regular run's `--lookback` days.
     pub lookback: Option<i64>,
+    /// The scheduler that started it (Airflow), and its ids for the run.
+    pub scheduler: Option<Scheduler>,
 }
 
 impl RunRow {
@@ -125,6 +128,18 @@ impl RunRow {
             error: r.opt_text(18)?,
             dialect: r.opt_text(19)?,
             lookback: r.opt_i64(20)?,
+            scheduler: r
+                .opt_text(21)?
+                .map(|name| -> Result<Scheduler> {
+                    Ok(Scheduler {
+                        name,
+                        job: r.opt_text(22)?,
+                        task: r.opt_text(23)?,
+                        run: r.opt_text(24)?,
+                        attempt: r.opt_i64(25)?,
+                    })
+                })
+                .transpose()?,
         })
     }
 }
@@ -145,8 +160,12 @@ pub fn existing_run(db: &mut Db, run_id: i64) -> Result<RunRow> {
 }
 
 /// Inserts a run and returns its id.
+/// A new run; every run records the scheduler that started it, if one did.
 pub fn insert_run(db: &mut Db, params: &[(&str, Value)]) -> Result<i64> {
-    db.one(&queries::INSERT_RUN, params)?.i64(0)
+    let scheduler = Scheduler::from_process();
+    let mut params = params.to_vec();
+    params.extend(Scheduler::params(scheduler.as_ref()));
+    db.one(&queries::INSERT_RUN, &params)?.i64(0)
 }
 
 /// The command line as it was given, for the audit trail, without the password of a

@@ -117,12 +117,6 @@ fn one_line(run: &Run) -> String {
     lines[0].to_string()
 }
 
-fn contains_all(line: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(line.contains(part), "wanted {part:?} in:\n{line}");
-    }
-}
-
 fn files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -402,7 +396,7 @@ fn a_full_disk_stops_the_backfill_at_a_date_and_a_rerun_finishes_it() {
     let filler = disk.join("filler");
     std::fs::write(&filler, vec![1u8; 14 * 1024 * 1024 + 512 * 1024]).unwrap();
 
-    let run = sb.expect(1, &["apply", "--interval", &interval]);
+    let run = sb.expect(1, &["--json", "apply", "--interval", &interval]);
     let run_id = sb.last_run_id();
     let done: Vec<String> = sb
         .rows(&format!(
@@ -449,6 +443,22 @@ fn a_full_disk_stops_the_backfill_at_a_date_and_a_rerun_finishes_it() {
             &format!("sqlrun apply --interval {interval}"),
         ],
     );
+
+    // With --json the error is a document on stdout, with the dates that stay committed.
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let error = &doc["error"];
+    assert_eq!(
+        (error["exit_code"].as_i64(), error["run_id"].as_i64()),
+        (Some(1), Some(run_id))
+    );
+    let committed: Vec<&str> = error["committed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["ds"].as_str().unwrap())
+        .collect();
+    assert_eq!(committed, done);
+    assert_eq!(error["message"].as_str(), line.strip_prefix("sqlrun: "));
 
     // Space freed: the same backfill again completes, equal to a clean run.
     std::fs::remove_file(&filler).unwrap();

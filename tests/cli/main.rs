@@ -22,6 +22,7 @@ mod models;
 mod pipelines;
 mod project;
 mod reserve;
+mod scripting;
 mod seal;
 mod select;
 mod sent;

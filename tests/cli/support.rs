@@ -574,6 +574,13 @@ pub fn running(daily: &BTreeMap<String, (i64, i64)>) -> Vec<(String, i64, i64)> 
         .collect()
 }
 
+/// Asserts that `text` contains every one of `parts`.
+pub fn contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "wanted {part:?} in:\n{text}");
+    }
+}
+
 pub fn day(start: &str, offset: i64) -> String {
     let d = chrono::NaiveDate::parse_from_str(start, "%Y-%m-%d").unwrap();
     (d + chrono::Duration::days(offset))

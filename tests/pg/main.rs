@@ -40,6 +40,8 @@ mod procs;
 mod project;
 #[path = "../cli/reserve.rs"]
 mod reserve;
+#[path = "../cli/scripting.rs"]
+mod scripting;
 #[path = "../cli/seal.rs"]
 mod seal;
 #[path = "../cli/select.rs"]
