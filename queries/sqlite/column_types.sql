@@ -11,6 +11,11 @@ SELECT name,
            WHEN upper(type) LIKE '%BOOL%' THEN 'boolean'
            WHEN upper(type) LIKE '%TIME%' THEN 'timestamp'
            WHEN upper(type) LIKE '%DATE%' THEN 'date'
+           -- A text column that defaults to the current time holds times (orders.created_at):
+           -- SQLite has no time type, its default says what the column is for.
+           WHEN (upper(type) LIKE '%CHAR%' OR upper(type) LIKE '%TEXT%')
+                AND (lower(dflt_value) LIKE '%datetime(%' OR lower(dflt_value) LIKE '%strftime(%'
+                     OR upper(dflt_value) LIKE '%CURRENT_TIMESTAMP%') THEN 'timestamp'
            WHEN upper(type) LIKE '%CHAR%' OR upper(type) LIKE '%CLOB%'
                 OR upper(type) LIKE '%TEXT%' THEN 'text'
            WHEN upper(type) LIKE '%REAL%' OR upper(type) LIKE '%FLOA%'

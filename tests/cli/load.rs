@@ -475,3 +475,55 @@ fn values_are_checked_against_their_column_types() {
     }
     assert_eq!(sb.count("SELECT count(*) FROM readings"), 3);
 }
+
+/// orders.created_at decides which version of an order wins: it is a time on every
+/// backend (on SQLite a TEXT column that defaults to the current time), so a time written
+/// with a T or an offset is stored as UTC `YYYY-MM-DD HH:MM:SS`, compares as one, and the
+/// same order wins everywhere.
+#[test]
+fn created_at_is_a_time_on_every_backend() {
+    let sb = Sandbox::new();
+    let run = load_stdin(
+        &sb,
+        &[],
+        "orders",
+        "order_id,order_date,amount,created_at\n\
+         c,2026-02-01,5,2026-02-20T09:00:00Z\n\
+         c,2026-02-02,7,2026-02-20 10:00:00\n\
+         d,2026-02-02,1,2026-02-20T10:00:00+09:00\n",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        sb.rows(
+            "SELECT order_id, order_date, created_at FROM orders ORDER BY order_id, order_date"
+        ),
+        [
+            ["c", "2026-02-01", "2026-02-20 09:00:00"],
+            ["c", "2026-02-02", "2026-02-20 10:00:00"],
+            ["d", "2026-02-02", "2026-02-20 01:00:00"],
+        ]
+    );
+    sb.ok(&["apply", "--interval", "2026-02-01..2026-02-02"]);
+    assert_eq!(
+        sb.rows("SELECT ds, revenue, order_count FROM daily_revenue ORDER BY ds"),
+        [["2026-02-01", "0", "0"], ["2026-02-02", "8", "2"]]
+    );
+    let bad = load_stdin(
+        &sb,
+        &[],
+        "orders",
+        "order_id,order_date,amount,created_at\ne,2026-02-01,5,yesterday\n",
+    );
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(
+        bad.stderr
+            .contains("line 2, column created_at: `yesterday` is not a time"),
+        "{}",
+        bad.stderr
+    );
+    assert_eq!(
+        sb.count("SELECT count(*) FROM orders"),
+        3,
+        "nothing more written"
+    );
+}
