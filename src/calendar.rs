@@ -185,8 +185,8 @@ pub struct Summary {
     pub span: Interval,
     /// Each date once, in the state the calendar shows; every state, zeros included.
     pub counts: BTreeMap<Glance, usize>,
-    /// Every date in each notable state, whatever else it is in, as contiguous ranges
-    /// (a sealed date that was corrected is in both `sealed` and `corrected`).
+    /// The dates whose cell shows each notable state, as contiguous ranges (a sealed date
+    /// that was corrected is under `corrected`; a held date never computed, under `held`).
     pub ranges: BTreeMap<Glance, Vec<Interval>>,
     /// The held dates per holder, in date order.
     pub holders: Vec<Holding>,
@@ -209,10 +209,6 @@ impl Summary {
                 *slot = Some(s);
             }
         }
-        let applies = |g: Glance, s: &Option<&DateState>| match s {
-            Some(s) => g.applies(s, scope),
-            None => g == Glance::Missing,
-        };
         let cells: BTreeMap<Date, Glance> = known
             .iter()
             .map(|(d, s)| (*d, s.map_or(Glance::Missing, |s| Glance::of(s, scope))))
@@ -221,12 +217,13 @@ impl Summary {
         for g in cells.values() {
             *counts.entry(*g).or_default() += 1;
         }
+        // The ranges are the cells' too, so that counts, ranges and the calendar agree.
         let ranges = Glance::NOTABLE
             .into_iter()
             .map(|g| {
-                let dates: Vec<Date> = known
+                let dates: Vec<Date> = cells
                     .iter()
-                    .filter(|(_, s)| applies(g, s))
+                    .filter(|(_, c)| **c == g)
                     .map(|(d, _)| *d)
                     .collect();
                 (g, contiguous(&dates))
@@ -580,12 +577,13 @@ mod tests {
         assert_eq!(count(Glance::Stale), 0);
         assert_eq!(s.counts.values().sum::<usize>(), s.span.len());
         let ranges = |g| -> Vec<String> { s.ranges[&g].iter().map(|i| i.to_string()).collect() };
-        // Gaps: never computed (also under a hold), and the date with no row.
+        // The ranges are the cells: a gap under a hold is held, a failed gap failed.
         assert_eq!(
             ranges(Glance::Missing),
-            ["2026-02-03..2026-02-05", "2026-02-08..2026-02-10"]
+            ["2026-02-03..2026-02-04", "2026-02-10"]
         );
-        assert_eq!(ranges(Glance::Sealed), ["2026-02-01..2026-02-02"]);
+        assert_eq!(ranges(Glance::Failed), ["2026-02-05"]);
+        assert_eq!(ranges(Glance::Sealed), ["2026-02-01"]);
         assert_eq!(ranges(Glance::Corrected), ["2026-02-02"]);
         assert_eq!(ranges(Glance::Held), ["2026-02-07..2026-02-09"]);
         assert_eq!(s.holders.len(), 2);
@@ -611,7 +609,10 @@ mod tests {
             lines[3],
             "  ~ stale     0    . missing   3    X failed    1    H held      3"
         );
-        assert!(text.contains("\nmissing    2026-02-03..2026-02-05, 2026-02-08..2026-02-10\n"));
+        assert!(
+            text.contains("\nmissing    2026-02-03..2026-02-04, 2026-02-10\n"),
+            "{text}"
+        );
         assert!(text.contains("\nfailed     2026-02-05\n"));
         assert!(
             text.contains(
@@ -622,7 +623,7 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("\nsealed     2026-02-01..2026-02-02\n"));
+        assert!(text.contains("\nsealed     2026-02-01\n"), "{text}");
         assert!(text.contains("\ncorrected  2026-02-02\n"));
         assert!(!text.contains("\nstale"), "{text}");
         assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");

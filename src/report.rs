@@ -559,7 +559,7 @@ struct StatusDoc<'a> {
     span: &'static str,
     /// Each date once, in the state the calendar shows.
     counts: BTreeMap<Glance, usize>,
-    /// Every date in each notable state, as contiguous ranges.
+    /// The dates of each notable state (as their cells show it), as contiguous ranges.
     ranges: BTreeMap<Glance, Vec<String>>,
     holders: Vec<HolderDoc>,
     dates: Vec<StatusRow<'a>>,
