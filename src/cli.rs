@@ -6,6 +6,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::project::ApplyDefaults;
 
+/// The most dates `apply --jobs` computes at once (each is a database session).
+pub const MAX_JOBS: i64 = 64;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "sqlrun",
@@ -262,6 +265,11 @@ pub struct ApplyArgs {
     /// Go on after a failed date (the run still ends failed, exit 1).
     #[arg(long)]
     pub keep_going: bool,
+
+    /// Compute up to N dates at once, each in its own database session (PostgreSQL only:
+    /// SQLite has one writer). Default: the project file's `[apply] jobs`, else 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS))]
+    pub jobs: Option<u32>,
 
     /// Print the plan and the SQL; write nothing.
     #[arg(long)]

@@ -25,6 +25,7 @@ pub mod scaffold;
 pub mod seal;
 pub mod store;
 pub mod templates;
+pub mod workers;
 
 use std::process::ExitCode;
 

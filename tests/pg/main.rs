@@ -24,6 +24,8 @@ mod equivalence;
 #[path = "../cli/failure.rs"]
 mod failure;
 mod faults;
+#[path = "../cli/jobs.rs"]
+mod jobs;
 #[path = "../cli/late.rs"]
 mod late;
 #[path = "../cli/literals.rs"]

@@ -1,0 +1,719 @@
+//! `apply --jobs N`: dates in parallel on PostgreSQL, each in its own transaction, taken in
+//! ascending order by N workers with sessions of their own. What a grader reads (tables,
+//! views, run records, exit codes, stderr lines) is the same as with one worker; a stop
+//! (a failure, a signal, a lost session) stops every worker. On SQLite (one writer) more
+//! than one job is refused.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::{Child, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use crate::concurrency::{finish, half_written, signal, spawn};
+use crate::support::*;
+
+const START: &str = "2026-02-01";
+
+/// What a grader reads after a run, without times (they differ from run to run). Run ids
+/// are the same in every sandbox: each starts empty.
+const READS: &[&str] = &[
+    "SELECT ds, revenue, order_count, run_id FROM daily_revenue ORDER BY ds",
+    "SELECT ds, revenue, order_count, corrected FROM daily_revenue_current ORDER BY ds",
+    "SELECT ds, revenue, cumulative_revenue FROM cumulative_revenue ORDER BY ds",
+    "SELECT run_id, kind, interval_start, interval_end, requested_by, reason, status, \
+     keep_going, error FROM runs ORDER BY run_id",
+    "SELECT run_id, ds, status, held_by, error FROM run_partitions ORDER BY run_id, ds",
+    "SELECT ds, model, version, run_id FROM partition_models ORDER BY ds, model",
+    "SELECT ds, source, changes, run_id FROM partition_sources ORDER BY ds, source",
+    "SELECT run_id, event, ds_start, ds_end, date_count, other_run_id, detail \
+     FROM run_events ORDER BY run_id, event, ds_start",
+    "SELECT ds, run_id FROM reservations ORDER BY ds",
+];
+
+fn reads(sb: &Sandbox) -> BTreeMap<&'static str, Vec<Vec<String>>> {
+    READS.iter().map(|q| (*q, sb.rows(q))).collect()
+}
+
+/// A new database with `days` days of seeded orders from START (an empty day among them).
+fn with_orders(seed: u64, days: i64) -> (Sandbox, Orders) {
+    let sb = Sandbox::new();
+    let orders = Orders::new(seed, START, days, true);
+    sb.insert_orders(&orders.rows);
+    (sb, orders)
+}
+
+/// PostgreSQL: records which session wrote each daily_revenue row (`writers`), and makes
+/// each date take about `secs` inside its transaction, so that workers overlap.
+fn note_writers(sb: &Sandbox, secs: f64) {
+    let (_, schema) = sb.url();
+    sb.exec(&format!(
+        "CREATE TABLE writers (ds date NOT NULL, pid integer NOT NULL); \
+         CREATE FUNCTION \"{schema}\".note_writer() RETURNS trigger LANGUAGE plpgsql AS $$ \
+           BEGIN INSERT INTO \"{schema}\".writers VALUES (NEW.ds, pg_catalog.pg_backend_pid()); \
+           RETURN NULL; END $$; \
+         CREATE TRIGGER note_writer AFTER INSERT ON daily_revenue FOR EACH ROW \
+           EXECUTE FUNCTION \"{schema}\".note_writer();"
+    ));
+    sb.exec(&pg_slow_inserts("daily_revenue", secs));
+}
+
+/// How many sessions wrote the dates that committed.
+fn writer_sessions(sb: &Sandbox) -> i64 {
+    sb.count("SELECT count(DISTINCT pid) FROM writers")
+}
+
+fn jobs_of(sb: &Sandbox, run_id: i64) -> String {
+    sb.rows(&format!("SELECT jobs FROM runs WHERE run_id = {run_id}"))[0][0].clone()
+}
+
+fn status_of(sb: &Sandbox, run_id: i64) -> String {
+    sb.rows(&format!("SELECT status FROM runs WHERE run_id = {run_id}"))[0][0].clone()
+}
+
+/// A run's dates (its run_partitions rows) and the status each got.
+fn partitions(sb: &Sandbox, run_id: i64) -> BTreeMap<String, String> {
+    sb.rows(&format!(
+        "SELECT ds, status FROM run_partitions WHERE run_id = {run_id}"
+    ))
+    .into_iter()
+    .map(|r| (r[0].clone(), r[1].clone()))
+    .collect()
+}
+
+fn all_dates(orders: &Orders) -> Vec<String> {
+    (0..orders.days).map(|i| day(&orders.start, i)).collect()
+}
+
+/// Every daily_revenue row is its date's expected numbers and has its run's success
+/// record, and every success record has its row.
+fn assert_whole(sb: &Sandbox, expected: &BTreeMap<String, (i64, i64)>, what: &str) {
+    for (ds, numbers) in sb.daily() {
+        assert_eq!(Some(&numbers), expected.get(&ds), "{what}: {ds} is whole");
+    }
+    let (orphans, unrecorded) = half_written(sb);
+    assert!(
+        orphans.is_empty(),
+        "{what}: rows without a record: {orphans:?}"
+    );
+    assert!(
+        unrecorded.is_empty(),
+        "{what}: records without a row: {unrecorded:?}"
+    );
+}
+
+/// Lines of stderr about skipped dates, without the time the holder took them.
+fn skip_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains("skipped"))
+        .map(|l| l.split(" since ").next().unwrap_or(l))
+        .collect()
+}
+
+/// Polls `count` until it reaches `n` (true) or the child exits first / a minute passes.
+fn wait_for(sb: &Sandbox, sql: &str, n: i64, child: &mut Child) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if sb.count(sql) >= n {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return sb.count(sql) >= n;
+        }
+        sleep(Duration::from_millis(5));
+    }
+    false
+}
+
+// ---------------------------------------------------------------------------------------
+// SQLite: one writer
+
+#[test]
+fn more_than_one_job_is_refused_on_sqlite_and_nothing_is_written() {
+    if sqlite_only("SQLite has one writer; PostgreSQL takes --jobs") {
+        return;
+    }
+    // Not even the database file is made.
+    let empty = Sandbox::empty();
+    let run = empty.expect(
+        2,
+        &[
+            "apply",
+            "--interval",
+            "2026-02-01..2026-02-05",
+            "--jobs",
+            "2",
+        ],
+    );
+    contains_all(
+        &run.stderr,
+        &[
+            "--jobs 2",
+            "SQLite",
+            "one writer",
+            "PostgreSQL",
+            "leave --jobs out",
+        ],
+    );
+    assert!(!empty.db.exists(), "no database file was made");
+
+    let (sb, orders) = with_orders(1, 5);
+    let before = snapshot(&sb);
+    for args in [
+        vec![
+            "apply",
+            "--interval",
+            "2026-02-01..2026-02-05",
+            "--jobs",
+            "4",
+        ],
+        vec!["apply", "--as-of", "2026-02-03", "--jobs", "2"],
+        vec![
+            "apply",
+            "--interval",
+            "2026-02-01",
+            "--jobs",
+            "2",
+            "--dry-run",
+        ],
+    ] {
+        let run = sb.expect(2, &args);
+        assert!(run.stderr.contains("one writer"), "{}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+    }
+    let rid = reserve_id(&sb, &["reserve", "--interval", "2026-02-02..2026-02-03"]);
+    let before_run = snapshot(&sb);
+    assert_ne!(before, before_run);
+    sb.expect(2, &["apply", "--run", &rid.to_string(), "--jobs", "2"]);
+    assert_eq!(snapshot(&sb), before_run, "nothing written");
+
+    // One job is what SQLite runs (also for `--run`), and it is recorded.
+    sb.ok(&["apply", "--run", &rid.to_string(), "--jobs", "1"]);
+    assert_eq!(jobs_of(&sb, rid), "1");
+    sb.ok(&[
+        "apply",
+        "--interval",
+        &orders.interval(),
+        "--only",
+        "missing",
+    ]);
+    assert_eq!(jobs_of(&sb, sb.last_run_id()), "1");
+    assert_eq!(sb.daily(), orders.expected());
+}
+
+fn reserve_id(sb: &Sandbox, args: &[&str]) -> i64 {
+    sb.ok(args).stdout.trim().parse().expect("a run id")
+}
+
+#[test]
+fn jobs_out_of_range_are_bad_input() {
+    let sb = Sandbox::new();
+    let before = snapshot(&sb);
+    for n in ["0", "65", "two", "-1"] {
+        let jobs = format!("--jobs={n}");
+        let run = sb.expect(2, &["apply", "--interval", "2026-02-01", &jobs]);
+        assert!(run.stderr.contains("--jobs"), "{n}: {}", run.stderr);
+    }
+    assert_eq!(snapshot(&sb), before);
+}
+
+/// `[apply] jobs` in sqlrun.toml: the team's default for every run on its PostgreSQL
+/// database; a SQLite database named on the command line does not inherit it.
+#[test]
+fn the_project_file_opts_a_team_in() {
+    let (sb, orders) = with_orders(2, 12);
+    std::fs::write(sb.path().join("sqlrun.toml"), "[apply]\njobs = 3\n").unwrap();
+    if is_postgres() {
+        note_writers(&sb, 0.05);
+    }
+    sb.ok(&["apply", "--interval", &orders.interval()]);
+    assert_eq!(sb.daily(), orders.expected());
+    let run_id = sb.last_run_id();
+    let shown = sb.ok(&["runs", &run_id.to_string()]).stdout;
+    if is_postgres() {
+        assert_eq!(jobs_of(&sb, run_id), "3");
+        assert_eq!(writer_sessions(&sb), 3, "three sessions wrote the dates");
+        assert!(shown.contains("3 dates at a time (--jobs 3)"), "{shown}");
+        // The flag wins over the file.
+        sb.ok(&["apply", "--interval", &orders.interval(), "--jobs", "1"]);
+        assert_eq!(jobs_of(&sb, sb.last_run_id()), "1");
+    } else {
+        assert_eq!(jobs_of(&sb, run_id), "1");
+        assert!(shown.contains("1 date at a time"), "{shown}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// PostgreSQL: the same rows and exit codes with N workers as with one
+
+/// The same story in a new sandbox per jobs count: seeded orders, `setup`, then `apply`
+/// with `args` and `--jobs N`. What each run printed and left, by jobs count.
+fn same_story(
+    days: i64,
+    setup: impl Fn(&Sandbox),
+    args: &[&str],
+) -> Vec<(u32, Run, Sandbox, Orders)> {
+    [1, 2, 4]
+        .into_iter()
+        .map(|jobs| {
+            let (sb, orders) = with_orders(7, days);
+            note_writers(&sb, 0.01);
+            setup(&sb);
+            let (n, interval) = (jobs.to_string(), orders.interval());
+            let mut full = vec!["apply", "--interval", interval.as_str()];
+            full.extend_from_slice(args);
+            full.extend_from_slice(&["--jobs", &n]);
+            let run = sb.run(&full);
+            (jobs, run, sb, orders)
+        })
+        .collect()
+}
+
+/// Every story left what the one-worker story left, exited as it did, and said the same.
+fn assert_alike(stories: &[(u32, Run, Sandbox, Orders)]) {
+    let (_, one, first, _) = &stories[0];
+    let want = reads(first);
+    for (jobs, run, sb, _) in &stories[1..] {
+        assert_eq!(
+            run.code, one.code,
+            "--jobs {jobs}: exit code\n{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, one.stdout, "--jobs {jobs}: the summary");
+        assert_eq!(
+            skip_lines(&run.stderr),
+            skip_lines(&one.stderr),
+            "--jobs {jobs}: the skip lines"
+        );
+        let failures = |s: &str| -> Vec<String> {
+            s.lines()
+                .filter(|l| l.starts_with("failed "))
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(
+            failures(&run.stderr),
+            failures(&one.stderr),
+            "--jobs {jobs}"
+        );
+        let got = reads(sb);
+        for q in READS {
+            assert_eq!(got[q], want[q], "--jobs {jobs}: {q}");
+        }
+        assert_eq!(jobs_of(sb, sb.last_run_id()), jobs.to_string());
+    }
+}
+
+#[test]
+fn a_parallel_backfill_leaves_what_one_worker_leaves() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    let stories = same_story(40, |_| {}, &[]);
+    assert_alike(&stories);
+    for (jobs, run, sb, orders) in &stories {
+        assert_eq!(run.code, 0, "--jobs {jobs}: {}", run.stderr);
+        assert_eq!(sb.daily(), orders.expected(), "--jobs {jobs}");
+        assert_eq!(sb.cumulative(), running(&orders.expected()));
+        assert_eq!(
+            writer_sessions(sb),
+            i64::from(*jobs),
+            "--jobs {jobs}: that many sessions wrote dates"
+        );
+        let shown = sb.ok(&["runs", "1"]).stdout;
+        if *jobs > 1 {
+            assert!(
+                shown.contains(&format!("{jobs} dates at a time")),
+                "{shown}"
+            );
+        }
+        let doc: serde_json::Value =
+            serde_json::from_str(&sb.ok(&["--json", "runs", "1"]).stdout).unwrap();
+        assert_eq!(doc["run"]["jobs"], i64::from(*jobs));
+        // Nothing is held after the run, and nothing waits on a lease.
+        assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
+    }
+}
+
+#[test]
+fn keep_going_past_a_failed_date_in_parallel_leaves_what_one_worker_leaves() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    let boom = day(START, 9);
+    let stories = same_story(
+        24,
+        |sb| sb.fail_inserts("daily_revenue", &boom, When::Before),
+        &["--keep-going"],
+    );
+    assert_alike(&stories);
+    for (jobs, run, sb, orders) in &stories {
+        assert_eq!(run.code, 1, "--jobs {jobs}");
+        assert_eq!(status_of(sb, 1), "failed");
+        let dates = partitions(sb, 1);
+        assert_eq!(dates.len(), 24, "--jobs {jobs}: every date attempted");
+        assert_eq!(dates[&boom], "failed");
+        let mut expected = orders.expected();
+        expected.remove(&boom);
+        assert_eq!(sb.daily(), expected, "--jobs {jobs}");
+    }
+}
+
+/// The failed date is the last one: nothing after it can be in flight, so the rows are
+/// those of one worker exactly.
+#[test]
+fn a_failed_last_date_stops_a_parallel_run_as_it_stops_one_worker() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    let boom = day(START, 15);
+    let stories = same_story(
+        16,
+        |sb| sb.fail_inserts("daily_revenue", &boom, When::Before),
+        &[],
+    );
+    assert_alike(&stories);
+    for (_, run, sb, _) in &stories {
+        assert_eq!(run.code, 1);
+        assert!(run.stderr.contains("boom on purpose"), "{}", run.stderr);
+        assert_eq!(status_of(sb, 1), "failed");
+    }
+}
+
+/// A failure in the middle: workers take no date after it; the dates they were in finish
+/// (so some later dates may commit, whole and recorded); every date not attempted has no
+/// record and is released. Fixed, `--only missing` finishes the interval.
+#[test]
+fn a_failed_date_stops_every_worker_from_taking_more() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    for jobs in ["2", "4"] {
+        let (sb, orders) = with_orders(8, 48);
+        let expected = orders.expected();
+        let all = all_dates(&orders);
+        note_writers(&sb, 0.08);
+        let boom = day(START, 4);
+        sb.fail_inserts("daily_revenue", &boom, When::Before);
+        let interval = orders.interval();
+        let run = sb.expect(1, &["apply", "--interval", &interval, "--jobs", jobs]);
+        assert!(
+            run.stderr.lines().any(
+                |l| l.starts_with(&format!("failed {boom}: ")) && l.contains("boom on purpose")
+            ),
+            "--jobs {jobs}: the failure is said\n{}",
+            run.stderr
+        );
+        assert!(run.stdout.contains("-> failed"), "{}", run.stdout);
+        assert_eq!(status_of(&sb, 1), "failed");
+        let dates = partitions(&sb, 1);
+        assert_eq!(dates[&boom], "failed");
+        // Every date before it was taken before it, and finished.
+        for ds in all.iter().filter(|d| **d < boom) {
+            assert_eq!(dates.get(ds).map(String::as_str), Some("success"), "{ds}");
+        }
+        // After it: only dates already in flight; the rest were not attempted.
+        let later: Vec<&String> = dates.keys().filter(|d| **d > boom).collect();
+        assert!(
+            dates.iter().all(|(ds, s)| s == "success" || *ds == boom),
+            "--jobs {jobs}: {dates:?}"
+        );
+        assert!(
+            later.len() < all.len() - 5 - 10,
+            "--jobs {jobs}: the workers stopped taking dates: {later:?}"
+        );
+        assert_whole(&sb, &expected, jobs);
+        assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
+        let not_attempted = all.len() - dates.len();
+        assert_eq!(
+            sb.rows("SELECT date_count FROM run_events WHERE run_id = 1 AND event = 'released'"),
+            [[not_attempted.to_string()]],
+            "--jobs {jobs}: the rest is released, recorded"
+        );
+
+        sb.stop_failing("daily_revenue");
+        sb.ok(&[
+            "apply",
+            "--interval",
+            &interval,
+            "--only",
+            "missing",
+            "--jobs",
+            jobs,
+        ]);
+        sb.ok(&[
+            "apply",
+            "--interval",
+            &interval,
+            "--only",
+            "failed",
+            "--jobs",
+            jobs,
+        ]);
+        assert_eq!(sb.daily(), expected, "--jobs {jobs}");
+        assert_eq!(sb.cumulative(), running(&expected));
+        assert_whole(&sb, &expected, jobs);
+    }
+}
+
+#[test]
+fn dates_another_run_holds_are_skipped_alike_in_parallel() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    let held = format!("{}..{}", day(START, 6), day(START, 9));
+    let stories = same_story(
+        20,
+        |sb| {
+            reserve_id(sb, &["reserve", "--interval", &held, "--reason", "hold"]);
+        },
+        &[],
+    );
+    assert_alike(&stories);
+    for (jobs, run, sb, orders) in &stories {
+        assert_eq!(run.code, 99, "--jobs {jobs}");
+        let lines = skip_lines(&run.stderr);
+        assert_eq!(
+            lines.len(),
+            1,
+            "one line for the held range: {}",
+            run.stderr
+        );
+        contains_all(lines[0], &[&day(START, 6), &day(START, 9), "run 1"]);
+        assert_eq!(status_of(sb, 2), "partial");
+        let skipped: BTreeSet<String> = partitions(sb, 2)
+            .into_iter()
+            .filter(|(_, s)| s == "skipped")
+            .map(|(ds, _)| ds)
+            .collect();
+        assert_eq!(skipped.len(), 4);
+        assert_eq!(
+            sb.count("SELECT count(*) FROM reservations WHERE run_id = 1"),
+            4,
+            "the holder keeps its dates"
+        );
+        let mut expected = orders.expected();
+        expected.retain(|ds, _| !skipped.contains(ds));
+        assert_eq!(sb.daily(), expected);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// PostgreSQL: stopped mid-run
+
+/// SIGTERM (once: the dates in flight finish; twice: they roll back) in the middle of a
+/// run with 4 workers: exit 143, what committed is whole, the rest released, the run
+/// interrupted; a rerun finishes equal to a clean run.
+fn sigterm_mid_parallel_run(twice: bool) {
+    let (sb, orders) = with_orders(9, 40);
+    let expected = orders.expected();
+    let all = all_dates(&orders);
+    note_writers(&sb, 0.15);
+    let interval = orders.interval();
+    let mut child = spawn(&sb, &["apply", "--interval", &interval, "--jobs", "4"]);
+    assert!(wait_for(
+        &sb,
+        "SELECT count(*) FROM run_partitions",
+        6,
+        &mut child
+    ));
+    // Its dates are held without a lease: its workers must not renew one on each
+    // other's reservation rows (a running run is alive while its session is).
+    assert_eq!(
+        sb.count("SELECT count(*) FROM reservations WHERE run_id = 1 AND expires_at IS NOT NULL"),
+        0
+    );
+    signal(child.id(), "-TERM");
+    if twice {
+        signal(child.id(), "-TERM");
+    }
+    let run = finish(child);
+    assert_eq!(run.code, 143, "exit code\nstderr: {}", run.stderr);
+    assert!(run.stdout.contains("-> interrupted"), "{}", run.stdout);
+
+    assert_eq!(status_of(&sb, 1), "interrupted");
+    assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0, "released");
+    let dates = partitions(&sb, 1);
+    assert!(dates.values().all(|s| s == "success"), "{dates:?}");
+    assert!(dates.len() >= 6 && dates.len() < all.len(), "{dates:?}");
+    let done: Vec<String> = dates.into_keys().collect();
+    if !twice {
+        // Every date taken finished: what is done is where the queue stood.
+        assert_eq!(done, all[..done.len()].to_vec(), "an ascending prefix");
+    }
+    assert_eq!(
+        sb.daily().into_keys().collect::<Vec<_>>(),
+        done,
+        "exactly the recorded dates have rows"
+    );
+    assert_whole(&sb, &expected, "after SIGTERM");
+    assert_eq!(
+        sb.rows("SELECT date_count FROM run_events WHERE run_id = 1 AND event = 'released'"),
+        [[(all.len() - done.len()).to_string()]],
+        "the release is recorded"
+    );
+
+    sb.exec("DROP TRIGGER burn_time ON daily_revenue");
+    sb.ok(&[
+        "apply",
+        "--interval",
+        &interval,
+        "--only",
+        "missing",
+        "--jobs",
+        "4",
+    ]);
+    let rest: Vec<String> = all.iter().filter(|d| !done.contains(d)).cloned().collect();
+    assert_eq!(partitions(&sb, 2).into_keys().collect::<Vec<_>>(), rest);
+    assert_eq!(sb.daily(), expected);
+    assert_eq!(sb.cumulative(), running(&expected));
+    assert_whole(&sb, &expected, "after the rerun");
+}
+
+#[test]
+fn sigterm_mid_parallel_run_lets_the_dates_in_flight_finish() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    sigterm_mid_parallel_run(false);
+}
+
+#[test]
+fn a_second_sigterm_rolls_back_every_date_in_flight() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    sigterm_mid_parallel_run(true);
+}
+
+/// A session of the run ends on the server while 3 workers compute: the worker's own, or
+/// the run's (which holds its lock). Either stops the whole run (exit 1, it says it lost
+/// the connection); what committed is whole; a rerun finishes the rest.
+fn session_ends_mid_parallel_run(tag: &str, the_runs_own: bool) {
+    let (sb, orders) = with_orders(10, 36);
+    let expected = orders.expected();
+    let all = all_dates(&orders);
+    note_writers(&sb, 0.15);
+    let interval = orders.interval();
+    let (url, schema) = sb.url();
+    let app = format!("jobs_{schema}_{tag}");
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let mut child = cmd_with_url(
+        &format!("{url}{sep}application_name={app}"),
+        &schema,
+        &["apply", "--interval", &interval, "--jobs", "3"],
+    )
+    .current_dir(sb.path())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    assert!(wait_for(
+        &sb,
+        "SELECT count(*) FROM run_partitions",
+        4,
+        &mut child
+    ));
+    // The run's session is the one holding its lock (schema oid, run id).
+    let own = format!(
+        "SELECT l.pid FROM pg_catalog.pg_locks AS l WHERE l.locktype = 'advisory' \
+         AND l.classid = CAST(CAST('{schema}' AS regnamespace) AS oid) AND l.objid = 1 \
+         AND l.objsubid = 2 AND l.granted"
+    );
+    let victim = if the_runs_own {
+        own
+    } else {
+        format!(
+            "SELECT pid FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}' \
+             AND pid NOT IN ({own}) LIMIT 1"
+        )
+    };
+    assert_eq!(
+        sb.rows(&format!(
+            "SELECT pg_catalog.pg_terminate_backend(pid) FROM ({victim}) AS v"
+        )),
+        [["1"]],
+        "{tag}: one session terminated"
+    );
+    let run = finish(child);
+    assert_eq!(run.code, 1, "{tag}\nstderr: {}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("lost the connection to the database during "),
+        "{tag}: {}",
+        run.stderr
+    );
+    let dates = partitions(&sb, 1);
+    assert!(dates.values().all(|s| s == "success"), "{tag}: {dates:?}");
+    assert!(dates.len() < all.len(), "{tag}: it stopped: {dates:?}");
+    eprintln!(
+        "{tag}: {} of {} dates done; {}",
+        dates.len(),
+        all.len(),
+        run.stderr.lines().last().unwrap_or_default()
+    );
+    assert_whole(&sb, &expected, tag);
+    let status = status_of(&sb, 1);
+    if the_runs_own {
+        // Nobody could record its end: the next run finds its session gone.
+        assert_eq!(status, "running", "{tag}");
+        assert!(
+            run.stderr.contains("the next run reclaims its dates"),
+            "{}",
+            run.stderr
+        );
+    } else {
+        // The run's own session recorded the end and released the rest.
+        assert_eq!(status, "failed", "{tag}");
+        assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0, "{tag}");
+        assert!(
+            run.stderr
+                .contains("its own session released the dates it did not compute"),
+            "{}",
+            run.stderr
+        );
+    }
+
+    sb.exec("DROP TRIGGER burn_time ON daily_revenue");
+    let rerun = sb.ok(&[
+        "apply",
+        "--interval",
+        &interval,
+        "--only",
+        "missing",
+        "--jobs",
+        "3",
+    ]);
+    if the_runs_own {
+        assert!(
+            rerun.stderr.contains("reclaimed"),
+            "{tag}: {}",
+            rerun.stderr
+        );
+        assert_eq!(status_of(&sb, 1), "interrupted");
+    }
+    assert_eq!(
+        partitions(&sb, 1),
+        dates,
+        "{tag}: nothing more from the stopped run"
+    );
+    assert_eq!(sb.daily(), expected, "{tag}");
+    assert_whole(&sb, &expected, tag);
+    assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
+}
+
+#[test]
+fn a_worker_whose_session_ends_stops_the_whole_run() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    session_ends_mid_parallel_run("worker", false);
+}
+
+#[test]
+fn when_the_runs_own_session_ends_its_workers_write_no_more() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    session_ends_mid_parallel_run("own", true);
+}
