@@ -23,7 +23,7 @@ use crate::report::{self, ApplyReport, DateOutcome, Output};
 use crate::requester::default_user;
 use crate::reserve::{self, DateState, Reclaim, Skip};
 use crate::store::{self, now};
-use crate::workers::{self, Step, Stop};
+use crate::workers::{self, Halt, Step, Stop};
 
 /// What `apply` was asked to do, validated before the database is touched.
 struct Request {
@@ -546,11 +546,17 @@ fn compute_dates(
         );
         bar
     });
+    let worker = Worker {
+        pipeline,
+        run_id,
+        keep_going,
+        signal,
+    };
     let (dates, stops) = workers::each_date(
         sessions,
         work,
         signal,
-        |db: &mut &mut Db, ds| one_date(db, pipeline, run_id, ds, keep_going, signal),
+        |db: &mut &mut Db, ds, halt: &Halt| worker.date(db, ds, halt),
         |date| show_date(date, progress.as_ref(), out),
     );
     if let Some(bar) = progress {
@@ -559,71 +565,94 @@ fn compute_dates(
     outcomes(dates, stops)
 }
 
-/// One date on a worker's session: its outcome, and whether the run stops there.
-fn one_date(
-    db: &mut Db,
-    pipeline: &Pipeline,
+/// What every worker of a run shares.
+struct Worker<'a> {
+    pipeline: &'a Pipeline,
     run_id: i64,
-    ds: &str,
     keep_going: bool,
-    signal: &AtomicI32,
-) -> Step<DateOutcome> {
-    let clock = Instant::now();
-    let started_at = now();
-    let outcome = compute_date(db, pipeline, run_id, ds, &started_at);
-    let millis = clock.elapsed().as_millis() as u64;
-    let ds = ds.to_string();
-    let (status, error) = match outcome {
-        Ok(DateResult::Done(status)) => (status, None),
-        Ok(DateResult::Lost(holder)) => return Step::Last(None, Stop::Lost { ds, holder }),
-        Ok(DateResult::RunGone) => {
-            let error = DbError {
-                kind: DbErrorKind::ConnectionLost,
-                message: "the run's own session, which holds its lock, is gone".into(),
-                context: None,
-            };
-            return Step::Last(None, Stop::Broken { ds, error });
+    signal: &'a AtomicI32,
+}
+
+impl Worker<'_> {
+    /// One date on this worker's session: its outcome, and whether the run stops there.
+    fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
+        let clock = Instant::now();
+        let started_at = now();
+        let result = compute_date(db, self.pipeline, self.run_id, ds, &started_at);
+        let millis = clock.elapsed().as_millis() as u64;
+        let (status, error) = match self.ending(db, ds, &started_at, result, halt) {
+            Ok(ending) => ending,
+            Err(stop) => return Step::Last(None, stop),
+        };
+        let failed = error.is_some();
+        let outcome = DateOutcome {
+            ds: ds.to_string(),
+            status,
+            error,
+            held_by: None,
+            millis: Some(millis),
+        };
+        if failed && !self.keep_going {
+            Step::Last(Some(outcome), Stop::Failed { ds: ds.into() })
+        } else {
+            Step::Next(outcome)
         }
-        Err(Error::Database(error))
-            if matches!(
-                error.kind,
-                DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
-            ) =>
-        {
-            return Step::Last(None, Stop::Broken { ds, error });
-        }
-        Err(e)
-            if e.db_kind() == Some(DbErrorKind::Interrupted)
-                && signal.load(Ordering::SeqCst) != 0 =>
-        {
-            let sig = signal.load(Ordering::SeqCst);
-            let stop = Stop::Signal {
-                sig,
-                ds,
-                during: true,
-            };
-            return Step::Last(None, stop);
-        }
-        Err(e) => {
-            let (message, fault) = failed_date(db, pipeline, run_id, &ds, &started_at, &e);
-            if let Some(line) = fault {
-                return Step::Last(None, Stop::Fault { ds, line });
+    }
+
+    /// How a date's transaction ended: done, or failed (recorded, with its message); or
+    /// what stops the run there (the date rolled back, unrecorded).
+    fn ending(
+        &self,
+        db: &mut Db,
+        ds: &str,
+        started_at: &str,
+        result: Result<DateResult>,
+        halt: &Halt,
+    ) -> Result<(DateStatus, Option<String>), Stop> {
+        let ds = ds.to_string();
+        match result {
+            Ok(DateResult::Done(status)) => Ok((status, None)),
+            Ok(DateResult::Lost(holder)) => Err(Stop::Lost { ds, holder }),
+            Ok(DateResult::RunGone) => {
+                let error = DbError {
+                    kind: DbErrorKind::ConnectionLost,
+                    message: "this run's own session, which holds its lock, is gone".into(),
+                    context: None,
+                };
+                Err(Stop::Broken { ds, error })
             }
-            (DateStatus::Failed, Some(message))
+            Err(Error::Database(error))
+                if matches!(
+                    error.kind,
+                    DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
+                ) =>
+            {
+                Err(Stop::Broken { ds, error })
+            }
+            Err(e)
+                if e.db_kind() == Some(DbErrorKind::Interrupted)
+                    && self.signal.load(Ordering::SeqCst) != 0 =>
+            {
+                let sig = self.signal.load(Ordering::SeqCst);
+                Err(Stop::Signal {
+                    sig,
+                    ds,
+                    during: true,
+                })
+            }
+            Err(e) => {
+                if !self.keep_going {
+                    // No other worker takes a date while the failure is recorded.
+                    halt.now();
+                }
+                let (message, fault) =
+                    failed_date(db, self.pipeline, self.run_id, &ds, started_at, &e);
+                match fault {
+                    Some(line) => Err(Stop::Fault { ds, line }),
+                    None => Ok((DateStatus::Failed, Some(message))),
+                }
+            }
         }
-    };
-    let failed = error.is_some();
-    let outcome = DateOutcome {
-        ds: ds.clone(),
-        status,
-        error,
-        held_by: None,
-        millis: Some(millis),
-    };
-    if failed && !keep_going {
-        Step::Last(Some(outcome), Stop::Failed { ds })
-    } else {
-        Step::Next(outcome)
     }
 }
 

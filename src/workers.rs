@@ -49,8 +49,21 @@ struct Queue<'a> {
 
 struct QueueState {
     next: usize,
+    /// Closed early by a worker that knows the run stops before it can say why.
+    halted: bool,
     /// Every stop, in the order they came; the first one closes the queue.
     stops: Vec<Stop>,
+}
+
+/// Closes the queue at once, for a worker that knows the run stops before it can say
+/// why (a failed date, before its failure is recorded): the other workers take no date
+/// meanwhile. The worker's `Step::Last` then says why.
+pub struct Halt<'q, 'a>(&'q Queue<'a>);
+
+impl Halt<'_, '_> {
+    pub fn now(&self) {
+        self.0.lock().halted = true;
+    }
 }
 
 impl<'a> Queue<'a> {
@@ -60,6 +73,7 @@ impl<'a> Queue<'a> {
             signal,
             state: Mutex::new(QueueState {
                 next: 0,
+                halted: false,
                 stops: Vec::new(),
             }),
         }
@@ -69,7 +83,7 @@ impl<'a> Queue<'a> {
     /// here, between dates, and stops the run before the date it would have given.
     fn take(&self) -> Option<&'a str> {
         let mut state = self.lock();
-        if !state.stops.is_empty() {
+        if state.halted || !state.stops.is_empty() {
             return None;
         }
         let ds = self.dates.get(state.next)?;
@@ -112,7 +126,7 @@ pub fn each_date<S: Send, T: Send>(
     sessions: Vec<S>,
     dates: &[String],
     signal: &AtomicI32,
-    date: impl Fn(&mut S, &str) -> Step<T> + Sync,
+    date: impl Fn(&mut S, &str, &Halt) -> Step<T> + Sync,
     mut each: impl FnMut(&T),
 ) -> (Vec<T>, Vec<Stop>) {
     let queue = Queue::new(dates, signal);
@@ -137,11 +151,11 @@ pub fn each_date<S: Send, T: Send>(
 fn work<S, T>(
     mut session: S,
     queue: &Queue,
-    date: &impl Fn(&mut S, &str) -> Step<T>,
+    date: &impl Fn(&mut S, &str, &Halt) -> Step<T>,
     outcomes: &mpsc::Sender<T>,
 ) {
     while let Some(ds) = queue.take() {
-        match date(&mut session, ds) {
+        match date(&mut session, ds, &Halt(queue)) {
             Step::Next(outcome) => {
                 let _ = outcomes.send(outcome);
             }
@@ -205,6 +219,17 @@ mod tests {
     }
 
     #[test]
+    fn a_halt_closes_the_queue_before_the_stop_is_said() {
+        let dates = days(3);
+        let signal = AtomicI32::new(0);
+        let queue = Queue::new(&dates, &signal);
+        assert_eq!(queue.take(), Some("2026-02-01"));
+        Halt(&queue).now();
+        assert!(queue.take().is_none());
+        assert!(queue.into_stops().is_empty());
+    }
+
+    #[test]
     fn a_signal_stops_before_the_next_date_and_is_said_once() {
         let dates = days(4);
         let signal = AtomicI32::new(0);
@@ -229,7 +254,7 @@ mod tests {
             vec![0, 1, 2, 3],
             &dates,
             &signal,
-            |worker: &mut usize, ds| Step::Next((*worker, ds.to_string())),
+            |worker: &mut usize, ds, _: &Halt| Step::Next((*worker, ds.to_string())),
             |_| seen += 1,
         );
         assert!(stops.is_empty());
@@ -247,8 +272,11 @@ mod tests {
             vec![(); 4],
             &dates,
             &signal,
-            |_, ds| match ds {
-                "2026-02-05" => Step::Last(Some(ds.to_string()), Stop::Failed { ds: ds.into() }),
+            |_, ds, halt: &Halt| match ds {
+                "2026-02-05" => {
+                    halt.now();
+                    Step::Last(Some(ds.to_string()), Stop::Failed { ds: ds.into() })
+                }
                 _ => Step::Next(ds.to_string()),
             },
             |_| {},
