@@ -20,10 +20,13 @@ pub const MAX_JOBS: i64 = 64;
         reported (exit 99). Sealed dates are corrected, never overwritten.",
     after_help = "Exit codes: 0 every date done; 1 a date failed (earlier dates stay committed); \
         2 bad input, nothing written; 99 some dates skipped because another run holds them; \
-        130 stopped by Ctrl-C or SIGTERM (the current date finished or rolled back).\n\n\
-        Settings: a flag, else $SQLRUN_DB / $SQLRUN_SCHEMA / $SQLRUN_TEMPLATES, else the project \
-        file sqlrun.toml (the first found from the current folder upward; `sqlrun new DIR` \
-        writes one), else the built-in default."
+        130/143 stopped by Ctrl-C/SIGTERM (the current date finished or rolled back).\n\n\
+        Settings: a flag, else $SQLRUN_DB / $SQLRUN_SCHEMA / $SQLRUN_TEMPLATES / \
+        $SQLRUN_TIMEZONE, else the project file sqlrun.toml (the first found from the current \
+        folder upward; `sqlrun new DIR` writes one), else the built-in default.\n\n\
+        Start here: `sqlrun demo` tells the story; `sqlrun help apply` explains a command.",
+    // Our own `help` command, so that `sqlrun help --help` works like any other.
+    disable_help_subcommand = true
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -36,30 +39,43 @@ pub struct Cli {
 /// The global flags as given. Each is optional here: what is not given comes from the
 /// environment, then the project file (`sqlrun.toml`), then the built-in default; the
 /// resolved values are a [`Global`] (see `project::resolve`).
+///
+/// Help texts: the first line is what `-h` shows; `--help` adds the rest.
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
-    /// The database: a SQLite file (data and state store in one file, created on first
-    /// use), or a PostgreSQL URL (postgresql://USER@HOST/DB, or postgresql:///DB?host=/socket/dir).
+    /// The database: a SQLite file or a postgresql:// URL [default: sqlrun.db]
+    ///
+    /// A SQLite file holds data and state store together and is created on first use. A
+    /// PostgreSQL URL: postgresql://USER@HOST/DB, or postgresql:///DB?host=/socket/dir.
     /// Default: $SQLRUN_DB, else the project file's `db`, else sqlrun.db.
     #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<String>,
 
-    /// PostgreSQL only: the schema that holds the pipeline's tables, views and state
-    /// store (created if missing). Two pipelines can share a database.
-    /// Default: $SQLRUN_SCHEMA, else the project file's `schema`, else public.
+    /// PostgreSQL: the schema that holds the pipeline [default: public]
+    ///
+    /// Holds the pipeline's tables, views and state store; created if missing. Two
+    /// pipelines can share a database in two schemas. Default: $SQLRUN_SCHEMA, else the
+    /// project file's `schema`, else public.
     #[arg(long, global = true, value_name = "NAME")]
     pub schema: Option<String>,
 
-    /// A pipeline folder (models/*.sql, views/*.sql) to use instead of the built-in one.
-    /// Default: $SQLRUN_TEMPLATES, else the project file's `templates`, else built in.
+    /// A pipeline folder (models/, views/) instead of the built-in one
+    ///
+    /// Default: $SQLRUN_TEMPLATES, else the project file's `templates`, else the pipeline
+    /// built into the binary (`sqlrun new DIR` writes it out to start from).
     #[arg(long, global = true, value_name = "DIR")]
     pub templates: Option<PathBuf>,
 
-    /// Machine-readable output on stdout (one JSON document).
+    /// One JSON document on stdout, errors included
+    ///
+    /// One line unless stdout is a terminal. An error is {"error": {"exit_code",
+    /// "kind", "message"}}; a run that stopped early adds its run_id and the dates it
+    /// committed.
     #[arg(long, global = true)]
     pub json: bool,
 
-    /// Say more: per-date timings, where templates and settings come from.
+    /// Say more: per-date timings, where templates and settings come from
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
@@ -114,18 +130,37 @@ pub enum Command {
     /// Create or migrate the database (every other command migrates too).
     Init,
     /// Reserve, then recompute each date of the interval, one date per transaction.
+    #[command(after_help = "Examples:\n  \
+        sqlrun apply                                        the regular run: yesterday (UTC)\n  \
+        sqlrun apply --interval 2026-02-09..2026-02-11      a backfill of three dates\n  \
+        sqlrun apply --interval 2026-01-01..2026-03-31 --only missing   fill the gaps\n  \
+        sqlrun apply --lookback 14                          yesterday, and late data of 14 days\n  \
+        sqlrun apply --interval 2026-02-01..2026-02-14 --dry-run        the plan, nothing written\n  \
+        sqlrun apply --run 7                                carry out `sqlrun reserve`'s run 7\n\n\
+        Exit codes: 0 done; 1 a date failed; 2 bad input, nothing written; 99 dates skipped \
+        because another run holds them (each named on stderr).")]
     Apply(ApplyArgs),
     /// Reserve dates for a planned backfill; prints the new run id. Nothing is computed yet.
+    #[command(after_help = "Examples:\n  \
+        run=$(sqlrun reserve --interval 2026-01-01..2026-03-31 --reason \"fix #42\")\n  \
+        sqlrun apply --run \"$run\"                 compute them later (other runs skip them meanwhile)\n  \
+        sqlrun release \"$run\"                     or give them up\n  \
+        sqlrun reserve --interval 2026-02-01 --for 2h   a hold that expires by itself")]
     Reserve(ReserveArgs),
     /// Give up what a reserved or running run still holds (recorded).
     Release {
-        /// The run to release.
+        /// The run to release (`sqlrun runs` lists them).
         run_id: i64,
-        /// Who releases it (default: $USER).
-        #[arg(long)]
+        /// Who releases it (default: $USER, else the account).
+        #[arg(long, value_name = "NAME")]
         by: Option<String>,
     },
     /// Mark dates as sent: a sealed date is never overwritten again, only corrected.
+    #[command(after_help = "Examples:\n  \
+        sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report 2026-W06\"\n  \
+        sqlrun corrections                          what changed after it went out\n\n\
+        All or nothing: a date never computed, or held by another run, refuses the whole \
+        seal (exit 2). Dates already sealed stay as they were.")]
     Seal(SealArgs),
     /// Retire a model the database knows and the templates no longer have: recorded; its
     /// table and rows stay, and templates without it are accepted from then on.
@@ -133,14 +168,21 @@ pub enum Command {
         /// The model's name (its file models/NAME.sql).
         model: String,
         /// Why it is gone (recorded). Required.
-        #[arg(long)]
+        #[arg(long, value_name = "TEXT")]
         reason: String,
-        /// Who retires it (default: $USER).
-        #[arg(long)]
+        /// Who retires it (default: $USER, else the account).
+        #[arg(long, value_name = "NAME")]
         by: Option<String>,
     },
     /// Per date: computed by which run, stale or not, sealed, corrections, held by whom, last failure.
+    #[command(after_help = "Examples:\n  \
+        sqlrun status                                  every date the database knows\n  \
+        sqlrun status --interval 2026-02-01..2026-02-28\n  \
+        sqlrun status --select daily_revenue           judged by one model\n  \
+        sqlrun --json status | jq .                    for scripts")]
     Status {
+        /// The dates to show, START..END or one date (default: from the first to the last
+        /// date the database knows).
         #[arg(long, value_name = "START..END")]
         interval: Option<String>,
         /// Judge dates by these models (and those downstream of them) only.
@@ -149,6 +191,7 @@ pub enum Command {
     },
     /// The audit trail: runs, or one run's dates, events and template versions.
     Runs {
+        /// One run: its dates, events and template versions (default: the list of runs).
         run_id: Option<i64>,
         /// How many runs to list, newest first.
         #[arg(long, default_value_t = 50)]
@@ -156,11 +199,13 @@ pub enum Command {
     },
     /// Corrections of sealed dates: what was sent, what is true now, and the difference.
     Corrections {
+        /// Only the corrections of these dates, START..END or one date.
         #[arg(long, value_name = "START..END")]
         interval: Option<String>,
     },
     /// Print the exact SQL one date would execute, for review.
     Render {
+        /// The date whose SQL to print.
         #[arg(long, value_name = "YYYY-MM-DD")]
         date: String,
         /// Only this model's SELECT.
@@ -185,6 +230,12 @@ pub enum Command {
     /// The worked example from the design notes, in a scratch database (on PostgreSQL, a
     /// scratch schema of the --db database, dropped afterwards).
     Demo,
+    /// Print the help of sqlrun, or of a command (`sqlrun help apply`).
+    Help {
+        /// The command (none: sqlrun itself).
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -239,12 +290,12 @@ pub struct ApplyArgs {
     #[arg(long, value_enum, conflicts_with = "run")]
     pub kind: Option<Kind>,
 
-    /// Who asked for the run (default: $USER).
-    #[arg(long, conflicts_with = "run")]
+    /// Who asked for the run (default: $USER, else the account).
+    #[arg(long, value_name = "NAME", conflicts_with = "run")]
     pub by: Option<String>,
 
     /// Why (recorded in the audit trail).
-    #[arg(long, conflicts_with = "run")]
+    #[arg(long, value_name = "TEXT", conflicts_with = "run")]
     pub reason: Option<String>,
 
     /// Only the dates of the interval in this state.
@@ -287,11 +338,14 @@ pub struct ApplyArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReserveArgs {
+    /// The dates to hold, START..END (both included) or one date.
     #[arg(long, value_name = "START..END")]
     pub interval: String,
-    #[arg(long)]
+    /// Who reserves them (default: $USER, else the account).
+    #[arg(long, value_name = "NAME")]
     pub by: Option<String>,
-    #[arg(long)]
+    /// Why (recorded in the audit trail).
+    #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
     /// Hold the dates for this long (e.g. 90m, 2h, 1d); default: until `apply --run` or `release`.
     #[arg(long = "for", value_name = "DURATION")]
@@ -300,26 +354,54 @@ pub struct ReserveArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct SealArgs {
+    /// The dates that went out, START..END (both included) or one date.
     #[arg(long, value_name = "START..END")]
     pub interval: String,
     /// Why these dates are sealed (what went out). Required.
-    #[arg(long)]
+    #[arg(long, value_name = "TEXT")]
     pub reason: String,
-    #[arg(long)]
+    /// Who seals them (default: $USER, else the account).
+    #[arg(long, value_name = "NAME")]
     pub by: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct GenerateArgs {
-    /// First order date.
+    /// The first order date.
     #[arg(long, value_name = "YYYY-MM-DD")]
     pub start: String,
-    #[arg(long, default_value_t = 14)]
+    /// How many dates, from --start on.
+    #[arg(long, value_name = "N", default_value_t = 14)]
     pub days: u32,
-    #[arg(long, default_value_t = 1000)]
+    /// Orders per date (besides re-sent records and refunds).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
     pub per_day: u32,
-    #[arg(long, default_value_t = 1)]
+    /// The random seed: the same seed gives the same orders.
+    #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
+}
+
+/// `sqlrun help [COMMAND...]`: the long help of sqlrun or of a (sub)command, on stdout.
+pub fn print_help(path: &[String]) -> Result<(), String> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    // Built, a subcommand has the global flags and its full name, as `--help` shows it.
+    command.build();
+    for name in path {
+        let names: Vec<String> = command
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        command = command.find_subcommand(name).cloned().ok_or_else(|| {
+            format!(
+                "no command `{name}`; the commands are: {}",
+                names.join(", ")
+            )
+        })?;
+    }
+    command
+        .print_long_help()
+        .map_err(|e| format!("cannot print the help: {e}"))
 }
 
 /// Whether `--json` was given, read off the raw arguments: a command line clap refused
@@ -329,4 +411,52 @@ pub fn json_requested(args: impl IntoIterator<Item = std::ffi::OsString>) -> boo
         .skip(1)
         .take_while(|a| a != "--")
         .any(|a| a == "--json")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    /// Every flag and argument of every command says what it is for.
+    #[test]
+    fn every_flag_and_argument_has_a_help_line() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                if arg.get_help().is_none() && !matches!(arg.get_id().as_str(), "help" | "version")
+                {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                if sub.get_about().is_none() {
+                    missing.push(format!("{path} {} (the command)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "sqlrun", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:#?}");
+    }
+
+    #[test]
+    fn json_is_read_off_the_raw_arguments_before_a_double_dash() {
+        let args = |list: &[&str]| {
+            list.iter()
+                .map(std::ffi::OsString::from)
+                .collect::<Vec<_>>()
+        };
+        assert!(json_requested(args(&[
+            "sqlrun", "apply", "--json", "--bogus"
+        ])));
+        assert!(!json_requested(args(&["sqlrun", "render", "--", "--json"])));
+        assert!(!json_requested(args(&["--json"])), "argv[0] is the program");
+    }
 }

@@ -64,6 +64,10 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
     let code = match &cli.command {
         // `new` writes a project; the one it may stand in does not matter to it.
         Command::New { dir } => scaffold::run(args, dir, out)?,
+        Command::Help { command } => {
+            cli::print_help(command).map_err(Error::BadInput)?;
+            0
+        }
         // The demo tells the same story anywhere: a scratch database and the built-in
         // pipeline, whatever a project file says (only the backend comes from --db).
         Command::Demo => {
@@ -107,6 +111,8 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         } => inspect::render(global, date, model.as_deref(), select, out)?,
         Command::Templates { show } => inspect::templates(global, show.as_deref(), out)?,
         Command::Generate(args) => generate::run(global, args, out)?,
-        Command::New { .. } | Command::Demo => unreachable!("run() handles new and demo"),
+        Command::New { .. } | Command::Demo | Command::Help { .. } => {
+            unreachable!("run() handles new, demo and help")
+        }
     })
 }

@@ -311,3 +311,36 @@ fn a_project_time_zone_decides_yesterday_and_when_a_day_ends() {
     );
     assert_eq!(sb.count("SELECT count(*) FROM runs"), 1);
 }
+
+#[test]
+fn help_teaches_and_writes_nothing() {
+    let sb = Sandbox::empty();
+    let help = sb.ok(&["help", "--help"]).stdout;
+    assert!(help.contains("Usage: sqlrun help"), "{help}");
+    for command in ["apply", "reserve", "seal", "status"] {
+        let long = sb.ok(&[command, "--help"]).stdout;
+        assert!(
+            long.contains("Examples:\n  sqlrun") || long.contains("Examples:\n  run=$(sqlrun"),
+            "{command}: {long}"
+        );
+        assert_eq!(
+            sb.ok(&["help", command]).stdout,
+            long,
+            "`help {command}` is `{command} --help`"
+        );
+        // Global flags are grouped apart from the command's own.
+        assert!(
+            long.contains("Global options:\n      --db <PATH|URL>"),
+            "{long}"
+        );
+    }
+    let unknown = sb.expect(2, &["help", "nope"]);
+    assert!(
+        unknown
+            .stderr
+            .contains("no command `nope`; the commands are: new, init, apply"),
+        "{}",
+        unknown.stderr
+    );
+    assert!(!sb.db.exists(), "help opened the database");
+}
