@@ -136,7 +136,8 @@ pub enum Command {
         sqlrun apply --interval 2026-01-01..2026-03-31 --only missing   fill the gaps\n  \
         sqlrun apply --lookback 14                          yesterday, and late data of 14 days\n  \
         sqlrun apply --interval 2026-02-01..2026-02-14 --dry-run        the plan, nothing written\n  \
-        sqlrun apply --run 7                                carry out `sqlrun reserve`'s run 7\n\n\
+        sqlrun apply --run 7                                carry out `sqlrun reserve`'s run 7\n  \
+        sqlrun apply --interval 2025-01-01..2025-12-31 --jobs 4         PostgreSQL: 4 dates at once\n\n\
         Exit codes: 0 done; 1 a date failed; 2 bad input, nothing written; 99 dates skipped \
         because another run holds them (each named on stderr).")]
     Apply(ApplyArgs),
@@ -317,8 +318,10 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub keep_going: bool,
 
-    /// Compute up to N dates at once, each in its own database session (PostgreSQL only:
-    /// SQLite has one writer). Default: the project file's `[apply] jobs`, else 1.
+    /// Compute up to N dates at once, each in its own database session (PostgreSQL)
+    ///
+    /// Each date is still one transaction; the dates are taken in ascending order. Refused
+    /// on SQLite, which has one writer. Default: the project file's `[apply] jobs`, else 1.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS))]
     pub jobs: Option<u32>,
 
