@@ -864,14 +864,16 @@ fn compute_date(
     db.transaction(TxKind::Date, |db| {
         // Fencing: the date is written only while its reservation is this run's (nothing
         // is written otherwise, so the empty transaction may commit).
-        let (holder, alive) = match db.row(&queries::HOLDER_OF_DATE, &[(":ds", ds.into())])? {
-            Some(r) => (Some(r.i64(0)?), r.bool(1)?),
-            None => (None, false),
-        };
+        let holder = db
+            .row(&queries::HOLDER_OF_DATE, &[(":ds", ds.into())])?
+            .map(|r| r.i64(0))
+            .transpose()?;
         if holder != Some(run_id) {
             return Ok(DateResult::Lost(holder));
         }
-        if !alive {
+        // A worker of `--jobs` writes through a session of its own: only while the run's
+        // own session lives (once it is gone, the next run may reclaim the dates).
+        if !db.run_alive(run_id)? {
             return Ok(DateResult::RunGone);
         }
         db.run_script(&script.sql, &script.params)?;

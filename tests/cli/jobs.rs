@@ -620,6 +620,26 @@ fn session_ends_mid_parallel_run(tag: &str, the_runs_own: bool) {
          AND l.classid = CAST(CAST('{schema}' AS regnamespace) AS oid) AND l.objid = 1 \
          AND l.objsubid = 2 AND l.granted"
     );
+    // The run's own session goes while every worker waits at its next date's reservation
+    // row (held by `blocker`): once let go, no worker may write that date.
+    let mut blocker = sb.pg_client();
+    let mut held = blocker.transaction().unwrap();
+    let mut before = BTreeMap::new();
+    if the_runs_own {
+        held.execute(
+            "SELECT ds FROM reservations WHERE run_id = 1 FOR UPDATE SKIP LOCKED",
+            &[],
+        )
+        .unwrap();
+        let waiting = format!(
+            "SELECT count(*) FROM pg_catalog.pg_stat_activity              WHERE application_name = '{app}' AND wait_event_type = 'Lock'"
+        );
+        if !wait_for(&sb, &waiting, 3, &mut child) {
+            held.rollback().unwrap();
+            panic!("{tag}: all 3 wait: {:?}", finish(child));
+        }
+        before = partitions(&sb, 1);
+    }
     let victim = if the_runs_own {
         own
     } else {
@@ -635,6 +655,16 @@ fn session_ends_mid_parallel_run(tag: &str, the_runs_own: bool) {
         [["1"]],
         "{tag}: one session terminated"
     );
+    if the_runs_own {
+        let sessions = format!(
+            "SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'"
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while sb.count(&sessions) > 2 && Instant::now() < deadline {
+            sleep(Duration::from_millis(5));
+        }
+    }
+    held.rollback().unwrap();
     let run = finish(child);
     assert_eq!(run.code, 1, "{tag}\nstderr: {}", run.stderr);
     assert!(
@@ -655,6 +685,11 @@ fn session_ends_mid_parallel_run(tag: &str, the_runs_own: bool) {
     assert_whole(&sb, &expected, tag);
     let status = status_of(&sb, 1);
     if the_runs_own {
+        assert_eq!(
+            partitions(&sb, 1),
+            before,
+            "no worker wrote a date once the run's own session was gone"
+        );
         // Nobody could record its end: the next run finds its session gone.
         assert_eq!(status, "running", "{tag}");
         assert!(
