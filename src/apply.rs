@@ -73,6 +73,10 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             dry_run(db, &pipeline, interval, request, reserved_run, out)
         });
     }
+    // The workers beside the run's own session get sessions of their own, opened
+    // before anything is written (a server out of connections is exit 2, nothing written).
+    let mut others = workers::open_sessions(&target, jobs.min(interval.len()) - 1)
+        .map_err(|e| more_sessions_failed(e, jobs))?;
     for note in pipeline.sync_checking(&mut db, Some(&first))? {
         out.note(&note);
     }
@@ -84,9 +88,6 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             pipeline.signature()
         ));
     }
-    // The workers beside the run's own session get sessions of their own, opened
-    // before anything is written (a server out of connections is exit 2, nothing written).
-    let mut others = workers::open_sessions(&target, jobs.min(interval.len()) - 1)?;
     // From here on a signal stops the run cleanly instead of killing the process.
     let interrupters = std::iter::once(&db)
         .chain(&others)
@@ -205,6 +206,26 @@ fn jobs(args: &ApplyArgs, target: &Target) -> Result<usize> {
         )));
     }
     Ok(jobs as usize)
+}
+
+/// A worker's session that could not be opened: the server's words, and that `--jobs`
+/// asked for that many connections.
+fn more_sessions_failed(e: Error, jobs: usize) -> Error {
+    match e {
+        Error::Open {
+            target,
+            message,
+            fix,
+        } => Error::Open {
+            target,
+            message,
+            fix: format!(
+                "{fix} (--jobs {jobs} takes up to {jobs} connections: the run's own and one \
+                 per other worker), or lower --jobs"
+            ),
+        },
+        e => e,
+    }
 }
 
 /// `apply --run RUN_ID`: the interval of a run made by `sqlrun reserve`, which must not

@@ -498,6 +498,58 @@ fn dates_another_run_holds_are_skipped_alike_in_parallel() {
     }
 }
 
+/// The workers' sessions are opened before anything is written: a server (here, a role)
+/// without connections to spare is exit 2 with the server's words and the fix, and the
+/// database is as it was.
+#[test]
+fn too_few_connections_for_the_jobs_is_bad_input_and_nothing_is_written() {
+    if postgres_only("--jobs above 1 is refused on SQLite") {
+        return;
+    }
+    let (sb, orders) = with_orders(12, 6);
+    let (url, schema) = sb.url();
+    let role = format!("jobs_{schema}");
+    sb.exec(&format!(
+        "CREATE ROLE {role} LOGIN CONNECTION LIMIT 2; \
+         GRANT USAGE, CREATE ON SCHEMA \"{schema}\" TO {role}; \
+         GRANT ALL ON ALL TABLES IN SCHEMA \"{schema}\" TO {role}; \
+         GRANT ALL ON ALL SEQUENCES IN SCHEMA \"{schema}\" TO {role};"
+    ));
+    assert!(url.contains("user=postgres"), "{url}");
+    let as_role = url.replace("user=postgres", &format!("user={role}"));
+    let run = |jobs: &str| {
+        let out = cmd_with_url(
+            &as_role,
+            &schema,
+            &["apply", "--interval", &orders.interval(), "--jobs", jobs],
+        )
+        .current_dir(sb.path())
+        .output()
+        .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let before = snapshot(&sb);
+    let (code, stderr) = run("4");
+    assert_eq!(code, Some(2), "{stderr}");
+    contains_all(
+        &stderr,
+        &[
+            "too many connections",
+            "--jobs 4 takes up to 4 connections",
+            "lower --jobs",
+        ],
+    );
+    assert_eq!(snapshot(&sb), before, "nothing written");
+    // Two fit: the run's own session and one more.
+    let (code, stderr) = run("2");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(sb.daily(), orders.expected());
+    sb.exec(&format!("DROP OWNED BY {role}; DROP ROLE {role};"));
+}
+
 // ---------------------------------------------------------------------------------------
 // PostgreSQL: stopped mid-run
 
