@@ -12,16 +12,17 @@ use chrono_tz::Tz;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{ApplyArgs, Global, Kind, Only};
-use crate::dates::{DateStatus, RunStatus, Selection};
+use crate::dates::{DateState, DateStatus, RunStatus, Selection, Skip};
 use crate::db::{Db, DbError, DbErrorKind, Dialect, Interrupter, Target, TxKind, Value};
 use crate::error::{CommittedDate, Error, Result};
 use crate::holder::Identity;
 use crate::interval::{first_unfinished, fmt_date, parse_date, today_in, Interval};
 use crate::pipeline::{DateVars, Pipeline};
+use crate::plan;
 use crate::queries;
 use crate::report::{self, ApplyReport, DateOutcome, Output};
 use crate::requester::default_user;
-use crate::reserve::{self, DateState, Reclaim, Skip};
+use crate::reserve::{self, Reclaim};
 use crate::store::{self, now};
 use crate::workers::{self, Halt, Step, Stop};
 
@@ -63,6 +64,12 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     preflight(&pipeline, interval)?;
     let first = fmt_date(interval.start);
     let (request, reserved_run) = (request.as_ref(), reserved_run.as_ref());
+    let start = Start {
+        args,
+        request,
+        reserved: reserved_run,
+        interval,
+    };
     if args.dry_run {
         // The plan may need the pipeline's new objects to read; they are made, used and
         // rolled back: a dry run writes nothing.
@@ -70,7 +77,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             if !pipeline.is_current(db)? {
                 pipeline.sync_in(db, Some(&first))?;
             }
-            dry_run(db, &pipeline, interval, request, reserved_run, out)
+            dry_run(db, &pipeline, &start, out)
         });
     }
     // The workers beside the run's own session get sessions of their own, opened
@@ -94,12 +101,6 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         .map(Db::interrupter)
         .collect();
     let signal = SignalGuard::install(interrupters);
-    let start = Start {
-        args,
-        request,
-        reserved: reserved_run,
-        interval,
-    };
     let (run_id, kind, reclaimed, looked_back) = begin_run(&mut db, &pipeline, &start)?;
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
@@ -109,7 +110,10 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             out.note(&line);
         }
     }
+    // Skips are said with the run's other dates, as ranges, when it ends (or stops).
     let skips = reserve::skipped_of_run(&mut db, run_id)?;
+    // Said at once, not only in the summary at the end: a long backfill's watcher (and a
+    // run killed before its end) must not keep a skip unsaid.
     for line in reserve::skip_lines(&skips) {
         out.note(&line);
     }
@@ -136,11 +140,13 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         // otherwise the next run finds the run's session gone and reclaims them.
         let note = format!("stopped: lost the connection to the database during {ds} ({e})");
         let ended = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note)).is_ok();
+        say_dates(&skips, outcomes.dates.clone(), out);
         return Err(connection_lost(run_id, &ds, &outcomes.dates, &e, ended));
     }
     if let Some((ds, line)) = outcomes.fault.take() {
         let note = format!("stopped at {ds}: {line}");
         let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
+        say_dates(&skips, outcomes.dates.clone(), out);
         return Err(stopped_by_fault(
             run_id,
             interval,
@@ -153,15 +159,18 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     // Whatever is still held (after a stop, a failure, a signal) is released, recorded.
     let stopped = outcomes.stopped.take();
     let end = RunEnd::of(&outcomes, !skips.is_empty());
-    let released =
-        finish_run(&mut db, &pipeline, run_id, end, stopped.as_deref()).map_err(|e| {
+    let released = match finish_run(&mut db, &pipeline, run_id, end, stopped.as_deref()) {
+        Ok(released) => released,
+        Err(e) => {
+            say_dates(&skips, outcomes.dates.clone(), out);
             let message = format!(
                 "run {run_id}: its dates are done ({} attempted; `sqlrun runs {run_id}` lists \
-             them), but recording the run's end failed: {e}",
+                 them), but recording the run's end failed: {e}",
                 outcomes.dates.len()
             );
-            Error::stopped(run_id, message, committed(&outcomes.dates))
-        })?;
+            return Err(Error::stopped(run_id, message, committed(&outcomes.dates)));
+        }
+    };
     drop(signal);
     if released > 0 {
         out.note(&format!(
@@ -171,20 +180,19 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         ));
     }
 
-    let mut dates: Vec<DateOutcome> = skips.iter().map(skipped_outcome).collect();
-    dates.append(&mut outcomes.dates);
-    dates.sort_by(|a, b| a.ds.cmp(&b.ds));
+    let dates = with_skips(&skips, outcomes.dates);
     let report = ApplyReport {
         run_id,
         kind,
         interval: interval.to_string(),
         status: end.as_str().to_string(),
         exit_code: end.exit_code(),
+        ranges: report::outcome_ranges(&dates)?,
         dates,
         reclaimed,
         stopped,
     };
-    report::apply_summary(&report, out)?;
+    report::apply_summary(&report, &skips, out)?;
     Ok(end.exit_code())
 }
 
@@ -225,6 +233,22 @@ fn more_sessions_failed(e: Error, jobs: usize) -> Error {
             ),
         },
         e => e,
+    }
+}
+
+/// A run's dates in date order: those it computed (or failed), and those it skipped.
+fn with_skips(skips: &[Skip], mut computed: Vec<DateOutcome>) -> Vec<DateOutcome> {
+    let mut dates: Vec<DateOutcome> = skips.iter().map(skipped_outcome).collect();
+    dates.append(&mut computed);
+    dates.sort_by(|a, b| a.ds.cmp(&b.ds));
+    dates
+}
+
+/// How the dates of a run that stopped short ended, on stderr before its error: its
+/// skips are said whatever happens.
+fn say_dates(skips: &[Skip], computed: Vec<DateOutcome>, out: &Output) {
+    if let Ok(ranges) = report::outcome_ranges(&with_skips(skips, computed)) {
+        report::outcome_notes(&ranges, skips, out);
     }
 }
 
@@ -1005,84 +1029,72 @@ impl Drop for SignalGuard {
     }
 }
 
-/// `--dry-run`: each date and what would happen to it, then the SQL. Writes nothing.
-fn dry_run(
-    db: &mut Db,
-    pipeline: &Pipeline,
-    interval: Interval,
-    request: Option<&Request>,
-    reserved: Option<&store::RunRow>,
-    out: &mut Output,
-) -> Result<u8> {
+/// `--dry-run`: each date and what would happen to it (and with `--sql`, the SQL of
+/// those it would compute). Writes nothing, and claims no run id: a new run's SQL shows
+/// the placeholder `:run_id`.
+fn dry_run(db: &mut Db, pipeline: &Pipeline, start: &Start, out: &mut Output) -> Result<u8> {
+    let interval = start.interval;
     let signature = pipeline.signature();
-    let me = Identity::current();
+    let own_run = start.reserved.map(|r| r.run_id);
     let states = reserve::date_states(db, pipeline, Some(interval))?;
-    let dead = reserve::dead_holders(db, &me, reserved.map(|r| r.run_id))?;
-    let run_id: i64 = match reserved {
-        Some(r) => r.run_id,
-        None => db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?,
+    let dead = reserve::dead_holders(db, &Identity::current(), own_run)?;
+    let cx = plan::Context {
+        signature: &signature,
+        own_run,
+        dead: &dead,
     };
-    let mut plan = Vec::new();
-    for state in &states {
-        let selected = match (request, reserved) {
-            (Some(r), _) => state.selected_by(&r.selection, &signature),
-            (None, _) => state.held_by == Some(run_id),
-        };
-        let (action, computes) = plan_action(state, selected, run_id, &signature, &dead);
-        plan.push((state, action, computes));
-    }
-    let mut sql = Vec::new();
-    for (state, _, computes) in &plan {
-        if *computes {
-            let body = pipeline.render_date(&DateVars {
-                ds: &state.ds,
-                run_id,
-                sealed: state.sealed(),
-                started_at: &now(),
-                lease_seconds: reserve::lease_seconds(),
-            })?;
-            sql.push((state.ds.clone(), body));
-        }
-    }
-    let plan: Vec<(&DateState, String)> = plan.into_iter().map(|(s, a, _)| (s, a)).collect();
-    report::dry_run(db.dialect().begin(), run_id, interval, &plan, &sql, out)?;
+    let steps: Vec<plan::Step> = states
+        .iter()
+        .map(|state| {
+            let selected = match start.request {
+                Some(r) => state.selected_by(&r.selection, &signature),
+                None => state.held_by.is_some() && state.held_by == own_run,
+            };
+            plan::step(state, selected, &cx)
+        })
+        .collect();
+    let sql = start
+        .args
+        .sql
+        .then(|| plan_sql(pipeline, &states, &steps, own_run))
+        .transpose()?;
+    let plan = report::Plan {
+        interval,
+        run_id: own_run,
+        steps: &steps,
+        sql,
+        begin: db.dialect().begin(),
+    };
+    report::dry_run(&plan, out)?;
     Ok(0)
 }
 
-/// What would happen to a date, and whether it would be computed (so its SQL is shown).
-fn plan_action(
-    state: &DateState,
-    selected: bool,
-    run_id: i64,
-    signature: &str,
-    dead: &[(i64, String)],
-) -> (String, bool) {
-    if !selected {
-        return ("not selected".into(), false);
-    }
-    if let Some(holder) = state.held_by.filter(|h| *h != run_id) {
-        let gone = dead.iter().find(|(run, _)| *run == holder);
-        return match gone {
-            Some((_, why)) => (
-                format!("reclaim from run {holder} ({why}), then compute"),
-                true,
-            ),
-            None => (
-                format!(
-                    "skip: held by run {holder} ({}, requested by {}, since {})",
-                    state.holder_kind.as_deref().unwrap_or("?"),
-                    state.holder_by.as_deref().unwrap_or("?"),
-                    state.held_since.as_deref().unwrap_or("?")
-                ),
-                false,
-            ),
+/// The SQL of each date the plan computes, as the run would execute it, its values as
+/// literals; the run id a reserved run's, else the placeholder.
+fn plan_sql(
+    pipeline: &Pipeline,
+    states: &[DateState],
+    steps: &[plan::Step],
+    own_run: Option<i64>,
+) -> Result<Vec<(String, String)>> {
+    let mut sql = Vec::new();
+    for (state, _) in states
+        .iter()
+        .zip(steps)
+        .filter(|(_, s)| s.action.computes())
+    {
+        let vars = DateVars {
+            ds: &state.ds,
+            run_id: own_run.unwrap_or_default(),
+            sealed: state.sealed(),
+            started_at: &now(),
+            lease_seconds: reserve::lease_seconds(),
         };
+        let body = match own_run {
+            Some(_) => pipeline.render_date(&vars)?,
+            None => pipeline.render_date_unclaimed(&vars)?,
+        };
+        sql.push((state.ds.clone(), body));
     }
-    let why = state.reason(signature);
-    let action = if state.sealed() {
-        format!("correct: sealed, compare and record a correction if it differs ({why})")
-    } else {
-        format!("compute: replace the partition ({why})")
-    };
-    (action, true)
+    Ok(sql)
 }

@@ -192,11 +192,15 @@ pub enum Command {
     },
     /// The audit trail: runs, or one run's dates, events and template versions.
     Runs {
-        /// One run: its dates, events and template versions (default: the list of runs).
+        /// One run: its dates as ranges per status, events and template versions (default:
+        /// the list of runs).
         run_id: Option<i64>,
         /// How many runs to list, newest first.
         #[arg(long, default_value_t = 50)]
         limit: u32,
+        /// With RUN_ID: list each date on its own line instead of ranges.
+        #[arg(long, requires = "run_id")]
+        dates: bool,
     },
     /// Corrections of sealed dates: what was sent, what is true now, and the difference.
     Corrections {
@@ -325,9 +329,14 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS))]
     pub jobs: Option<u32>,
 
-    /// Print the plan and the SQL; write nothing.
+    /// Print the plan, dates as ranges per action; write nothing and claim no run id.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// With --dry-run: also print the SQL of each date it would compute (run_id as the
+    /// placeholder :run_id, unless it is a reserved run's).
+    #[arg(long, requires = "dry_run")]
+    pub sql: bool,
 
     /// Carry out a run made earlier by `sqlrun reserve`.
     #[arg(long, value_name = "RUN_ID")]

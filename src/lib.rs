@@ -16,6 +16,7 @@ pub mod interval;
 pub mod kinds;
 pub mod models;
 pub mod pipeline;
+pub mod plan;
 pub mod project;
 pub mod queries;
 pub mod report;
@@ -100,7 +101,11 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         Command::Status { interval, select } => {
             inspect::status(global, interval.as_deref(), select, out)?
         }
-        Command::Runs { run_id, limit } => inspect::runs(global, *run_id, *limit, out)?,
+        Command::Runs {
+            run_id,
+            limit,
+            dates,
+        } => inspect::runs(global, *run_id, *limit, *dates, out)?,
         Command::Corrections { interval } => {
             inspect::corrections(global, interval.as_deref(), out)?
         }

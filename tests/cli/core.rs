@@ -276,13 +276,23 @@ fn dry_run_writes_nothing_and_prints_the_plan_and_the_sql() {
     sb.ok(&["apply", "--interval", "2026-05-01"]);
     let before = snapshot(&sb);
 
-    let run = sb.ok(&["apply", "--interval", "2026-05-01..2026-05-03", "--dry-run"]);
+    let run = sb.ok(&[
+        "apply",
+        "--interval",
+        "2026-05-01..2026-05-03",
+        "--dry-run",
+        "--sql",
+    ]);
     assert_eq!(snapshot(&sb), before, "--dry-run wrote something");
-    for ds in ["2026-05-01", "2026-05-02", "2026-05-03"] {
-        assert!(run.stdout.contains(ds), "plan names {ds}:\n{}", run.stdout);
-    }
-    assert!(run.stdout.contains("recompute"), "{}", run.stdout);
-    assert!(run.stdout.contains("missing"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("\n2026-05-01              recompute  1 date   current\n")
+            && run
+                .stdout
+                .contains("2026-05-02..2026-05-03  compute    2 dates  missing\n"),
+        "the plan in ranges:\n{}",
+        run.stdout
+    );
     // The date as a literal: '2026-05-02' (SQLite), or DATE '2026-05-02' (PostgreSQL).
     assert!(
         run.stdout.lines().any(
@@ -324,12 +334,13 @@ fn dry_run_writes_nothing_and_prints_the_plan_and_the_sql() {
         "--only",
         "missing",
         "--dry-run",
+        "--sql",
     ]);
     assert_eq!(snapshot(&sb), before, "--dry-run --json wrote something");
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("dry run JSON");
     let plan = doc["plan"].as_array().unwrap();
     assert_eq!(plan.len(), 3);
-    assert_eq!(plan[0]["action"], "not selected");
+    assert_eq!(plan[0]["action"], "not_selected");
     let sql = doc["sql"].as_array().unwrap();
     let sql_dates: Vec<&str> = sql.iter().map(|s| s["ds"].as_str().unwrap()).collect();
     assert_eq!(sql_dates, ["2026-05-02", "2026-05-03"]);
@@ -456,6 +467,12 @@ fn runs_shows_one_runs_dates() {
     sb.ok(&["apply", "--interval", "2026-09-02"]);
     let first = sb.last_run_id() - 1;
     let out = sb.ok(&["runs", &first.to_string()]).stdout;
+    assert!(
+        out.contains("\n2026-09-01..2026-09-03  success  3 dates\n"),
+        "{out}"
+    );
+    assert!(out.contains("bob"), "{out}");
+    let out = sb.ok(&["runs", &first.to_string(), "--dates"]).stdout;
     for ds in ["2026-09-01", "2026-09-02", "2026-09-03"] {
         let line = out
             .lines()

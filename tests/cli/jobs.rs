@@ -103,9 +103,19 @@ fn assert_whole(sb: &Sandbox, expected: &BTreeMap<String, (i64, i64)>, what: &st
 
 /// Lines of stderr about skipped dates, without the time the holder took them.
 fn skip_lines(stderr: &str) -> Vec<&str> {
+    said(stderr)
+        .into_iter()
+        .filter(|l| l.contains("skipped"))
+        .collect()
+}
+
+/// What stderr says besides the per-date progress lines (which carry timings, and come in
+/// the order dates finish): skips, releases, the dates as ranges; without the time a
+/// holder took its dates.
+fn said(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
-        .filter(|l| l.contains("skipped"))
+        .filter(|l| !l.contains(" ms)"))
         .map(|l| l.split(" since ").next().unwrap_or(l))
         .collect()
 }
@@ -281,20 +291,9 @@ fn assert_alike(stories: &[(u32, Run, Sandbox, Orders)]) {
         );
         assert_eq!(run.stdout, one.stdout, "--jobs {jobs}: the summary");
         assert_eq!(
-            skip_lines(&run.stderr),
-            skip_lines(&one.stderr),
-            "--jobs {jobs}: the skip lines"
-        );
-        let failures = |s: &str| -> Vec<String> {
-            s.lines()
-                .filter(|l| l.starts_with("failed "))
-                .map(String::from)
-                .collect()
-        };
-        assert_eq!(
-            failures(&run.stderr),
-            failures(&one.stderr),
-            "--jobs {jobs}"
+            said(&run.stderr),
+            said(&one.stderr),
+            "--jobs {jobs}: skips, releases and the dates as ranges on stderr"
         );
         let got = reads(sb);
         for q in READS {
@@ -398,9 +397,9 @@ fn a_failed_date_stops_every_worker_from_taking_more() {
         let interval = orders.interval();
         let run = sb.expect(1, &["apply", "--interval", &interval, "--jobs", jobs]);
         assert!(
-            run.stderr.lines().any(
-                |l| l.starts_with(&format!("failed {boom}: ")) && l.contains("boom on purpose")
-            ),
+            run.stderr.lines().any(|l| l.starts_with(&boom)
+                && l.contains("failed")
+                && l.contains("boom on purpose")),
             "--jobs {jobs}: the failure is said\n{}",
             run.stderr
         );
@@ -473,13 +472,10 @@ fn dates_another_run_holds_are_skipped_alike_in_parallel() {
     for (jobs, run, sb, orders) in &stories {
         assert_eq!(run.code, 99, "--jobs {jobs}");
         let lines = skip_lines(&run.stderr);
-        assert_eq!(
-            lines.len(),
-            1,
-            "one line for the held range: {}",
-            run.stderr
-        );
-        contains_all(lines[0], &[&day(START, 6), &day(START, 9), "run 1"]);
+        assert!(!lines.is_empty(), "{}", run.stderr);
+        for line in lines {
+            contains_all(line, &[&day(START, 6), &day(START, 9), "run 1"]);
+        }
         assert_eq!(status_of(sb, 2), "partial");
         let skipped: BTreeSet<String> = partitions(sb, 2)
             .into_iter()

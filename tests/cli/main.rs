@@ -21,6 +21,7 @@ mod literals;
 mod models;
 mod pipelines;
 mod project;
+mod ranges;
 mod reserve;
 mod scripting;
 mod seal;

@@ -409,21 +409,29 @@ fn dry_run_names_the_holder_of_skipped_dates_and_writes_nothing() {
     let before = snapshot(&sb);
 
     let text = sb.ok(&["apply", "--interval", "2026-03-01..2026-03-06", "--dry-run"]);
-    for ds in ["2026-03-04", "2026-03-05"] {
+    let line = |start: &str| {
+        text.stdout
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no range starts at {start}:\n{}", text.stdout))
+    };
+    let skipped = line("2026-03-04..2026-03-05");
+    assert!(
+        skipped.contains("skip_held")
+            && skipped.contains(&format!(
+                "held by run {rid} (backfill, requested by planner"
+            )),
+        "2026-03-04..05 would be skipped, held by run {rid}:\n{}",
+        text.stdout
+    );
+    for (start, action) in [
+        ("2026-03-01..2026-03-02", "recompute"),
+        ("2026-03-03 ", "compute"),
+        ("2026-03-06 ", "compute"),
+    ] {
         assert!(
-            text.stdout.lines().any(|l| l.starts_with(ds)
-                && l.contains("skip")
-                && l.contains(&format!("run {rid}"))),
-            "{ds} would be skipped, held by run {rid}:\n{}",
-            text.stdout
-        );
-    }
-    for ds in ["2026-03-01", "2026-03-03", "2026-03-06"] {
-        assert!(
-            text.stdout
-                .lines()
-                .any(|l| l.starts_with(ds) && l.contains("compute")),
-            "{ds} would be computed:\n{}",
+            line(start).contains(&format!(" {action} ")),
+            "{start} would {action}:\n{}",
             text.stdout
         );
     }
@@ -442,21 +450,24 @@ fn dry_run_names_the_holder_of_skipped_dates_and_writes_nothing() {
         let ds = step["ds"].as_str().unwrap();
         let action = step["action"].as_str().unwrap();
         if ds == "2026-03-04" || ds == "2026-03-05" {
-            assert!(
-                action.starts_with("skip") && action.contains(&format!("run {rid}")),
-                "{ds}: {action}"
-            );
+            assert_eq!(action, "skip_held", "{ds}");
+            assert_eq!(step["held_by"], rid, "{ds}");
         } else {
-            assert!(!action.starts_with("skip"), "{ds}: {action}");
+            assert_ne!(action, "skip_held", "{ds}");
+            assert!(step["held_by"].is_null(), "{ds}: {step}");
         }
     }
 
-    // And for a reserved run: its own dates are computed, not skipped.
+    // And for a reserved run: its own dates are computed, not skipped, and the plan may
+    // name the run, which exists.
     let own = sb.ok(&["apply", "--run", &rid.to_string(), "--dry-run"]);
     assert!(
         own.stdout
-            .lines()
-            .any(|l| l.starts_with("2026-03-04") && l.contains("compute")),
+            .starts_with(&format!("dry run of run {rid} (2026-03-04..2026-03-05)"))
+            && own
+                .stdout
+                .lines()
+                .any(|l| l.starts_with("2026-03-04..2026-03-05  compute ")),
         "{}",
         own.stdout
     );

@@ -360,6 +360,7 @@ fn a_dry_run_with_a_new_model_writes_nothing() {
             "--interval",
             &orders.interval(),
             "--dry-run",
+            "--sql",
         ])
         .stdout;
     assert!(out.contains("INSERT INTO \"bands\""), "{out}");

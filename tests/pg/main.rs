@@ -38,6 +38,8 @@ mod pipelines;
 mod procs;
 #[path = "../cli/project.rs"]
 mod project;
+#[path = "../cli/ranges.rs"]
+mod ranges;
 #[path = "../cli/reserve.rs"]
 mod reserve;
 #[path = "../cli/scripting.rs"]
