@@ -456,7 +456,7 @@ fn select_dates(
     let Some(r) = request else {
         return Ok((reserve::held_by_run(db, run_id)?, Vec::new()));
     };
-    let states = reserve::date_states(db, pipeline, Some(interval))?;
+    let states = reserve::date_states(db, pipeline, interval)?;
     let selected = states
         .iter()
         .filter(|s| s.selected_by(&r.selection, &signature))
@@ -1036,7 +1036,7 @@ fn dry_run(db: &mut Db, pipeline: &Pipeline, start: &Start, out: &mut Output) ->
     let interval = start.interval;
     let signature = pipeline.signature();
     let own_run = start.reserved.map(|r| r.run_id);
-    let states = reserve::date_states(db, pipeline, Some(interval))?;
+    let states = reserve::date_states(db, pipeline, interval)?;
     let dead = reserve::dead_holders(db, &Identity::current(), own_run)?;
     let cx = plan::Context {
         signature: &signature,

@@ -175,20 +175,26 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         by: Option<String>,
     },
-    /// Per date: computed by which run, stale or not, sealed, corrections, held by whom, last failure.
+    /// The state at a glance: counts, notable dates as ranges, and a calendar (a row per
+    /// month, a cell per day); --list for a line per date.
     #[command(after_help = "Examples:\n  \
-        sqlrun status                                  every date the database knows\n  \
+        sqlrun status                                  from the first to the last date known\n  \
         sqlrun status --interval 2026-02-01..2026-02-28\n  \
+        sqlrun status --list --interval 2026-02-03     a line per date\n  \
         sqlrun status --select daily_revenue           judged by one model\n  \
-        sqlrun --json status | jq .                    for scripts")]
+        sqlrun --json status | jq .ranges              for scripts")]
     Status {
         /// The dates to show, START..END or one date (default: from the first to the last
-        /// date the database knows).
+        /// date the database knows, source rows included).
         #[arg(long, value_name = "START..END")]
         interval: Option<String>,
         /// Judge dates by these models (and those downstream of them) only.
         #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
         select: Vec<String>,
+        /// A table, a line per date (computed by which run, stale or not, sealed,
+        /// corrections, held by whom, last failure) instead of the summary and calendar.
+        #[arg(long)]
+        list: bool,
     },
     /// The audit trail: runs, or one run's dates, events and template versions.
     Runs {

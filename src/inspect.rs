@@ -51,23 +51,38 @@ pub fn init(global: &Global, out: &Output) -> Result<u8> {
     Ok(0)
 }
 
+/// `sqlrun status`: a span at a glance (summary and calendar), or `--list` a line per
+/// date. Without `--interval` the span runs from the first to the last date the
+/// database knows, source rows included, so gaps inside it show.
 pub fn status(
     global: &Global,
     interval: Option<&str>,
     select: &[String],
+    list: bool,
     out: &Output,
 ) -> Result<u8> {
     let interval = interval.map(Interval::parse).transpose()?;
     let (pipeline, mut db) = open(global, select)?;
-    let states = reserve::date_states(&mut db, &pipeline, interval)?;
-    if states.is_empty() {
-        out.json(&Vec::<()>::new())?;
-        out.text("no dates computed or held yet; run `sqlrun apply --interval START..END`")?;
-        return Ok(0);
-    }
+    let span = match interval {
+        Some(i) => Some(i),
+        None => {
+            let (span, notes) = reserve::known_span(&mut db, &pipeline)?;
+            notes.iter().for_each(|n| out.note(n));
+            span
+        }
+    };
+    let Some(span) = span else {
+        return report::status_empty(out).map(|()| 0);
+    };
+    let states = reserve::date_states(&mut db, &pipeline, span)?;
     // A holder that is gone still holds its dates until the next writer reclaims them; say so.
     let dead = reserve::dead_holders(&mut db, &crate::holder::Identity::current(), None)?;
-    report::status(&states, &pipeline.signature(), &dead, out)?;
+    let view = report::StatusView {
+        span,
+        known_span: interval.is_none(),
+        list,
+    };
+    report::status(&view, &states, &pipeline.signature(), &dead, out)?;
     Ok(0)
 }
 

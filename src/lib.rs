@@ -4,6 +4,7 @@
 //! crate is the orchestration: which dates, in what order, in which transaction.
 
 pub mod apply;
+pub mod calendar;
 pub mod cli;
 pub mod dates;
 pub mod db;
@@ -98,9 +99,11 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         Command::Retire { model, reason, by } => {
             models::retire_command(global, model, reason, by.as_deref(), out)?
         }
-        Command::Status { interval, select } => {
-            inspect::status(global, interval.as_deref(), select, out)?
-        }
+        Command::Status {
+            interval,
+            select,
+            list,
+        } => inspect::status(global, interval.as_deref(), select, *list, out)?,
         Command::Runs {
             run_id,
             limit,

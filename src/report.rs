@@ -6,6 +6,7 @@ use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
+use crate::calendar::{self, Glance, Summary};
 use crate::dates::{DateState, DateStatus, ModelState, Reclaim, Skip};
 use crate::error::Result;
 use crate::interval::{fmt_date, parse_date, Date, Interval};
@@ -101,6 +102,13 @@ impl Output {
             return Ok(());
         }
         self.json(&error.to_json())
+    }
+
+    /// Whether text on stdout may be coloured: stdout is a terminal and `NO_COLOR` is
+    /// not set (https://no-color.org).
+    pub fn colour(&self) -> bool {
+        let no_color = std::env::var_os("NO_COLOR");
+        calendar::colour_allowed(self.stdout_tty, no_color.as_deref())
     }
 }
 
@@ -533,31 +541,76 @@ pub fn transaction(begin: &str, body: &str) -> String {
     format!("{begin};\n{}\nCOMMIT;\n", body.trim_end())
 }
 
+/// How `status` shows a span.
+pub struct StatusView {
+    pub span: Interval,
+    /// The span is the database's first to last date (no --interval).
+    pub known_span: bool,
+    /// A line per date instead of the summary and the calendar.
+    pub list: bool,
+}
+
+/// `status --json`: the summary's fields beside the per-date rows.
+#[derive(Serialize)]
+struct StatusDoc<'a> {
+    interval: Option<String>,
+    /// Where the interval came from: `interval` (--interval), `known` (the first to the
+    /// last date the database knows) or `empty` (it knows no date).
+    span: &'static str,
+    /// Each date once, in the state the calendar shows.
+    counts: BTreeMap<Glance, usize>,
+    /// Every date in each notable state, as contiguous ranges.
+    ranges: BTreeMap<Glance, Vec<String>>,
+    holders: Vec<HolderDoc>,
+    dates: Vec<StatusRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct HolderDoc {
+    run_id: i64,
+    kind: Option<String>,
+    by: Option<String>,
+    status: Option<String>,
+    gone: Option<String>,
+    ranges: Vec<String>,
+}
+
+/// One date of `status --json` (and of `--list`).
+#[derive(Serialize)]
+struct StatusRow<'a> {
+    #[serde(flatten)]
+    state: &'a DateState,
+    state_name: &'static str,
+    /// The state the calendar shows (see `Glance::PRECEDENCE`).
+    calendar: Glance,
+    stale: bool,
+    /// Each model in scope and where it stands (current, stale, missing).
+    models: BTreeMap<&'a str, ModelState>,
+    /// A source it reads changed since it was built (`apply --only changed`).
+    changed: bool,
+    sealed: bool,
+    /// Why the holder counts as gone (the next apply, reserve or seal reclaims it).
+    holder_gone: Option<&'a str>,
+}
+
+fn ranges_text(ranges: &[Interval]) -> Vec<String> {
+    ranges.iter().map(Interval::to_string).collect()
+}
+
 pub fn status(
+    view: &StatusView,
     states: &[DateState],
     signature: &str,
     dead: &[(i64, String)],
     out: &Output,
 ) -> Result<()> {
-    #[derive(Serialize)]
-    struct Row<'a> {
-        #[serde(flatten)]
-        state: &'a DateState,
-        state_name: &'static str,
-        stale: bool,
-        /// Each model in scope and where it stands (current, stale, missing).
-        models: BTreeMap<&'a str, ModelState>,
-        /// A source it reads changed since it was built (`apply --only changed`).
-        changed: bool,
-        sealed: bool,
-        /// Why the holder counts as gone (the next apply, reserve or seal reclaims it).
-        holder_gone: Option<&'a str>,
-    }
-    let rows: Vec<Row> = states
+    let summary = Summary::of(view.span, states, signature, dead);
+    let rows: Vec<StatusRow> = states
         .iter()
-        .map(|s| Row {
+        .map(|s| StatusRow {
             state: s,
             state_name: state_name(s),
+            calendar: Glance::of(s, signature),
             stale: s.stale(signature),
             models: s.model_states(signature).into_iter().collect(),
             changed: s.changed(),
@@ -568,19 +621,77 @@ pub fn status(
                 .map(|(_, why)| why.as_str()),
         })
         .collect();
-    out.json(&rows)?;
-    let table_rows: Vec<Vec<String>> = rows
+    let holders = summary
+        .holders
         .iter()
-        .map(|r| {
-            let s = r.state;
+        .map(|h| HolderDoc {
+            run_id: h.run_id,
+            kind: h.kind.clone(),
+            by: h.by.clone(),
+            status: h.status.clone(),
+            gone: h.gone.clone(),
+            ranges: ranges_text(&h.ranges),
+        })
+        .collect();
+    let ranges = summary.ranges.iter().map(|(g, r)| (*g, ranges_text(r)));
+    out.json(&StatusDoc {
+        interval: Some(view.span.to_string()),
+        span: if view.known_span { "known" } else { "interval" },
+        counts: summary.counts.clone(),
+        ranges: ranges.collect(),
+        holders,
+        dates: rows,
+    })?;
+    if out.json {
+        return Ok(());
+    }
+    if view.list {
+        return out.text(&status_table(states, signature, dead));
+    }
+    let colour = out.colour();
+    out.text(&format!(
+        "{}\n{}",
+        calendar::summary_text(&summary, view.known_span, colour),
+        calendar::calendar(&summary, colour)
+    ))
+}
+
+/// `status` when the database knows no date at all: a message, or an empty document.
+pub fn status_empty(out: &Output) -> Result<()> {
+    out.json(&StatusDoc {
+        interval: None,
+        span: "empty",
+        counts: Glance::ALL.iter().map(|g| (*g, 0)).collect(),
+        ranges: Glance::NOTABLE.iter().map(|g| (*g, Vec::new())).collect(),
+        holders: Vec::new(),
+        dates: Vec::new(),
+    })?;
+    out.text(
+        "the database knows no dates yet: nothing computed, held or sealed, and no source rows; \
+         load source rows (e.g. `sqlrun generate --start 2026-02-01`), then run \
+         `sqlrun apply --interval START..END`",
+    )
+}
+
+/// `status --list`: a line per date.
+fn status_table(states: &[DateState], signature: &str, dead: &[(i64, String)]) -> String {
+    let table_rows: Vec<Vec<String>> = states
+        .iter()
+        .map(|s| {
+            let models: BTreeMap<&str, ModelState> =
+                s.model_states(signature).into_iter().collect();
+            let gone = s
+                .held_by
+                .and_then(|h| dead.iter().find(|(run, _)| *run == h))
+                .map(|(_, why)| why.as_str());
             vec![
                 s.ds.clone(),
-                r.state_name.to_string(),
+                state_name(s).to_string(),
                 opt(&s.built_run),
                 opt(&s.built_kind),
                 opt(&s.built_at),
-                version_cell(r.state, &r.models),
-                if r.sealed {
+                version_cell(s, &models),
+                if s.sealed() {
                     "sealed".into()
                 } else {
                     "-".into()
@@ -590,7 +701,7 @@ pub fn status(
                 } else {
                     "-".into()
                 },
-                match (s.held_by, r.holder_gone) {
+                match (s.held_by, gone) {
                     (Some(h), None) => format!(
                         "run {h} ({}, {})",
                         s.holder_kind.as_deref().unwrap_or("?"),
@@ -607,7 +718,7 @@ pub fn status(
             ]
         })
         .collect();
-    out.text(&table(
+    table(
         &[
             "date",
             "state",
@@ -621,7 +732,7 @@ pub fn status(
             "last failure",
         ],
         &table_rows,
-    ))
+    )
 }
 
 /// The `version` column: current or stale, and when the models of a date differ, which

@@ -419,8 +419,10 @@ fn kill_mid_backfill(seed: u64, at: KillAt) {
                 assert!(!held.is_empty());
                 // `status` (which writes nothing) says the holder is gone.
                 let out = sb.ok(&["--json", "status", "--interval", &interval]);
-                let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
-                for row in rows
+                let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+                for row in doc["dates"]
+                    .as_array()
+                    .unwrap()
                     .iter()
                     .filter(|r| held.contains(r["ds"].as_str().unwrap()))
                 {

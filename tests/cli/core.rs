@@ -363,7 +363,10 @@ fn json_output_of_apply_status_and_runs_parses() {
 
     let run = sb.ok(&["--json", "status", "--interval", "2026-06-01..2026-06-04"]);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("status --json");
-    let rows = doc.as_array().unwrap();
+    assert_eq!(doc["interval"], "2026-06-01..2026-06-04");
+    assert_eq!(doc["counts"]["computed"], 3);
+    assert_eq!(doc["ranges"]["missing"], serde_json::json!(["2026-06-04"]));
+    let rows = doc["dates"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     for r in &rows[..3] {
         assert_eq!(r["built_run"], run_id, "{r}");
@@ -431,7 +434,7 @@ fn status_shows_computed_and_missing_dates() {
     let sb = with_orders(&orders);
     sb.ok(&["apply", "--interval", "2026-08-01..2026-08-02"]);
     let out = sb
-        .ok(&["status", "--interval", "2026-08-01..2026-08-04"])
+        .ok(&["status", "--list", "--interval", "2026-08-01..2026-08-04"])
         .stdout;
     let line = |ds: &str| {
         out.lines()
@@ -445,12 +448,11 @@ fn status_shows_computed_and_missing_dates() {
     for ds in ["2026-08-03", "2026-08-04"] {
         assert!(line(ds).contains("missing"), "{out}");
     }
-    // Without --interval: the dates the database knows.
+    // Without --interval: the first to the last date the database knows, source rows
+    // included.
     let out = sb.ok(&["status"]).stdout;
-    assert!(
-        out.contains("2026-08-01") && out.contains("2026-08-02"),
-        "{out}"
-    );
+    let (first, last) = (orders.start.clone(), day(&orders.start, orders.days - 1));
+    assert!(out.starts_with(&format!("{first}..{last}: ")), "{out}");
 }
 
 #[test]
@@ -486,15 +488,23 @@ fn runs_shows_one_runs_dates() {
 }
 
 #[test]
-fn status_without_an_interval_lists_the_dates_the_store_knows() {
+fn status_without_an_interval_spans_the_dates_the_store_knows() {
     let sb = Sandbox::new();
     sb.ok(&["apply", "--interval", "2024-02-28..2024-03-01"]);
     sb.ok(&["apply", "--interval", "2025-12-31..2026-01-01"]);
     let out = sb.ok(&["--json", "status"]);
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
-    let dates: Vec<&str> = rows.iter().map(|r| r["ds"].as_str().unwrap()).collect();
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["interval"], "2024-02-28..2026-01-01");
+    let rows = doc["dates"].as_array().unwrap();
+    // Every date between, the leap day and the turn of the year included.
+    assert_eq!(rows.len(), 674);
+    let computed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["calendar"] == "computed")
+        .map(|r| r["ds"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        dates,
+        computed,
         [
             "2024-02-28",
             "2024-02-29",
@@ -502,6 +512,10 @@ fn status_without_an_interval_lists_the_dates_the_store_knows() {
             "2025-12-31",
             "2026-01-01"
         ]
+    );
+    assert_eq!(
+        doc["ranges"]["missing"],
+        serde_json::json!(["2024-03-02..2025-12-30"])
     );
     assert_eq!(
         sb.rows("SELECT ds, revenue, order_count FROM daily_revenue WHERE ds = '2024-02-29'"),

@@ -15,6 +15,7 @@ mod concurrency;
 mod core;
 mod environment;
 mod failure;
+mod glance;
 mod jobs;
 mod late;
 mod literals;

@@ -166,10 +166,12 @@ fn a_reserved_interval_is_skipped_then_carried_out_by_apply_run() {
             );
         }
     }
+    // Said when the dates are reserved, one line for the contiguous range (the summary at
+    // the end says it again, as a range of the run's outcomes).
     let skip_lines: Vec<&str> = wide
         .stderr
         .lines()
-        .filter(|l| l.contains(&format!("run {rid}")))
+        .filter(|l| l.starts_with("skipped ") && l.contains(&format!("run {rid}")))
         .collect();
     assert_eq!(
         skip_lines.len(),
@@ -491,7 +493,7 @@ fn status_shows_who_holds_a_date() {
         ],
     );
 
-    let text = sb.ok(&["status", "--interval", "2026-03-03..2026-03-06"]);
+    let text = sb.ok(&["status", "--list", "--interval", "2026-03-03..2026-03-06"]);
     let line = |ds: &str| {
         text.stdout
             .lines()
@@ -512,7 +514,12 @@ fn status_shows_who_holds_a_date() {
 
     let json = sb.ok(&["--json", "status", "--interval", "2026-03-03..2026-03-06"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    let dates = v.as_array().expect("one entry per date");
+    assert_eq!(
+        v["ranges"]["held"],
+        serde_json::json!(["2026-03-04..2026-03-05"])
+    );
+    assert_eq!(v["holders"][0]["run_id"], rid);
+    let dates = v["dates"].as_array().expect("one entry per date");
     assert_eq!(dates.len(), 4);
     for d in dates {
         let ds = d["ds"].as_str().unwrap();

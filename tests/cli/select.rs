@@ -85,8 +85,9 @@ fn status_models(
         args.extend(["--select", &joined]);
     }
     let out = sb.ok(&args);
-    let rows: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    rows.as_array()
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    doc["dates"]
+        .as_array()
         .unwrap()
         .iter()
         .map(|r| r["models"].clone())

@@ -24,6 +24,8 @@ mod equivalence;
 #[path = "../cli/failure.rs"]
 mod failure;
 mod faults;
+#[path = "../cli/glance.rs"]
+mod glance;
 #[path = "../cli/jobs.rs"]
 mod jobs;
 #[path = "../cli/late.rs"]
