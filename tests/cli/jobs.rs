@@ -9,7 +9,9 @@ use std::process::{Child, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use crate::concurrency::{finish, half_written, signal, spawn};
+use crate::concurrency::{
+    assert_rows_whole, finish, partitions, signal, spawn, status_of, wait_for,
+};
 use crate::support::*;
 
 const START: &str = "2026-02-01";
@@ -66,39 +68,8 @@ fn jobs_of(sb: &Sandbox, run_id: i64) -> String {
     sb.rows(&format!("SELECT jobs FROM runs WHERE run_id = {run_id}"))[0][0].clone()
 }
 
-fn status_of(sb: &Sandbox, run_id: i64) -> String {
-    sb.rows(&format!("SELECT status FROM runs WHERE run_id = {run_id}"))[0][0].clone()
-}
-
-/// A run's dates (its run_partitions rows) and the status each got.
-fn partitions(sb: &Sandbox, run_id: i64) -> BTreeMap<String, String> {
-    sb.rows(&format!(
-        "SELECT ds, status FROM run_partitions WHERE run_id = {run_id}"
-    ))
-    .into_iter()
-    .map(|r| (r[0].clone(), r[1].clone()))
-    .collect()
-}
-
 fn all_dates(orders: &Orders) -> Vec<String> {
     (0..orders.days).map(|i| day(&orders.start, i)).collect()
-}
-
-/// Every daily_revenue row is its date's expected numbers and has its run's success
-/// record, and every success record has its row.
-fn assert_whole(sb: &Sandbox, expected: &BTreeMap<String, (i64, i64)>, what: &str) {
-    for (ds, numbers) in sb.daily() {
-        assert_eq!(Some(&numbers), expected.get(&ds), "{what}: {ds} is whole");
-    }
-    let (orphans, unrecorded) = half_written(sb);
-    assert!(
-        orphans.is_empty(),
-        "{what}: rows without a record: {orphans:?}"
-    );
-    assert!(
-        unrecorded.is_empty(),
-        "{what}: records without a row: {unrecorded:?}"
-    );
 }
 
 /// Lines of stderr about skipped dates, without the time the holder took them.
@@ -118,21 +89,6 @@ fn said(stderr: &str) -> Vec<&str> {
         .filter(|l| !l.contains(" ms)"))
         .map(|l| l.split(" since ").next().unwrap_or(l))
         .collect()
-}
-
-/// Polls `count` until it reaches `n` (true) or the child exits first / a minute passes.
-fn wait_for(sb: &Sandbox, sql: &str, n: i64, child: &mut Child) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if sb.count(sql) >= n {
-            return true;
-        }
-        if child.try_wait().unwrap().is_some() {
-            return sb.count(sql) >= n;
-        }
-        sleep(Duration::from_millis(5));
-    }
-    false
 }
 
 // ---------------------------------------------------------------------------------------
@@ -421,7 +377,7 @@ fn a_failed_date_stops_every_worker_from_taking_more() {
             later.len() < all.len() - 5 - 10,
             "--jobs {jobs}: the workers stopped taking dates: {later:?}"
         );
-        assert_whole(&sb, &expected, jobs);
+        assert_rows_whole(&sb, &expected);
         assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
         let not_attempted = all.len() - dates.len();
         assert_eq!(
@@ -451,7 +407,7 @@ fn a_failed_date_stops_every_worker_from_taking_more() {
         ]);
         assert_eq!(sb.daily(), expected, "--jobs {jobs}");
         assert_eq!(sb.cumulative(), running(&expected));
-        assert_whole(&sb, &expected, jobs);
+        assert_rows_whole(&sb, &expected);
     }
 }
 
@@ -594,7 +550,7 @@ fn sigterm_mid_parallel_run(twice: bool) {
         done,
         "exactly the recorded dates have rows"
     );
-    assert_whole(&sb, &expected, "after SIGTERM");
+    assert_rows_whole(&sb, &expected);
     assert_eq!(
         sb.rows("SELECT date_count FROM run_events WHERE run_id = 1 AND event = 'released'"),
         [[(all.len() - done.len()).to_string()]],
@@ -615,7 +571,7 @@ fn sigterm_mid_parallel_run(twice: bool) {
     assert_eq!(partitions(&sb, 2).into_keys().collect::<Vec<_>>(), rest);
     assert_eq!(sb.daily(), expected);
     assert_eq!(sb.cumulative(), running(&expected));
-    assert_whole(&sb, &expected, "after the rerun");
+    assert_rows_whole(&sb, &expected);
 }
 
 #[test]
@@ -634,130 +590,71 @@ fn a_second_sigterm_rolls_back_every_date_in_flight() {
     sigterm_mid_parallel_run(true);
 }
 
-/// A session of the run ends on the server while 3 workers compute: the worker's own, or
-/// the run's (which holds its lock). Either stops the whole run (exit 1, it says it lost
-/// the connection); what committed is whole; a rerun finishes the rest.
-fn session_ends_mid_parallel_run(tag: &str, the_runs_own: bool) {
+/// A backfill with 3 workers whose sessions are named `app` (so that the test can find
+/// them), slowed, once it has committed 4 dates.
+fn named_parallel_run(tag: &str) -> (Sandbox, Orders, String, Child) {
     let (sb, orders) = with_orders(10, 36);
-    let expected = orders.expected();
-    let all = all_dates(&orders);
     note_writers(&sb, 0.15);
-    let interval = orders.interval();
     let (url, schema) = sb.url();
     let app = format!("jobs_{schema}_{tag}");
     let sep = if url.contains('?') { '&' } else { '?' };
     let mut child = cmd_with_url(
         &format!("{url}{sep}application_name={app}"),
         &schema,
-        &["apply", "--interval", &interval, "--jobs", "3"],
+        &["apply", "--interval", &orders.interval(), "--jobs", "3"],
     )
     .current_dir(sb.path())
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
-    assert!(wait_for(
-        &sb,
-        "SELECT count(*) FROM run_partitions",
-        4,
-        &mut child
-    ));
-    // The run's session is the one holding its lock (schema oid, run id).
-    let own = format!(
+    let done = "SELECT count(*) FROM run_partitions";
+    assert!(wait_for(&sb, done, 4, &mut child), "{tag}: 4 dates done");
+    (sb, orders, app, child)
+}
+
+/// The pid of the run's own session: the one that holds its lock (schema oid, run 1).
+fn own_session(sb: &Sandbox) -> String {
+    let (_, schema) = sb.url();
+    format!(
         "SELECT l.pid FROM pg_catalog.pg_locks AS l WHERE l.locktype = 'advisory' \
          AND l.classid = CAST(CAST('{schema}' AS regnamespace) AS oid) AND l.objid = 1 \
          AND l.objsubid = 2 AND l.granted"
-    );
-    // The run's own session goes while every worker waits at its next date's reservation
-    // row (held by `blocker`): once let go, no worker may write that date.
-    let mut blocker = sb.pg_client();
-    let mut held = blocker.transaction().unwrap();
-    let mut before = BTreeMap::new();
-    if the_runs_own {
-        held.execute(
-            "SELECT ds FROM reservations WHERE run_id = 1 FOR UPDATE SKIP LOCKED",
-            &[],
-        )
-        .unwrap();
-        let waiting = format!(
-            "SELECT count(*) FROM pg_catalog.pg_stat_activity              WHERE application_name = '{app}' AND wait_event_type = 'Lock'"
-        );
-        if !wait_for(&sb, &waiting, 3, &mut child) {
-            held.rollback().unwrap();
-            panic!("{tag}: all 3 wait: {:?}", finish(child));
-        }
-        before = partitions(&sb, 1);
-    }
-    let victim = if the_runs_own {
-        own
-    } else {
-        format!(
-            "SELECT pid FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}' \
-             AND pid NOT IN ({own}) LIMIT 1"
-        )
-    };
+    )
+}
+
+/// Terminates the one session `pid_sql` names.
+fn terminate(sb: &Sandbox, pid_sql: &str) {
     assert_eq!(
         sb.rows(&format!(
-            "SELECT pg_catalog.pg_terminate_backend(pid) FROM ({victim}) AS v"
+            "SELECT pg_catalog.pg_terminate_backend(pid) FROM ({pid_sql}) AS v"
         )),
         [["1"]],
-        "{tag}: one session terminated"
+        "one session terminated"
     );
-    if the_runs_own {
-        let sessions = format!(
-            "SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'"
-        );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while sb.count(&sessions) > 2 && Instant::now() < deadline {
-            sleep(Duration::from_millis(5));
-        }
-    }
-    held.rollback().unwrap();
-    let run = finish(child);
-    assert_eq!(run.code, 1, "{tag}\nstderr: {}", run.stderr);
+}
+
+/// A run stopped by a lost session: exit 1, saying so; what it committed is whole and
+/// recorded, and it did not finish. Its dates.
+fn lost_a_session(sb: &Sandbox, orders: &Orders, run: &Run) -> BTreeMap<String, String> {
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
     assert!(
         run.stderr
             .contains("lost the connection to the database during "),
-        "{tag}: {}",
+        "{}",
         run.stderr
     );
-    let dates = partitions(&sb, 1);
-    assert!(dates.values().all(|s| s == "success"), "{tag}: {dates:?}");
-    assert!(dates.len() < all.len(), "{tag}: it stopped: {dates:?}");
-    eprintln!(
-        "{tag}: {} of {} dates done; {}",
-        dates.len(),
-        all.len(),
-        run.stderr.lines().last().unwrap_or_default()
-    );
-    assert_whole(&sb, &expected, tag);
-    let status = status_of(&sb, 1);
-    if the_runs_own {
-        assert_eq!(
-            partitions(&sb, 1),
-            before,
-            "no worker wrote a date once the run's own session was gone"
-        );
-        // Nobody could record its end: the next run finds its session gone.
-        assert_eq!(status, "running", "{tag}");
-        assert!(
-            run.stderr.contains("the next run reclaims its dates"),
-            "{}",
-            run.stderr
-        );
-    } else {
-        // The run's own session recorded the end and released the rest.
-        assert_eq!(status, "failed", "{tag}");
-        assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0, "{tag}");
-        assert!(
-            run.stderr
-                .contains("its own session released the dates it did not compute"),
-            "{}",
-            run.stderr
-        );
-    }
+    let dates = partitions(sb, 1);
+    assert!(dates.values().all(|s| s == "success"), "{dates:?}");
+    assert!(dates.len() < orders.days as usize, "it stopped: {dates:?}");
+    assert_rows_whole(sb, &orders.expected());
+    dates
+}
 
+/// `--only missing` after a stopped run 1 finishes the interval; run 1 wrote nothing more.
+fn rerun_finishes(sb: &Sandbox, orders: &Orders, stopped: &BTreeMap<String, String>) -> Run {
     sb.exec("DROP TRIGGER burn_time ON daily_revenue");
+    let interval = orders.interval();
     let rerun = sb.ok(&[
         "apply",
         "--interval",
@@ -767,36 +664,100 @@ fn session_ends_mid_parallel_run(tag: &str, the_runs_own: bool) {
         "--jobs",
         "3",
     ]);
-    if the_runs_own {
-        assert!(
-            rerun.stderr.contains("reclaimed"),
-            "{tag}: {}",
-            rerun.stderr
-        );
-        assert_eq!(status_of(&sb, 1), "interrupted");
-    }
     assert_eq!(
-        partitions(&sb, 1),
-        dates,
-        "{tag}: nothing more from the stopped run"
+        &partitions(sb, 1),
+        stopped,
+        "nothing more from the stopped run"
     );
-    assert_eq!(sb.daily(), expected, "{tag}");
-    assert_whole(&sb, &expected, tag);
+    assert_eq!(sb.daily(), orders.expected());
+    assert_rows_whole(sb, &orders.expected());
     assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
+    rerun
 }
 
+/// One worker's session ends on the server: the whole run stops (exit 1); the run's own
+/// session records the end and releases the rest.
 #[test]
 fn a_worker_whose_session_ends_stops_the_whole_run() {
     if postgres_only("--jobs above 1 is refused on SQLite") {
         return;
     }
-    session_ends_mid_parallel_run("worker", false);
+    let (sb, orders, app, child) = named_parallel_run("worker");
+    terminate(
+        &sb,
+        &format!(
+            "SELECT pid FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}' \
+             AND pid NOT IN ({}) LIMIT 1",
+            own_session(&sb)
+        ),
+    );
+    let run = finish(child);
+    let stopped = lost_a_session(&sb, &orders, &run);
+    eprintln!(
+        "worker: {} dates done; {}",
+        stopped.len(),
+        run.stderr.lines().last().unwrap_or_default()
+    );
+    assert_eq!(status_of(&sb, 1), "failed");
+    assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
+    assert!(
+        run.stderr
+            .contains("its own session released the dates it did not compute"),
+        "{}",
+        run.stderr
+    );
+    rerun_finishes(&sb, &orders, &stopped);
 }
 
+/// The run's own session (which holds its lock) ends while every worker waits at its next
+/// date's reservation row (held by another session): let go, no worker writes that date.
+/// The run stays `running` until the next run finds its session gone and reclaims.
 #[test]
 fn when_the_runs_own_session_ends_its_workers_write_no_more() {
     if postgres_only("--jobs above 1 is refused on SQLite") {
         return;
     }
-    session_ends_mid_parallel_run("own", true);
+    let (sb, orders, app, mut child) = named_parallel_run("own");
+    let mut blocker = sb.pg_client();
+    let mut held = blocker.transaction().unwrap();
+    held.execute(
+        "SELECT ds FROM reservations WHERE run_id = 1 FOR UPDATE SKIP LOCKED",
+        &[],
+    )
+    .unwrap();
+    let sessions = format!(
+        "SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'"
+    );
+    let waiting = format!("{sessions} AND wait_event_type = 'Lock'");
+    if !wait_for(&sb, &waiting, 3, &mut child) {
+        held.rollback().unwrap();
+        panic!("all 3 sessions wait: {:?}", finish(child));
+    }
+    let before = partitions(&sb, 1);
+    terminate(&sb, &own_session(&sb));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sb.count(&sessions) > 2 && Instant::now() < deadline {
+        sleep(Duration::from_millis(5));
+    }
+    held.rollback().unwrap();
+    let run = finish(child);
+    let stopped = lost_a_session(&sb, &orders, &run);
+    eprintln!(
+        "own: {} dates done; {}",
+        stopped.len(),
+        run.stderr.lines().last().unwrap_or_default()
+    );
+    assert_eq!(
+        stopped, before,
+        "no worker wrote a date once the run's own session was gone"
+    );
+    assert_eq!(status_of(&sb, 1), "running", "nobody could record its end");
+    assert!(
+        run.stderr.contains("the next run reclaims its dates"),
+        "{}",
+        run.stderr
+    );
+    let rerun = rerun_finishes(&sb, &orders, &stopped);
+    assert!(rerun.stderr.contains("reclaimed"), "{}", rerun.stderr);
+    assert_eq!(status_of(&sb, 1), "interrupted");
 }
