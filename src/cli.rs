@@ -247,6 +247,41 @@ pub enum Command {
         #[arg(value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Load rows from a CSV file into a table (a source such as orders), all or nothing.
+    ///
+    /// The header row names the columns; columns it leaves out take their defaults (orders'
+    /// created_at: now). An empty field is NULL. Each value is checked against its
+    /// column's type first: a bad row stops the load with its line, column and value, and
+    /// nothing is written. Dates a tracked source's new rows touch show as changed.
+    Load {
+        /// The table to load into; not a model's table (apply fills those) nor sqlrun's own.
+        table: String,
+        /// A CSV file (RFC 4180, UTF-8, comma-separated, header row first), or - for stdin.
+        #[arg(value_name = "FILE|-")]
+        file: String,
+    },
+    /// Print a shell completion script on stdout (opens no database).
+    ///
+    /// bash: `sqlrun completions bash > ~/.local/share/bash-completion/completions/sqlrun`;
+    /// zsh: into a folder of $fpath as _sqlrun; fish: ~/.config/fish/completions/sqlrun.fish.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout, or write one page per command into a folder
+    /// (opens no database).
+    ///
+    /// `sqlrun man | man -l -` reads it now; `sqlrun man --dir ~/.local/share/man/man1`
+    /// installs sqlrun.1 and sqlrun-COMMAND.1 for `man sqlrun` and `man sqlrun-apply`.
+    Man {
+        /// One command's page (sqlrun-COMMAND(1)) instead of sqlrun(1).
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+        /// Write sqlrun.1 and sqlrun-COMMAND.1 for every command into DIR (created if missing).
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -15,6 +15,7 @@ pub mod holder;
 pub mod inspect;
 pub mod interval;
 pub mod kinds;
+pub mod load;
 pub mod models;
 pub mod pipeline;
 pub mod plan;
@@ -25,6 +26,7 @@ pub mod requester;
 pub mod reserve;
 pub mod scaffold;
 pub mod seal;
+pub mod shell;
 pub mod store;
 pub mod templates;
 pub mod workers;
@@ -76,6 +78,9 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
             let global = project::resolve(args, &project::Env::from_process(), None)?;
             demo::run(&global, out)?
         }
+        // The shell's kit describes the command line: no database, no project file.
+        Command::Completions { shell } => shell::completions(*shell, out)?,
+        Command::Man { command, dir } => shell::man(command.as_deref(), dir.as_deref(), out)?,
         command => {
             let global = project::resolve_here(args)?;
             if let Some(path) = global.project.as_deref().filter(|_| out.verbose > 0) {
@@ -119,8 +124,13 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         } => inspect::render(global, date, model.as_deref(), select, out)?,
         Command::Templates { show } => inspect::templates(global, show.as_deref(), out)?,
         Command::Generate(args) => generate::run(global, args, out)?,
-        Command::New { .. } | Command::Demo | Command::Help { .. } => {
-            unreachable!("run() handles new, demo and help")
+        Command::Load { table, file } => load::run(global, table, file, out)?,
+        Command::New { .. }
+        | Command::Demo
+        | Command::Help { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => {
+            unreachable!("execute() handles these without a database")
         }
     })
 }

@@ -50,6 +50,8 @@ queries! {
     DROP_SCHEMA => "drop_schema.sql" | "postgres/drop_schema.sql",
     // A table's columns in order, each with the kind of value it holds (none: no such table).
     COLUMN_TYPES => "sqlite/column_types.sql" | "postgres/column_types.sql",
+    // The tables of the database (schema), by name.
+    TABLES => "sqlite/tables.sql" | "postgres/tables.sql",
     SOURCE_TRIGGERS => "sqlite/source_triggers.sql" | "postgres/source_triggers.sql",
     SOURCE_TRACKING_OF => "source_tracking_of.sql",
     RECORD_SOURCE_TRACKING => "record_source_tracking.sql" | "postgres/record_source_tracking.sql",

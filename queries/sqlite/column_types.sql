@@ -2,7 +2,9 @@
 -- holds, from its declared type, read as SQLite reads it (a type with INT is an integer, and so on); BOOL, DATE
 -- and TIME are kinds of their own, as people declare them. An undeclared type (or BLOB,
 -- or one SQLite gives no clear meaning) is NULL: each value is then shown as what it is.
--- (queries/postgres/column_types.sql has the same kinds.)
+-- (queries/postgres/column_types.sql has the same kinds.) not_null and has_default say
+-- what a row that leaves the column out, or gives NULL, gets (`sqlrun load`); an INTEGER
+-- PRIMARY KEY is the rowid, which fills itself.
 SELECT name,
        CASE
            WHEN upper(type) LIKE '%INT%' THEN 'integer'
@@ -14,6 +16,11 @@ SELECT name,
            WHEN upper(type) LIKE '%REAL%' OR upper(type) LIKE '%FLOA%'
                 OR upper(type) LIKE '%DOUB%' OR upper(type) LIKE '%NUM%'
                 OR upper(type) LIKE '%DEC%' THEN 'number'
-       END AS kind
+       END AS kind,
+       "notnull" AS not_null,
+       dflt_value IS NOT NULL
+           OR (pk = 1 AND upper(type) = 'INTEGER'
+               AND (SELECT count(*) FROM pragma_table_info(:table) WHERE pk > 0) = 1)
+           AS has_default
 FROM pragma_table_info(:table)
 ORDER BY cid

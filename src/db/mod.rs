@@ -171,6 +171,10 @@ pub enum TxKind {
     /// pipeline's lock among themselves (never during a bookkeeping step) and each locks
     /// its reservation row.
     Date,
+    /// What any client's INSERT does (`sqlrun load`): SQLite still takes the write lock;
+    /// on PostgreSQL no pipeline lock, so a long load neither waits for runs nor holds
+    /// them up (a date reads its sources from its own snapshot).
+    Plain,
 }
 
 /// What went wrong in the database, by cause.
@@ -373,6 +377,14 @@ impl Db {
             sql,
             |db, statement| call!(db, c => c.run_statement(statement, &params)),
         )
+    }
+
+    /// Runs one statement whose parameters are bound by position, in the order they first
+    /// appear in the text (`:p1`, `:p2`, ... as `templates::render_bound` prints them):
+    /// a bulk load binds a few thousand values per statement without a lookup by name.
+    /// Prepared once per text. How many rows it changed.
+    pub fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64> {
+        call!(self, c => c.execute_in_order(sql, values))
     }
 
     /// Runs one statement; how many rows it changed.

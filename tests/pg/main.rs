@@ -32,6 +32,8 @@ mod jobs;
 mod late;
 #[path = "../cli/literals.rs"]
 mod literals;
+#[path = "../cli/load.rs"]
+mod load;
 #[path = "../cli/models.rs"]
 mod models;
 mod partition;
@@ -52,5 +54,7 @@ mod seal;
 mod select;
 #[path = "../cli/sent.rs"]
 mod sent;
+#[path = "../cli/shell.rs"]
+mod shell;
 #[path = "../cli/templates.rs"]
 mod templates;
