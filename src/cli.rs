@@ -6,6 +6,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::project::ApplyDefaults;
 
+/// The most dates `apply --jobs` computes at once (each is a database session).
+pub const MAX_JOBS: i64 = 64;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "sqlrun",
@@ -133,7 +136,8 @@ pub enum Command {
         sqlrun apply --interval 2026-01-01..2026-03-31 --only missing   fill the gaps\n  \
         sqlrun apply --lookback 14                          yesterday, and late data of 14 days\n  \
         sqlrun apply --interval 2026-02-01..2026-02-14 --dry-run        the plan, nothing written\n  \
-        sqlrun apply --run 7                                carry out `sqlrun reserve`'s run 7\n\n\
+        sqlrun apply --run 7                                carry out `sqlrun reserve`'s run 7\n  \
+        sqlrun apply --interval 2025-01-01..2025-12-31 --jobs 4         PostgreSQL: 4 dates at once\n\n\
         Exit codes: 0 done; 1 a date failed; 2 bad input, nothing written; 99 dates skipped \
         because another run holds them (each named on stderr).")]
     Apply(ApplyArgs),
@@ -358,6 +362,13 @@ pub struct ApplyArgs {
     /// Go on after a failed date (the run still ends failed, exit 1).
     #[arg(long)]
     pub keep_going: bool,
+
+    /// Compute up to N dates at once, each in its own database session (PostgreSQL)
+    ///
+    /// Each date is still one transaction; the dates are taken in ascending order. Refused
+    /// on SQLite, which has one writer. Default: the project file's `[apply] jobs`, else 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS))]
+    pub jobs: Option<u32>,
 
     /// Print the plan, dates as ranges per action; write nothing and claim no run id.
     #[arg(long)]

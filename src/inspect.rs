@@ -284,7 +284,12 @@ fn run_header(run: &store::RunRow, templates: &[Map<String, Json>]) -> String {
     }
     if let (Some(host), Some(pid)) = (&run.host, run.pid) {
         let on = run.dialect.as_deref().unwrap_or("sqlite");
-        text.push_str(&format!("  process {pid} on {host}, database {on}\n"));
+        let jobs = match run.jobs {
+            Some(1) => ", 1 date at a time".to_string(),
+            Some(n) => format!(", {n} dates at a time (--jobs {n})"),
+            None => String::new(),
+        };
+        text.push_str(&format!("  process {pid} on {host}, database {on}{jobs}\n"));
     }
     if let Some(e) = &run.error {
         text.push_str(&format!("  note: {e}\n"));

@@ -29,6 +29,7 @@ pub mod seal;
 pub mod shell;
 pub mod store;
 pub mod templates;
+pub mod workers;
 
 use std::process::ExitCode;
 

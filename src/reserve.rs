@@ -310,6 +310,7 @@ pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Res
                 (":pid", Value::Null),
                 (":pid_started", Value::Null),
                 (":dialect", db.dialect().as_str().into()),
+                (":jobs", Value::Null),
             ],
         )?;
         let reclaimed = sweep(db, &pipeline, &me, Some(run_id))?;

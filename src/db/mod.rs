@@ -504,6 +504,13 @@ impl Db {
         call!(self, c => c.hold_run(run_id))
     }
 
+    /// Whether `run_id` is alive, asked inside a date's transaction from any session of
+    /// the run (the workers of `apply --jobs` have sessions of their own): its own session
+    /// still holds its lock. On SQLite the run is this process.
+    pub fn run_alive(&mut self, run_id: i64) -> Result<bool> {
+        call!(self, c => c.run_alive(run_id))
+    }
+
     /// Whether a table or view exists, and for a view the text it was created from.
     pub fn object(&mut self, name: &str) -> Result<Option<String>> {
         call!(self, c => c.object(name))

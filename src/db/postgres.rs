@@ -52,6 +52,8 @@ pub struct Conn {
     /// Inside a date's transaction: the session holds the pipeline's lock shared until
     /// the transaction ends (date_lock.sql).
     in_date: bool,
+    /// The run whose lock this session holds (hold_run.sql), if any.
+    holds_run: Option<i64>,
 }
 
 /// An error with what caused it (the driver's words, then the system's): "error
@@ -170,6 +172,7 @@ impl Conn {
             client,
             prepared: Default::default(),
             in_date: false,
+            holds_run: None,
         };
         conn.session_settings()?;
         conn.migrate(schema, label)?;
@@ -412,7 +415,21 @@ impl Conn {
                 "run {run_id}: another session already holds its lock"
             ))));
         }
+        self.holds_run = Some(run_id);
         Ok(())
+    }
+
+    /// Whether the run's own session still holds its lock: this one, or another, asked
+    /// (run_alive.sql) inside a date's transaction.
+    pub fn run_alive(&mut self, run_id: i64) -> Result<bool> {
+        if self.holds_run == Some(run_id) {
+            return Ok(true);
+        }
+        let rows = self.rows(
+            include_str!("../../queries/postgres/run_alive.sql"),
+            &[(":run_id", run_id.into())],
+        )?;
+        Ok(rows.first().map(|r| r.bool(0)).transpose()? == Some(true))
     }
 
     pub fn object(&mut self, name: &str) -> Result<Option<String>> {

@@ -16,6 +16,7 @@ mod core;
 mod environment;
 mod failure;
 mod glance;
+mod jobs;
 mod late;
 mod literals;
 mod load;
