@@ -505,14 +505,23 @@ fn request_from(args: &ApplyArgs, zone: Tz) -> Result<Request> {
 /// A date that has not ended yet would be recorded as done with part of its rows: almost
 /// always a scheduler passing the day that has just begun. Refused unless asked for.
 fn refuse_unfinished(interval: Interval, zone: Tz, args: &ApplyArgs) -> Result<()> {
-    let Some((date, ends)) = first_unfinished(interval, Utc::now(), zone) else {
+    let now = Utc::now();
+    let Some((date, ends)) = first_unfinished(interval, now, zone) else {
         return Ok(());
     };
-    let left = (ends - Utc::now()).num_minutes().max(1);
-    let wait = match left {
-        m if m < 120 => format!("{m} min"),
-        m if m < 48 * 60 => format!("{} h", m / 60),
-        m => format!("{} days", m / (24 * 60)),
+    let today = now.with_timezone(&zone).date_naive();
+    let when = if date > today {
+        "is in the future".to_string()
+    } else {
+        let left = (ends - now).num_minutes().max(1);
+        let wait = match left {
+            m if m < 120 => format!("{m} min"),
+            m => format!("{} h", m / 60),
+        };
+        format!(
+            "has not ended yet: it ends at {} {zone} (in {wait})",
+            ends.with_timezone(&zone).format("%Y-%m-%d %H:%M")
+        )
     };
     let asked = match (args.run, &args.interval, &args.as_of) {
         (Some(run), _, _) => format!("run {run} (reserved for {interval})"),
@@ -520,15 +529,16 @@ fn refuse_unfinished(interval: Interval, zone: Tz, args: &ApplyArgs) -> Result<(
         (None, None, Some(as_of)) => format!("--as-of {as_of} (its yesterday is {interval})"),
         (None, None, None) => format!("the regular run ({interval})"),
     };
+    let last_ended = today
+        .pred_opt()
+        .map_or_else(|| "yesterday".into(), fmt_date);
     Err(Error::bad(format!(
-        "{} has not ended yet: it ends at {} {zone} (in {wait}); {asked} would record a \
-         partial day as done. Usually a scheduler passed the day that has just begun: with \
-         Airflow 3's default @daily schedule `{{{{ ds }}}}` is today, and the day that ended \
-         is `{{{{ macros.ds_add(ds, -1) }}}}` (see the README, \"Driving sqlrun from \
-         Airflow\"). Compute dates up to {}, or pass --allow-partial-day to compute it anyway",
+        "{} {when}; {asked} would record a partial day as done. Usually a scheduler passed \
+         the day that has just begun: with Airflow 3's default @daily schedule `{{{{ ds }}}}` \
+         is today, and the day that ended is `{{{{ macros.ds_add(ds, -1) }}}}` (see the \
+         README, \"Driving sqlrun from Airflow\"). Compute dates up to {last_ended}, or pass \
+         --allow-partial-day to compute it anyway",
         fmt_date(date),
-        ends.with_timezone(&zone).format("%Y-%m-%d %H:%M"),
-        date.pred_opt().map_or_else(|| "yesterday".into(), fmt_date),
     )))
 }
 
@@ -838,7 +848,7 @@ fn committed(dates: &[DateOutcome]) -> Vec<CommittedDate> {
         .filter(|d| d.status != DateStatus::Failed)
         .map(|d| CommittedDate {
             ds: d.ds.clone(),
-            status: d.status.to_string(),
+            status: d.status,
         })
         .collect()
 }

@@ -288,8 +288,9 @@ const RULER_DAYS: [u32; 7] = [1, 5, 10, 15, 20, 25, 30];
 pub fn summary_text(summary: &Summary, known_span: bool, colour: bool) -> String {
     let n = summary.span.len();
     let mut text = format!(
-        "{}: {n} date{}{}\n\n",
+        "{}: {} date{}{}\n\n",
         summary.span,
+        crate::report::thousands(n as i64),
         if n == 1 { "" } else { "s" },
         // Known from runs, holds and seals, and from the source rows.
         if known_span {
@@ -396,18 +397,62 @@ fn wrapped(words: Vec<String>) -> Vec<String> {
 /// apart. Days outside the span, or past the month's end, are blank. 70 columns at most;
 /// a year takes 13 lines (and a blank line before the next).
 pub fn calendar(summary: &Summary, colour: bool) -> String {
-    let span = summary.span;
-    let mut text = String::new();
-    let mut month = first_of_month(span.start);
-    while month <= span.end {
-        if month.month() == 1 || text.is_empty() {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&ruler(month.year()));
+    let (first, last) = (summary.span.start.year(), summary.span.end.year());
+    let mut blocks = Vec::new();
+    let mut year = first;
+    while year <= last {
+        // Whole years with nothing in them (a mistyped source date far away, say) are one
+        // line, not a screen each.
+        let empty = (year..=last)
+            .take_while(|y| all_missing(summary, *y))
+            .count() as i32;
+        if empty >= 2 {
+            blocks.push(empty_years(summary, year, year + empty - 1));
+            year += empty;
+        } else {
+            blocks.push(year_block(summary, year, colour));
+            year += 1;
         }
-        text.push_str(&month_row(month, summary, colour));
-        month = next_month(month);
+    }
+    blocks.join("\n")
+}
+
+/// The dates of `year` within the span.
+fn year_in_span(span: Interval, year: i32) -> Option<(Date, Date)> {
+    let start = NaiveDate::from_ymd_opt(year, 1, 1)?.max(span.start);
+    let end = NaiveDate::from_ymd_opt(year, 12, 31)?.min(span.end);
+    (start <= end).then_some((start, end))
+}
+
+fn all_missing(summary: &Summary, year: i32) -> bool {
+    year_in_span(summary.span, year).is_some_and(|(start, end)| {
+        summary
+            .cells
+            .range(start..=end)
+            .all(|(_, g)| *g == Glance::Missing)
+    })
+}
+
+fn empty_years(summary: &Summary, first: i32, last: i32) -> String {
+    let dates: usize = (first..=last)
+        .filter_map(|y| year_in_span(summary.span, y))
+        .map(|(start, end)| Interval { start, end }.len())
+        .sum();
+    format!(
+        "{first}..{last}  nothing but missing dates ({})\n",
+        crate::report::thousands(dates as i64)
+    )
+}
+
+/// A year's heading and a row per month of it within the span.
+fn year_block(summary: &Summary, year: i32, colour: bool) -> String {
+    let mut text = ruler(year);
+    if let Some((start, end)) = year_in_span(summary.span, year) {
+        let mut month = first_of_month(start);
+        while month <= end {
+            text.push_str(&month_row(month, summary, colour));
+            month = next_month(month);
+        }
     }
     text
 }
@@ -631,6 +676,24 @@ mod tests {
     }
 
     #[test]
+    fn whole_years_of_nothing_are_one_line() {
+        let span = Interval::parse("2025-12-30..2206-02-01").unwrap();
+        let states = [computed("2025-12-30"), computed("2206-02-01")];
+        let summary = Summary::of(span, &states, SCOPE, &[]);
+        let cal = calendar(&summary, false);
+        let lines: Vec<&str> = cal.lines().collect();
+        assert_eq!(lines[1], format!("2025-12{}# .", " ".repeat(60)));
+        assert_eq!(lines[3], "2026..2205  nothing but missing dates (65,743)");
+        assert!(lines[5].starts_with("2206     1"), "{cal}");
+        assert_eq!(
+            lines[6],
+            "2206-01  . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . ."
+        );
+        assert_eq!(lines[7], "2206-02  #");
+        assert_eq!(lines.len(), 8, "{cal}");
+    }
+
+    #[test]
     fn calendar_rows_have_a_cell_per_day_of_the_span() {
         let cal = calendar(&history(), false);
         let lines: Vec<&str> = cal.lines().collect();
@@ -668,8 +731,9 @@ mod tests {
     #[test]
     fn ten_years_fit_in_80_columns_and_14_lines_a_year() {
         let span = Interval::parse("2016-01-01..2025-12-31").unwrap();
-        let summary = Summary::of(span, &[], SCOPE, &[]);
-        assert_eq!(summary.counts[&Glance::Missing], 3653);
+        let states: Vec<DateState> = span.dates().map(|x| computed(&fmt_date(x))).collect();
+        let summary = Summary::of(span, &states, SCOPE, &[]);
+        assert_eq!(summary.counts[&Glance::Computed], 3653);
         let cal = calendar(&summary, false);
         assert_eq!(cal.lines().count(), 10 * 13 + 9);
         assert!(cal.lines().all(|l| l.len() <= 70), "{cal}");

@@ -26,7 +26,9 @@ pub const MAX_JOBS: i64 = 64;
         folder upward; `sqlrun new DIR` writes one), else the built-in default.\n\n\
         Start here: `sqlrun demo` tells the story; `sqlrun help apply` explains a command.",
     // Our own `help` command, so that `sqlrun help --help` works like any other.
-    disable_help_subcommand = true
+    disable_help_subcommand = true,
+    // Every command's man page and `--version` name the version.
+    propagate_version = true
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -131,7 +133,7 @@ pub enum Command {
     Init,
     /// Reserve, then recompute each date of the interval, one date per transaction.
     #[command(after_help = "Examples:\n  \
-        sqlrun apply                                        the regular run: yesterday (UTC)\n  \
+        sqlrun apply                                        the regular run: yesterday\n  \
         sqlrun apply --interval 2026-02-09..2026-02-11      a backfill of three dates\n  \
         sqlrun apply --interval 2026-01-01..2026-03-31 --only missing   fill the gaps\n  \
         sqlrun apply --lookback 14                          yesterday, and late data of 14 days\n  \
@@ -328,7 +330,8 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "START..END", conflicts_with_all = ["as_of", "run"])]
     pub interval: Option<String>,
 
-    /// The regular run's "today" (default: today, UTC); it computes the day before.
+    /// The regular run's "today" (default: today, in UTC or the project's timezone); it
+    /// computes the day before.
     #[arg(long, value_name = "YYYY-MM-DD", conflicts_with = "run")]
     pub as_of: Option<String>,
 
@@ -434,8 +437,8 @@ pub struct GenerateArgs {
     pub seed: u64,
 }
 
-/// `sqlrun help [COMMAND...]`: the long help of sqlrun or of a (sub)command, on stdout.
-pub fn print_help(path: &[String]) -> Result<(), String> {
+/// `sqlrun help [COMMAND...]`: the long help of sqlrun or of a (sub)command.
+pub fn help_text(path: &[String]) -> Result<String, String> {
     use clap::CommandFactory;
     let mut command = Cli::command();
     // Built, a subcommand has the global flags and its full name, as `--help` shows it.
@@ -452,9 +455,7 @@ pub fn print_help(path: &[String]) -> Result<(), String> {
             )
         })?;
     }
-    command
-        .print_long_help()
-        .map_err(|e| format!("cannot print the help: {e}"))
+    Ok(command.render_long_help().to_string())
 }
 
 /// Whether `--json` was given, read off the raw arguments: a command line clap refused

@@ -51,16 +51,28 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// Command-line errors (clap's) with `--json`: the document a script parses, on stdout,
-/// beside clap's message on stderr. Exit 2, as for any bad input.
-pub fn usage_error(e: &clap::Error, json: bool) -> ExitCode {
-    if json {
-        let message = e.to_string().trim_end().to_string();
-        let doc =
-            serde_json::json!({"error": {"exit_code": 2, "kind": "usage", "message": message}});
-        println!("{doc}");
+/// A command line clap did not run: `--help` and `--version` (exit 0), or a usage error
+/// (exit 2, clap's message on stderr). With `--json`, stdout gets the document a script
+/// parses: `{"help": ...}` or the error.
+pub fn command_line_not_run(e: &clap::Error, json: bool) -> ExitCode {
+    let out = Output::new(json, 0);
+    if !e.use_stderr() {
+        if !json {
+            e.exit();
+        }
+        let doc = match e.kind() {
+            clap::error::ErrorKind::DisplayVersion => {
+                serde_json::json!({ "version": env!("CARGO_PKG_VERSION") })
+            }
+            _ => serde_json::json!({ "help": e.render().to_string() }),
+        };
+        let _ = out.json(&doc);
+        return ExitCode::SUCCESS;
     }
-    ExitCode::from(2)
+    let _ = e.print();
+    let usage = Error::Usage(e.to_string().trim_end().to_string());
+    let _ = out.json_error(&usage);
+    ExitCode::from(usage.exit_code())
 }
 
 fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
@@ -69,7 +81,9 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
         // `new` writes a project; the one it may stand in does not matter to it.
         Command::New { dir } => scaffold::run(args, dir, out)?,
         Command::Help { command } => {
-            cli::print_help(command).map_err(Error::BadInput)?;
+            let help = cli::help_text(command).map_err(Error::BadInput)?;
+            out.json(&serde_json::json!({ "help": help }))?;
+            out.text(&help)?;
             0
         }
         // The demo tells the same story anywhere: a scratch database and the built-in

@@ -250,8 +250,8 @@ pub fn status_counts(dates: &[DateOutcome]) -> Vec<String> {
 }
 
 /// How a run's dates ended, as ranges on stderr, one line each. The skipped ones name
-/// their holder as the contract asks of every skip (CONTRACT §2); `apply` says them here
-/// once, not also when it reserves.
+/// their holder as the contract asks of every skip (CONTRACT §2); `apply` has said them
+/// when it reserved too (a run killed before its end must not keep a skip unsaid).
 pub fn outcome_notes(ranges: &[OutcomeRange], skips: &[Skip], out: &Output) {
     let holder = |run: i64| match skips.iter().find(|s| s.held_by == Some(run)) {
         Some(s) => format!(
@@ -426,7 +426,7 @@ struct DryRun<'a> {
     /// Null: a dry run claims no run id (the next real run gets the next free one).
     run_id: Option<i64>,
     interval: String,
-    /// How many dates each action takes, in the order of `Action::ALL`.
+    /// How many dates each action takes (a JSON object: its keys print alphabetically).
     counts: serde_json::Map<String, serde_json::Value>,
     plan: &'a [Step],
     ranges: &'a [PlanRange<'a>],
