@@ -172,13 +172,23 @@ pub fn first_unfinished(
     Some((first, ends))
 }
 
-/// Groups sorted dates into contiguous runs, for reports ("2026-02-09..2026-02-11").
+/// Groups dates into contiguous runs, for reports ("2026-02-09..2026-02-11").
 pub fn contiguous(dates: &[Date]) -> Vec<Interval> {
-    let mut out: Vec<Interval> = Vec::new();
-    for &d in dates {
+    let keyed = dates.iter().map(|d| (*d, ())).collect();
+    contiguous_by(keyed)
+        .into_iter()
+        .map(|(range, _)| range)
+        .collect()
+}
+
+/// Groups dates into contiguous runs of consecutive days with the same key, in date order.
+pub fn contiguous_by<K: PartialEq>(mut dates: Vec<(Date, K)>) -> Vec<(Interval, K)> {
+    dates.sort_by_key(|(date, _)| *date);
+    let mut out: Vec<(Interval, K)> = Vec::new();
+    for (date, key) in dates {
         match out.last_mut() {
-            Some(last) if last.end.succ_opt() == Some(d) => last.end = d,
-            _ => out.push(Interval::single(d)),
+            Some((range, k)) if *k == key && range.end.succ_opt() == Some(date) => range.end = date,
+            _ => out.push((Interval::single(date), key)),
         }
     }
     out

@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::io::Read;
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime};
+use chrono::{DateTime, NaiveDateTime};
 use minijinja::context;
 
 use crate::cli::Global;
@@ -433,9 +433,9 @@ fn boolean(text: &str) -> Option<bool> {
 
 /// `YYYY-MM-DD`, a real calendar day, and nothing else.
 fn date(text: &str) -> Option<&str> {
-    let b = text.as_bytes();
-    let shaped = b.len() == 10 && b[4] == b'-' && b[7] == b'-';
-    (shaped && NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok()).then_some(text)
+    crate::interval::parse_date(text, "value")
+        .ok()
+        .map(|_| text)
 }
 
 /// A time in the contract's spelling, UTC `YYYY-MM-DD HH:MM:SS` (fractions kept): from

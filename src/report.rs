@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::calendar::{self, Glance, Summary};
 use crate::dates::{DateState, DateStatus, ModelState, Reclaim, Skip};
 use crate::error::Result;
-use crate::interval::{fmt_date, parse_date, Date, Interval};
+use crate::interval::{fmt_date, parse_date, Interval};
 use crate::pipeline::RUN_ID_PLACEHOLDER;
 use crate::plan::{Action, Reason, Step};
 
@@ -291,7 +291,7 @@ pub fn outcome_ranges(dates: &[DateOutcome]) -> Result<Vec<OutcomeRange>> {
             Ok((parse_date(&d.ds, "date")?, key))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(ranges_by(keyed)
+    Ok(crate::interval::contiguous_by(keyed)
         .into_iter()
         .map(|(range, (status, held_by, error))| OutcomeRange {
             start: fmt_date(range.start),
@@ -344,20 +344,6 @@ pub fn date_count(n: usize) -> String {
     )
 }
 
-/// Dates that share a key, as ranges of consecutive days in date order: a day joins the
-/// range before it when it is the next day and has the same key.
-pub fn ranges_by<K: PartialEq>(mut dates: Vec<(Date, K)>) -> Vec<(Interval, K)> {
-    dates.sort_by_key(|(date, _)| *date);
-    let mut out: Vec<(Interval, K)> = Vec::new();
-    for (date, key) in dates {
-        match out.last_mut() {
-            Some((range, k)) if *k == key && range.end.succ_opt() == Some(date) => range.end = date,
-            _ => out.push((Interval::single(date), key)),
-        }
-    }
-    out
-}
-
 /// Consecutive days with the same step of a dry-run plan.
 #[derive(Debug, Serialize)]
 struct PlanRange<'a> {
@@ -381,7 +367,7 @@ fn plan_ranges(plan: &[Step]) -> Result<Vec<PlanRange<'_>>> {
             Ok((parse_date(&s.ds, "date")?, key))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(ranges_by(keyed)
+    Ok(crate::interval::contiguous_by(keyed)
         .into_iter()
         .map(|(range, (action, reason, held_by, holder))| PlanRange {
             start: fmt_date(range.start),
@@ -907,7 +893,7 @@ mod tests {
             (d("2028-02-29"), 'a'),
             (d("2028-03-01"), 'b'),
         ];
-        let ranges: Vec<String> = ranges_by(dates)
+        let ranges: Vec<String> = crate::interval::contiguous_by(dates)
             .iter()
             .map(|(range, key)| format!("{range} {key}"))
             .collect();
