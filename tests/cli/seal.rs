@@ -226,9 +226,10 @@ fn late_orders_on_a_sealed_week_become_corrections() {
     // `status --json`: sealed dates and correction counts.
     let json = sb.ok(&["--json", "status", "--interval", "2026-02-01..2026-02-14"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    // The ranges are the calendar's cells: the corrected date is under `corrected`.
     assert_eq!(
         v["ranges"]["sealed"],
-        serde_json::json!(["2026-02-01..2026-02-07"])
+        serde_json::json!(["2026-02-01..2026-02-02", "2026-02-04..2026-02-07"])
     );
     assert_eq!(v["ranges"]["corrected"], serde_json::json!(["2026-02-03"]));
     let dates = v["dates"].as_array().expect("per date");
