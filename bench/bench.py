@@ -320,7 +320,7 @@ def workload_d(b):
 
     compare("d", f"reserve {ten} (3,650 dates); status over 10 years (y10c)", [
         ("sqlrun reserve --interval (3,650 dates)", reserve_case),
-        ("sqlrun status (3,650 dates, table to /dev/null)", status_case),
+        ("sqlrun status (3,650 dates, summary and calendar to /dev/null)", status_case),
     ])
     remove_db(os.path.join(WORK, "d.db"))
 
@@ -530,6 +530,7 @@ def render_system(path, values):
     text = re.sub(r"\{% for model in models %\}(.*?)\{% endfor %\}", r"\1", text, flags=re.S)
     # One source, orders (the built-in model's).
     text = re.sub(r"\{% for s in sources %\}.*?\{% endfor %\}", "'orders'", text, flags=re.S)
+    text = re.sub(r"\{% for source in sources %\}(.*?)\{% endfor %\}", r"\1", text, flags=re.S)
     text = re.sub(r"\{% if sources %\}(.*?)\{% else %\}(.*?)\{% endif %\}", r"\1", text, flags=re.S)
     text = re.sub(r"\{% if start is none %\}(.*?)\{% else %\}(.*?)\{% endif %\}",
                   lambda m: m.group(2) if "start" in values else m.group(1), text, flags=re.S)
@@ -574,8 +575,13 @@ def workload_plans(b):
     items.append(("per run: date_states (30 dates)", render_system(
         os.path.join(sysdir, "date_states.sql"),
         dict(model, start=q(str(END - dt.timedelta(days=29))), end=q(ds)))))
-    items.append(("status without --interval: date_states over every known date", render_system(
-        os.path.join(sysdir, "date_states.sql"), model)))
+    items.append(("status without --interval: known_span (first and last date known)", render_system(
+        os.path.join(sysdir, "known_span.sql"),
+        {"source.date_column|ident": '"order_date"', "source.table|ident": '"orders"',
+         '("first_" ~ loop.index)|ident': '"first_1"', '("last_" ~ loop.index)|ident': '"last_1"'})))
+    items.append(("status: date_states over its span (3,650 dates)", render_system(
+        os.path.join(sysdir, "date_states.sql"),
+        dict(model, start=q(str(END - dt.timedelta(days=3649))), end=q(ds)))))
     dates = json.dumps([str(END - dt.timedelta(days=i)) for i in range(29, -1, -1)])
     for s in statements(render_system(os.path.join(sysdir, "reserve.sql"),
                                       {"run_id": "2", "selected": q(dates),

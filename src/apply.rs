@@ -1,6 +1,7 @@
 //! `sqlrun apply`: one code path for the regular run and every backfill. Reserve the dates
 //! first (one transaction), then each date in ascending order in its own transaction:
 //! replace (or, sealed, correct) every model, record the date, release its reservation.
+//! With `--jobs N` (PostgreSQL), N workers take the dates in that order (src/workers.rs).
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
@@ -11,17 +12,19 @@ use chrono_tz::Tz;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{ApplyArgs, Global, Kind, Only};
-use crate::dates::{DateStatus, RunStatus, Selection};
-use crate::db::{Db, DbErrorKind, Interrupter, TxKind, Value};
+use crate::dates::{DateState, DateStatus, RunStatus, Selection, Skip};
+use crate::db::{Db, DbError, DbErrorKind, Dialect, Interrupter, Target, TxKind, Value};
 use crate::error::{CommittedDate, Error, Result};
 use crate::holder::Identity;
 use crate::interval::{first_unfinished, fmt_date, parse_date, today_in, Interval};
 use crate::pipeline::{DateVars, Pipeline};
+use crate::plan;
 use crate::queries;
 use crate::report::{self, ApplyReport, DateOutcome, Output};
 use crate::requester::default_user;
-use crate::reserve::{self, DateState, Reclaim, Skip};
+use crate::reserve::{self, Reclaim};
 use crate::store::{self, now};
+use crate::workers::{self, Halt, Step, Stop};
 
 /// What `apply` was asked to do, validated before the database is touched.
 struct Request {
@@ -39,6 +42,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         None => Some(request_from(args, global.timezone)?),
     };
     let target = store::target(global)?;
+    let jobs = jobs(args, &target)?;
     let mut pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     if !args.select.is_empty() {
         pipeline.select(&args.select)?;
@@ -60,6 +64,12 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     preflight(&pipeline, interval)?;
     let first = fmt_date(interval.start);
     let (request, reserved_run) = (request.as_ref(), reserved_run.as_ref());
+    let start = Start {
+        args,
+        request,
+        reserved: reserved_run,
+        interval,
+    };
     if args.dry_run {
         // The plan may need the pipeline's new objects to read; they are made, used and
         // rolled back: a dry run writes nothing.
@@ -67,9 +77,13 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             if !pipeline.is_current(db)? {
                 pipeline.sync_in(db, Some(&first))?;
             }
-            dry_run(db, &pipeline, interval, request, reserved_run, out)
+            dry_run(db, &pipeline, &start, out)
         });
     }
+    // The workers beside the run's own session get sessions of their own, opened
+    // before anything is written (a server out of connections is exit 2, nothing written).
+    let mut others = workers::open_sessions(&target, jobs.min(interval.len()) - 1)
+        .map_err(|e| more_sessions_failed(e, jobs))?;
     for note in pipeline.sync_checking(&mut db, Some(&first))? {
         out.note(&note);
     }
@@ -82,13 +96,11 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         ));
     }
     // From here on a signal stops the run cleanly instead of killing the process.
-    let signal = SignalGuard::install(db.interrupter());
-    let start = Start {
-        args,
-        request,
-        reserved: reserved_run,
-        interval,
-    };
+    let interrupters = std::iter::once(&db)
+        .chain(&others)
+        .map(Db::interrupter)
+        .collect();
+    let signal = SignalGuard::install(interrupters);
     let (run_id, kind, reclaimed, looked_back) = begin_run(&mut db, &pipeline, &start)?;
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
@@ -98,7 +110,10 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             out.note(&line);
         }
     }
+    // Skips are said with the run's other dates, as ranges, when it ends (or stops).
     let skips = reserve::skipped_of_run(&mut db, run_id)?;
+    // Said at once, not only in the summary at the end: a long backfill's watcher (and a
+    // run killed before its end) must not keep a skip unsaid.
     for line in reserve::skip_lines(&skips) {
         out.note(&line);
     }
@@ -107,8 +122,9 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     // A look back goes past a failed date: an old date that keeps failing must not keep
     // yesterday from being computed every morning (the run still ends failed, exit 1).
     let keep_going = args.keep_going || request.is_some_and(|r| r.selection.lookback().is_some());
-    let computed = compute_dates(
-        &mut db,
+    let sessions = std::iter::once(&mut db).chain(&mut others).collect();
+    let mut outcomes = compute_dates(
+        sessions,
         &pipeline,
         run_id,
         &work,
@@ -117,46 +133,44 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         out,
     );
     signal.finishing();
-    let mut outcomes = match computed {
-        Ok(mut outcomes) => match outcomes.fault.take() {
-            None => outcomes,
-            Some((ds, line)) => {
-                let note = format!("stopped at {ds}: {line}");
-                let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
-                return Err(stopped_by_fault(
-                    run_id,
-                    interval,
-                    &ds,
-                    &line,
-                    &outcomes.dates,
-                ));
-            }
-        },
-        Err(e) => {
-            // Not a date's failure (those are recorded and the run goes on or stops): the
-            // loop itself broke. Say so in the state store if it can still be written;
-            // otherwise the next run finds this process gone and reclaims the dates.
-            let note = format!("stopped: {e}");
-            let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
-            return Err(match e {
-                Error::RunStopped(_) => e,
-                e => Error::stopped(run_id, format!("run {run_id} stopped: {e}"), Vec::new()),
-            });
-        }
-    };
+    drop(others);
+    if let Some((ds, e)) = outcomes.broken.take() {
+        // Nothing more is written through a connection that broke. The run's own session,
+        // unless it is the one that broke, records the end and releases the rest;
+        // otherwise the next run finds the run's session gone and reclaims them.
+        let note = format!("stopped: lost the connection to the database during {ds} ({e})");
+        let ended = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note)).is_ok();
+        say_dates(&skips, outcomes.dates.clone(), out);
+        return Err(connection_lost(run_id, &ds, &outcomes.dates, &e, ended));
+    }
+    if let Some((ds, line)) = outcomes.fault.take() {
+        let note = format!("stopped at {ds}: {line}");
+        let _ = finish_run(&mut db, &pipeline, run_id, RunEnd::Failed, Some(&note));
+        say_dates(&skips, outcomes.dates.clone(), out);
+        return Err(stopped_by_fault(
+            run_id,
+            interval,
+            &ds,
+            &line,
+            &outcomes.dates,
+        ));
+    }
 
     // Whatever is still held (after a stop, a failure, a signal) is released, recorded.
     let stopped = outcomes.stopped.take();
     let end = RunEnd::of(&outcomes, !skips.is_empty());
-    let released =
-        finish_run(&mut db, &pipeline, run_id, end, stopped.as_deref()).map_err(|e| {
+    let released = match finish_run(&mut db, &pipeline, run_id, end, stopped.as_deref()) {
+        Ok(released) => released,
+        Err(e) => {
+            say_dates(&skips, outcomes.dates.clone(), out);
             let message = format!(
                 "run {run_id}: its dates are done ({} attempted; `sqlrun runs {run_id}` lists \
-             them), but recording the run's end failed: {e}",
+                 them), but recording the run's end failed: {e}",
                 outcomes.dates.len()
             );
-            Error::stopped(run_id, message, committed(&outcomes.dates))
-        })?;
+            return Err(Error::stopped(run_id, message, committed(&outcomes.dates)));
+        }
+    };
     drop(signal);
     if released > 0 {
         out.note(&format!(
@@ -166,21 +180,76 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         ));
     }
 
-    let mut dates: Vec<DateOutcome> = skips.iter().map(skipped_outcome).collect();
-    dates.append(&mut outcomes.dates);
-    dates.sort_by(|a, b| a.ds.cmp(&b.ds));
+    let dates = with_skips(&skips, outcomes.dates);
     let report = ApplyReport {
         run_id,
         kind,
         interval: interval.to_string(),
         status: end.as_str().to_string(),
         exit_code: end.exit_code(),
+        ranges: report::outcome_ranges(&dates)?,
         dates,
         reclaimed,
         stopped,
     };
-    report::apply_summary(&report, out)?;
+    report::apply_summary(&report, &skips, out)?;
     Ok(end.exit_code())
+}
+
+/// How many dates a run computes at once (`--jobs`, or the project's `[apply] jobs`).
+fn asked_jobs(args: &ApplyArgs) -> u32 {
+    args.jobs.unwrap_or(1)
+}
+
+/// The workers of a run: one unless asked for more, and more only on PostgreSQL. On
+/// SQLite more would only queue for its one write lock: refused (exit 2, nothing written).
+fn jobs(args: &ApplyArgs, target: &Target) -> Result<usize> {
+    let jobs = asked_jobs(args);
+    if jobs > 1 && target.dialect() == Dialect::Sqlite {
+        return Err(Error::bad(format!(
+            "--jobs {jobs}: {target} is a SQLite database, which commits one transaction at \
+             a time (one writer), so {jobs} workers would only queue for its write lock; on \
+             SQLite leave --jobs out (one date at a time), or use PostgreSQL (--db \
+             postgresql://...) to compute dates in parallel"
+        )));
+    }
+    Ok(jobs as usize)
+}
+
+/// A worker's session that could not be opened: the server's words, and that `--jobs`
+/// asked for that many connections.
+fn more_sessions_failed(e: Error, jobs: usize) -> Error {
+    match e {
+        Error::Open {
+            target,
+            message,
+            fix,
+        } => Error::Open {
+            target,
+            message,
+            fix: format!(
+                "{fix} (--jobs {jobs} takes up to {jobs} connections: the run's own and one \
+                 per other worker), or lower --jobs"
+            ),
+        },
+        e => e,
+    }
+}
+
+/// A run's dates in date order: those it computed (or failed), and those it skipped.
+fn with_skips(skips: &[Skip], mut computed: Vec<DateOutcome>) -> Vec<DateOutcome> {
+    let mut dates: Vec<DateOutcome> = skips.iter().map(skipped_outcome).collect();
+    dates.append(&mut computed);
+    dates.sort_by(|a, b| a.ds.cmp(&b.ds));
+    dates
+}
+
+/// How the dates of a run that stopped short ended, on stderr before its error: its
+/// skips are said whatever happens.
+fn say_dates(skips: &[Skip], computed: Vec<DateOutcome>, out: &Output) {
+    if let Ok(ranges) = report::outcome_ranges(&with_skips(skips, computed)) {
+        report::outcome_notes(&ranges, skips, out);
+    }
 }
 
 /// `apply --run RUN_ID`: the interval of a run made by `sqlrun reserve`, which must not
@@ -228,7 +297,10 @@ fn begin_run(
         let reclaimed = reserve::sweep(db, pipeline, &me, Some(run_id))?;
         let (selected, looked_back) =
             select_dates(db, pipeline, start.interval, start.request, run_id)?;
-        let lease = Some(reserve::lease_seconds());
+        // A parallel run (PostgreSQL only) holds its dates without a lease: a running run
+        // there is alive exactly while its session is, and renewing a lease as each date
+        // commits would have its workers update the reservation rows the others lock.
+        let lease = (asked_jobs(start.args) == 1).then(reserve::lease_seconds);
         reserve::reserve(db, pipeline, run_id, &selected, lease)?;
         Ok((run_id, kind, reclaimed, looked_back))
     })
@@ -328,6 +400,7 @@ fn start_run(
         (":pid", i64::from(me.pid).into()),
         (":pid_started", me.started.as_str().into()),
         (":dialect", dialect.into()),
+        (":jobs", i64::from(asked_jobs(args)).into()),
     ];
     match (reserved, request) {
         (Some(run), _) => {
@@ -383,7 +456,7 @@ fn select_dates(
     let Some(r) = request else {
         return Ok((reserve::held_by_run(db, run_id)?, Vec::new()));
     };
-    let states = reserve::date_states(db, pipeline, Some(interval))?;
+    let states = reserve::date_states(db, pipeline, interval)?;
     let selected = states
         .iter()
         .filter(|s| s.selected_by(&r.selection, &signature))
@@ -432,14 +505,23 @@ fn request_from(args: &ApplyArgs, zone: Tz) -> Result<Request> {
 /// A date that has not ended yet would be recorded as done with part of its rows: almost
 /// always a scheduler passing the day that has just begun. Refused unless asked for.
 fn refuse_unfinished(interval: Interval, zone: Tz, args: &ApplyArgs) -> Result<()> {
-    let Some((date, ends)) = first_unfinished(interval, Utc::now(), zone) else {
+    let now = Utc::now();
+    let Some((date, ends)) = first_unfinished(interval, now, zone) else {
         return Ok(());
     };
-    let left = (ends - Utc::now()).num_minutes().max(1);
-    let wait = match left {
-        m if m < 120 => format!("{m} min"),
-        m if m < 48 * 60 => format!("{} h", m / 60),
-        m => format!("{} days", m / (24 * 60)),
+    let today = now.with_timezone(&zone).date_naive();
+    let when = if date > today {
+        "is in the future".to_string()
+    } else {
+        let left = (ends - now).num_minutes().max(1);
+        let wait = match left {
+            m if m < 120 => format!("{m} min"),
+            m => format!("{} h", m / 60),
+        };
+        format!(
+            "has not ended yet: it ends at {} {zone} (in {wait})",
+            ends.with_timezone(&zone).format("%Y-%m-%d %H:%M")
+        )
     };
     let asked = match (args.run, &args.interval, &args.as_of) {
         (Some(run), _, _) => format!("run {run} (reserved for {interval})"),
@@ -447,15 +529,16 @@ fn refuse_unfinished(interval: Interval, zone: Tz, args: &ApplyArgs) -> Result<(
         (None, None, Some(as_of)) => format!("--as-of {as_of} (its yesterday is {interval})"),
         (None, None, None) => format!("the regular run ({interval})"),
     };
+    let last_ended = today
+        .pred_opt()
+        .map_or_else(|| "yesterday".into(), fmt_date);
     Err(Error::bad(format!(
-        "{} has not ended yet: it ends at {} {zone} (in {wait}); {asked} would record a \
-         partial day as done. Usually a scheduler passed the day that has just begun: with \
-         Airflow 3's default @daily schedule `{{{{ ds }}}}` is today, and the day that ended \
-         is `{{{{ macros.ds_add(ds, -1) }}}}` (see the README, \"Driving sqlrun from \
-         Airflow\"). Compute dates up to {}, or pass --allow-partial-day to compute it anyway",
+        "{} {when}; {asked} would record a partial day as done. Usually a scheduler passed \
+         the day that has just begun: with Airflow 3's default @daily schedule `{{{{ ds }}}}` \
+         is today, and the day that ended is `{{{{ macros.ds_add(ds, -1) }}}}` (see the \
+         README, \"Driving sqlrun from Airflow\"). Compute dates up to {last_ended}, or pass \
+         --allow-partial-day to compute it anyway",
         fmt_date(date),
-        ends.with_timezone(&zone).format("%Y-%m-%d %H:%M"),
-        date.pred_opt().map_or_else(|| "yesterday".into(), fmt_date),
     )))
 }
 
@@ -491,24 +574,22 @@ struct Outcomes {
     /// The date at which a fault of the database's surroundings stopped the run, and
     /// that fault on one line.
     fault: Option<(String, String)>,
+    /// The date during which a connection of the run broke (or its own session was found
+    /// gone), and how.
+    broken: Option<(String, DbError)>,
 }
 
+/// The run's dates, one worker per session (the run's own first), in ascending order;
+/// one line (or one progress bar) per run, from this thread.
 fn compute_dates(
-    db: &mut Db,
+    sessions: Vec<&mut Db>,
     pipeline: &Pipeline,
     run_id: i64,
     work: &[String],
     keep_going: bool,
     signal: &AtomicI32,
     out: &mut Output,
-) -> Result<Outcomes> {
-    let mut result = Outcomes {
-        dates: Vec::new(),
-        stopped: None,
-        signal: None,
-        lost: false,
-        fault: None,
-    };
+) -> Outcomes {
     let progress = (out.progress_bar() && work.len() > 1).then(|| {
         let bar = ProgressBar::new(work.len() as u64);
         bar.set_style(
@@ -520,87 +601,179 @@ fn compute_dates(
         );
         bar
     });
-    for ds in work {
-        let sig = signal.load(Ordering::SeqCst);
-        if sig != 0 {
-            result.signal = Some(sig);
-            result.stopped = Some(format!("stopped by signal {sig} before {ds}"));
-            break;
-        }
+    let worker = Worker {
+        pipeline,
+        run_id,
+        keep_going,
+        signal,
+    };
+    let (dates, stops) = workers::each_date(
+        sessions,
+        work,
+        signal,
+        |db: &mut &mut Db, ds, halt: &Halt| worker.date(db, ds, halt),
+        |date| show_date(date, progress.as_ref(), out),
+    );
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    outcomes(dates, stops)
+}
+
+/// What every worker of a run shares.
+struct Worker<'a> {
+    pipeline: &'a Pipeline,
+    run_id: i64,
+    keep_going: bool,
+    signal: &'a AtomicI32,
+}
+
+impl Worker<'_> {
+    /// One date on this worker's session: its outcome, and whether the run stops there.
+    fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
         let clock = Instant::now();
         let started_at = now();
-        let outcome = compute_date(db, pipeline, run_id, ds, &started_at);
+        let result = compute_date(db, self.pipeline, self.run_id, ds, &started_at);
         let millis = clock.elapsed().as_millis() as u64;
-        let (status, error) = match outcome {
-            Ok(DateResult::Done(status)) => (status, None),
-            Ok(DateResult::Lost(holder)) => {
-                result.lost = true;
-                result.stopped = Some(format!(
-                    "{ds} is no longer held by this run ({}); stopping",
-                    holder
-                        .map(|h| format!("run {h} holds it now"))
-                        .unwrap_or_else(|| "released by someone else".into())
-                ));
-                break;
-            }
-            Err(Error::Database(e))
-                if matches!(
-                    e.kind,
-                    DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
-                ) =>
-            {
-                return Err(connection_lost(run_id, ds, &result.dates, &e));
-            }
-            Err(e)
-                if e.db_kind() == Some(DbErrorKind::Interrupted)
-                    && signal.load(Ordering::SeqCst) != 0 =>
-            {
-                let sig = signal.load(Ordering::SeqCst);
-                result.signal = Some(sig);
-                result.stopped = Some(format!("stopped by signal {sig} during {ds} (rolled back)"));
-                break;
-            }
-            Err(e) => {
-                let (message, fault) = failed_date(db, pipeline, run_id, ds, &started_at, &e);
-                if let Some(line) = fault {
-                    result.fault = Some((ds.clone(), line));
-                    break;
-                }
-                (DateStatus::Failed, Some(message))
-            }
+        let (status, error) = match self.ending(db, ds, &started_at, result, halt) {
+            Ok(ending) => ending,
+            Err(stop) => return Step::Last(None, stop),
         };
-        let line = match &error {
-            Some(e) => format!("{ds}  failed  ({millis} ms): {e}"),
-            None => format!("{ds}  {status}  ({millis} ms)"),
-        };
-        match &progress {
-            Some(bar) => {
-                bar.inc(1);
-                if error.is_some() {
-                    bar.suspend(|| out.note(&line));
-                }
-            }
-            None => out.progress(&line),
-        }
         let failed = error.is_some();
-        result.dates.push(DateOutcome {
-            ds: ds.clone(),
+        let outcome = DateOutcome {
+            ds: ds.to_string(),
             status,
             error,
             held_by: None,
             millis: Some(millis),
-        });
-        if failed && !keep_going {
-            result.stopped = Some(format!(
-                "stopped after {ds} failed (use --keep-going to go on past a failed date)"
-            ));
-            break;
+        };
+        if failed && !self.keep_going {
+            Step::Last(Some(outcome), Stop::Failed { ds: ds.into() })
+        } else {
+            Step::Next(outcome)
         }
     }
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
+
+    /// How a date's transaction ended: done, or failed (recorded, with its message); or
+    /// what stops the run there (the date rolled back, unrecorded).
+    fn ending(
+        &self,
+        db: &mut Db,
+        ds: &str,
+        started_at: &str,
+        result: Result<DateResult>,
+        halt: &Halt,
+    ) -> Result<(DateStatus, Option<String>), Stop> {
+        let ds = ds.to_string();
+        match result {
+            Ok(DateResult::Done(status)) => Ok((status, None)),
+            Ok(DateResult::Lost(holder)) => Err(Stop::Lost { ds, holder }),
+            Ok(DateResult::RunGone) => {
+                let error = DbError {
+                    kind: DbErrorKind::ConnectionLost,
+                    message: "this run's own session, which holds its lock, is gone".into(),
+                    context: None,
+                };
+                Err(Stop::Broken { ds, error })
+            }
+            Err(Error::Database(error))
+                if matches!(
+                    error.kind,
+                    DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
+                ) =>
+            {
+                Err(Stop::Broken { ds, error })
+            }
+            Err(e)
+                if e.db_kind() == Some(DbErrorKind::Interrupted)
+                    && self.signal.load(Ordering::SeqCst) != 0 =>
+            {
+                let sig = self.signal.load(Ordering::SeqCst);
+                Err(Stop::Signal {
+                    sig,
+                    ds,
+                    during: true,
+                })
+            }
+            Err(e) => {
+                if !self.keep_going {
+                    // No other worker takes a date while the failure is recorded.
+                    halt.now();
+                }
+                let (message, fault) =
+                    failed_date(db, self.pipeline, self.run_id, &ds, started_at, &e);
+                match fault {
+                    Some(line) => Err(Stop::Fault { ds, line }),
+                    None => Ok((DateStatus::Failed, Some(message))),
+                }
+            }
+        }
     }
-    Ok(result)
+}
+
+/// A date as it ends: a line on stderr, or a step of the progress bar (a failure is
+/// still said on its own line).
+fn show_date(date: &DateOutcome, progress: Option<&ProgressBar>, out: &Output) {
+    let millis = date.millis.unwrap_or_default();
+    let line = match &date.error {
+        Some(e) => format!("{}  failed  ({millis} ms): {e}", date.ds),
+        None => format!("{}  {}  ({millis} ms)", date.ds, date.status),
+    };
+    match progress {
+        Some(bar) => {
+            bar.inc(1);
+            if date.error.is_some() {
+                bar.suspend(|| out.note(&line));
+            }
+        }
+        None => out.progress(&line),
+    }
+}
+
+/// The run's dates and why it stopped, from what its workers did: the first broken
+/// connection and the first fault of the surroundings (each ends the run with an error),
+/// and the first of the other stops, which says why the run ended early.
+fn outcomes(dates: Vec<DateOutcome>, stops: Vec<Stop>) -> Outcomes {
+    let mut result = Outcomes {
+        dates,
+        stopped: None,
+        signal: None,
+        lost: false,
+        fault: None,
+        broken: None,
+    };
+    for stop in stops {
+        let why = match stop {
+            Stop::Failed { ds } => {
+                format!("stopped after {ds} failed (use --keep-going to go on past a failed date)")
+            }
+            Stop::Signal { sig, ds, during } => {
+                result.signal.get_or_insert(sig);
+                if during {
+                    format!("stopped by signal {sig} during {ds} (rolled back)")
+                } else {
+                    format!("stopped by signal {sig} before {ds}")
+                }
+            }
+            Stop::Lost { ds, holder } => {
+                result.lost = true;
+                let now = holder
+                    .map(|h| format!("run {h} holds it now"))
+                    .unwrap_or_else(|| "released by someone else".into());
+                format!("{ds} is no longer held by this run ({now}); stopping")
+            }
+            Stop::Fault { ds, line } => {
+                result.fault.get_or_insert((ds, line));
+                continue;
+            }
+            Stop::Broken { ds, error } => {
+                result.broken.get_or_insert((ds, error));
+                continue;
+            }
+        };
+        result.stopped.get_or_insert(why);
+    }
+    result
 }
 
 /// A date that failed, recorded if the database still takes it (a full disk may not).
@@ -675,24 +848,37 @@ fn committed(dates: &[DateOutcome]) -> Vec<CommittedDate> {
         .filter(|d| d.status != DateStatus::Failed)
         .map(|d| CommittedDate {
             ds: d.ds.clone(),
-            status: d.status.to_string(),
+            status: d.status,
         })
         .collect()
 }
 
 /// A run whose connection broke stops: nothing more can be written through it, and it
-/// never reconnects (its dates are reclaimed once the server ends its session).
-fn connection_lost(run_id: i64, ds: &str, dates: &[DateOutcome], e: &crate::db::DbError) -> Error {
-    let done = dates.len();
+/// never reconnects. `ended`: the run's own session still recorded its end and released
+/// its other dates (a worker's connection broke); otherwise they are reclaimed once the
+/// server ends its session.
+fn connection_lost(
+    run_id: i64,
+    ds: &str,
+    dates: &[DateOutcome],
+    e: &DbError,
+    ended: bool,
+) -> Error {
+    let done = committed(dates).len();
     let this_date = if e.kind == DbErrorKind::CommitUnknown {
         format!("it broke while {ds} committed, so {ds} may or may not have landed (`sqlrun status --interval {ds}` tells)")
     } else {
         format!("{ds} rolled back")
     };
+    let rest = if ended {
+        "its own session released the dates it did not compute"
+    } else {
+        "once the server has ended its session the next run reclaims its dates"
+    };
     let message = format!(
         "lost the connection to the database during {ds} ({}); {this_date}; the {done} date{} \
-         before it stay committed. This run writes nothing more; once the server has ended its \
-         session the next run reclaims its dates (`sqlrun apply --interval ... --only missing` finishes the work)",
+         it committed stay committed. This run writes nothing more; {rest} (`sqlrun apply \
+         --interval ... --only missing` finishes the work)",
         e.message,
         if done == 1 { "" } else { "s" }
     );
@@ -703,6 +889,8 @@ enum DateResult {
     Done(DateStatus),
     /// The date's reservation is not this run's any more; the holder, if any.
     Lost(Option<i64>),
+    /// The run's own session is gone (a worker of `--jobs` found out through its own).
+    RunGone,
 }
 
 /// One date, one transaction: the partition(s), the record, the release.
@@ -737,6 +925,11 @@ fn compute_date(
             .transpose()?;
         if holder != Some(run_id) {
             return Ok(DateResult::Lost(holder));
+        }
+        // A worker of `--jobs` writes through a session of its own: only while the run's
+        // own session lives (once it is gone, the next run may reclaim the dates).
+        if !db.run_alive(run_id)? {
+            return Ok(DateResult::RunGone);
         }
         db.run_script(&script.sql, &script.params)?;
         // record_date.sql decided: success, or for a sealed date corrected / unchanged.
@@ -798,7 +991,8 @@ struct SignalGuard {
 }
 
 impl SignalGuard {
-    fn install(interrupt: Interrupter) -> Self {
+    /// `interrupt`: one per session of the run, each stopping what its session runs.
+    fn install(interrupt: Vec<Interrupter>) -> Self {
         use signal_hook::consts::{SIGINT, SIGTERM};
         let first = Arc::new(AtomicI32::new(0));
         let computing = Arc::new(AtomicBool::new(true));
@@ -817,7 +1011,7 @@ impl SignalGuard {
                     .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
                     .is_err();
                 if repeated && still_computing.load(Ordering::SeqCst) {
-                    interrupt.interrupt();
+                    interrupt.iter().for_each(Interrupter::interrupt);
                 }
             }
         });
@@ -845,84 +1039,72 @@ impl Drop for SignalGuard {
     }
 }
 
-/// `--dry-run`: each date and what would happen to it, then the SQL. Writes nothing.
-fn dry_run(
-    db: &mut Db,
-    pipeline: &Pipeline,
-    interval: Interval,
-    request: Option<&Request>,
-    reserved: Option<&store::RunRow>,
-    out: &mut Output,
-) -> Result<u8> {
+/// `--dry-run`: each date and what would happen to it (and with `--sql`, the SQL of
+/// those it would compute). Writes nothing, and claims no run id: a new run's SQL shows
+/// the placeholder `:run_id`.
+fn dry_run(db: &mut Db, pipeline: &Pipeline, start: &Start, out: &mut Output) -> Result<u8> {
+    let interval = start.interval;
     let signature = pipeline.signature();
-    let me = Identity::current();
-    let states = reserve::date_states(db, pipeline, Some(interval))?;
-    let dead = reserve::dead_holders(db, &me, reserved.map(|r| r.run_id))?;
-    let run_id: i64 = match reserved {
-        Some(r) => r.run_id,
-        None => db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?,
+    let own_run = start.reserved.map(|r| r.run_id);
+    let states = reserve::date_states(db, pipeline, interval)?;
+    let dead = reserve::dead_holders(db, &Identity::current(), own_run)?;
+    let cx = plan::Context {
+        signature: &signature,
+        own_run,
+        dead: &dead,
     };
-    let mut plan = Vec::new();
-    for state in &states {
-        let selected = match (request, reserved) {
-            (Some(r), _) => state.selected_by(&r.selection, &signature),
-            (None, _) => state.held_by == Some(run_id),
-        };
-        let (action, computes) = plan_action(state, selected, run_id, &signature, &dead);
-        plan.push((state, action, computes));
-    }
-    let mut sql = Vec::new();
-    for (state, _, computes) in &plan {
-        if *computes {
-            let body = pipeline.render_date(&DateVars {
-                ds: &state.ds,
-                run_id,
-                sealed: state.sealed(),
-                started_at: &now(),
-                lease_seconds: reserve::lease_seconds(),
-            })?;
-            sql.push((state.ds.clone(), body));
-        }
-    }
-    let plan: Vec<(&DateState, String)> = plan.into_iter().map(|(s, a, _)| (s, a)).collect();
-    report::dry_run(db.dialect().begin(), run_id, interval, &plan, &sql, out)?;
+    let steps: Vec<plan::Step> = states
+        .iter()
+        .map(|state| {
+            let selected = match start.request {
+                Some(r) => state.selected_by(&r.selection, &signature),
+                None => state.held_by.is_some() && state.held_by == own_run,
+            };
+            plan::step(state, selected, &cx)
+        })
+        .collect();
+    let sql = start
+        .args
+        .sql
+        .then(|| plan_sql(pipeline, &states, &steps, own_run))
+        .transpose()?;
+    let plan = report::Plan {
+        interval,
+        run_id: own_run,
+        steps: &steps,
+        sql,
+        begin: db.dialect().begin(),
+    };
+    report::dry_run(&plan, out)?;
     Ok(0)
 }
 
-/// What would happen to a date, and whether it would be computed (so its SQL is shown).
-fn plan_action(
-    state: &DateState,
-    selected: bool,
-    run_id: i64,
-    signature: &str,
-    dead: &[(i64, String)],
-) -> (String, bool) {
-    if !selected {
-        return ("not selected".into(), false);
-    }
-    if let Some(holder) = state.held_by.filter(|h| *h != run_id) {
-        let gone = dead.iter().find(|(run, _)| *run == holder);
-        return match gone {
-            Some((_, why)) => (
-                format!("reclaim from run {holder} ({why}), then compute"),
-                true,
-            ),
-            None => (
-                format!(
-                    "skip: held by run {holder} ({}, requested by {}, since {})",
-                    state.holder_kind.as_deref().unwrap_or("?"),
-                    state.holder_by.as_deref().unwrap_or("?"),
-                    state.held_since.as_deref().unwrap_or("?")
-                ),
-                false,
-            ),
+/// The SQL of each date the plan computes, as the run would execute it, its values as
+/// literals; the run id a reserved run's, else the placeholder.
+fn plan_sql(
+    pipeline: &Pipeline,
+    states: &[DateState],
+    steps: &[plan::Step],
+    own_run: Option<i64>,
+) -> Result<Vec<(String, String)>> {
+    let mut sql = Vec::new();
+    for (state, _) in states
+        .iter()
+        .zip(steps)
+        .filter(|(_, s)| s.action.computes())
+    {
+        let vars = DateVars {
+            ds: &state.ds,
+            run_id: own_run.unwrap_or_default(),
+            sealed: state.sealed(),
+            started_at: &now(),
+            lease_seconds: reserve::lease_seconds(),
         };
+        let body = match own_run {
+            Some(_) => pipeline.render_date(&vars)?,
+            None => pipeline.render_date_unclaimed(&vars)?,
+        };
+        sql.push((state.ds.clone(), body));
     }
-    let why = state.reason(signature);
-    let action = if state.sealed() {
-        format!("correct: sealed, compare and record a correction if it differs ({why})")
-    } else {
-        format!("compute: replace the partition ({why})")
-    };
-    (action, true)
+    Ok(sql)
 }

@@ -6,6 +6,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::project::ApplyDefaults;
 
+/// The most dates `apply --jobs` computes at once (each is a database session).
+pub const MAX_JOBS: i64 = 64;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "sqlrun",
@@ -23,7 +26,9 @@ use crate::project::ApplyDefaults;
         folder upward; `sqlrun new DIR` writes one), else the built-in default.\n\n\
         Start here: `sqlrun demo` tells the story; `sqlrun help apply` explains a command.",
     // Our own `help` command, so that `sqlrun help --help` works like any other.
-    disable_help_subcommand = true
+    disable_help_subcommand = true,
+    // Every command's man page and `--version` name the version.
+    propagate_version = true
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -128,12 +133,13 @@ pub enum Command {
     Init,
     /// Reserve, then recompute each date of the interval, one date per transaction.
     #[command(after_help = "Examples:\n  \
-        sqlrun apply                                        the regular run: yesterday (UTC)\n  \
+        sqlrun apply                                        the regular run: yesterday\n  \
         sqlrun apply --interval 2026-02-09..2026-02-11      a backfill of three dates\n  \
         sqlrun apply --interval 2026-01-01..2026-03-31 --only missing   fill the gaps\n  \
         sqlrun apply --lookback 14                          yesterday, and late data of 14 days\n  \
         sqlrun apply --interval 2026-02-01..2026-02-14 --dry-run        the plan, nothing written\n  \
-        sqlrun apply --run 7                                carry out `sqlrun reserve`'s run 7\n\n\
+        sqlrun apply --run 7                                carry out `sqlrun reserve`'s run 7\n  \
+        sqlrun apply --interval 2025-01-01..2025-12-31 --jobs 4         PostgreSQL: 4 dates at once\n\n\
         Exit codes: 0 done; 1 a date failed; 2 bad input, nothing written; 99 dates skipped \
         because another run holds them (each named on stderr).")]
     Apply(ApplyArgs),
@@ -171,28 +177,38 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         by: Option<String>,
     },
-    /// Per date: computed by which run, stale or not, sealed, corrections, held by whom, last failure.
+    /// The state at a glance: counts, notable dates as ranges, and a calendar (a row per
+    /// month, a cell per day); --list for a line per date.
     #[command(after_help = "Examples:\n  \
-        sqlrun status                                  every date the database knows\n  \
+        sqlrun status                                  from the first to the last date known\n  \
         sqlrun status --interval 2026-02-01..2026-02-28\n  \
+        sqlrun status --list --interval 2026-02-03     a line per date\n  \
         sqlrun status --select daily_revenue           judged by one model\n  \
-        sqlrun --json status | jq .                    for scripts")]
+        sqlrun --json status | jq .ranges              for scripts")]
     Status {
         /// The dates to show, START..END or one date (default: from the first to the last
-        /// date the database knows).
+        /// date the database knows, source rows included).
         #[arg(long, value_name = "START..END")]
         interval: Option<String>,
         /// Judge dates by these models (and those downstream of them) only.
         #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
         select: Vec<String>,
+        /// A table, a line per date (computed by which run, stale or not, sealed,
+        /// corrections, held by whom, last failure) instead of the summary and calendar.
+        #[arg(long)]
+        list: bool,
     },
     /// The audit trail: runs, or one run's dates, events and template versions.
     Runs {
-        /// One run: its dates, events and template versions (default: the list of runs).
+        /// One run: its dates as ranges per status, events and template versions (default:
+        /// the list of runs).
         run_id: Option<i64>,
         /// How many runs to list, newest first.
         #[arg(long, default_value_t = 50)]
         limit: u32,
+        /// With RUN_ID: list each date on its own line instead of ranges.
+        #[arg(long, requires = "run_id")]
+        dates: bool,
     },
     /// Corrections of sealed dates: what was sent, what is true now, and the difference.
     Corrections {
@@ -232,6 +248,41 @@ pub enum Command {
         /// The command (none: sqlrun itself).
         #[arg(value_name = "COMMAND")]
         command: Vec<String>,
+    },
+    /// Load rows from a CSV file into a table (a source such as orders), all or nothing.
+    ///
+    /// The header row names the columns; columns it leaves out take their defaults (orders'
+    /// created_at: now). An empty field is NULL. Each value is checked against its
+    /// column's type first: a bad row stops the load with its line, column and value, and
+    /// nothing is written. Dates a tracked source's new rows touch show as changed.
+    Load {
+        /// The table to load into; not a model's table (apply fills those) nor sqlrun's own.
+        table: String,
+        /// A CSV file (RFC 4180, UTF-8, comma-separated, header row first), or - for stdin.
+        #[arg(value_name = "FILE|-")]
+        file: String,
+    },
+    /// Print a shell completion script on stdout (opens no database).
+    ///
+    /// bash: `sqlrun completions bash > ~/.local/share/bash-completion/completions/sqlrun`;
+    /// zsh: into a folder of $fpath as _sqlrun; fish: ~/.config/fish/completions/sqlrun.fish.
+    Completions {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout, or write one page per command into a folder
+    /// (opens no database).
+    ///
+    /// `sqlrun man | man -l -` reads it now; `sqlrun man --dir ~/.local/share/man/man1`
+    /// installs sqlrun.1 and sqlrun-COMMAND.1 for `man sqlrun` and `man sqlrun-apply`.
+    Man {
+        /// One command's page (sqlrun-COMMAND(1)) instead of sqlrun(1).
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+        /// Write sqlrun.1 and sqlrun-COMMAND.1 for every command into DIR (created if missing).
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -279,7 +330,8 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "START..END", conflicts_with_all = ["as_of", "run"])]
     pub interval: Option<String>,
 
-    /// The regular run's "today" (default: today, UTC); it computes the day before.
+    /// The regular run's "today" (default: today, in UTC or the project's timezone); it
+    /// computes the day before.
     #[arg(long, value_name = "YYYY-MM-DD", conflicts_with = "run")]
     pub as_of: Option<String>,
 
@@ -314,9 +366,21 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub keep_going: bool,
 
-    /// Print the plan and the SQL; write nothing.
+    /// Compute up to N dates at once, each in its own database session (PostgreSQL)
+    ///
+    /// Each date is still one transaction; the dates are taken in ascending order. Refused
+    /// on SQLite, which has one writer. Default: the project file's `[apply] jobs`, else 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_JOBS))]
+    pub jobs: Option<u32>,
+
+    /// Print the plan, dates as ranges per action; write nothing and claim no run id.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// With --dry-run: also print the SQL of each date it would compute (run_id as the
+    /// placeholder :run_id, unless it is a reserved run's).
+    #[arg(long, requires = "dry_run")]
+    pub sql: bool,
 
     /// Carry out a run made earlier by `sqlrun reserve`.
     #[arg(long, value_name = "RUN_ID")]
@@ -373,8 +437,8 @@ pub struct GenerateArgs {
     pub seed: u64,
 }
 
-/// `sqlrun help [COMMAND...]`: the long help of sqlrun or of a (sub)command, on stdout.
-pub fn print_help(path: &[String]) -> Result<(), String> {
+/// `sqlrun help [COMMAND...]`: the long help of sqlrun or of a (sub)command.
+pub fn help_text(path: &[String]) -> Result<String, String> {
     use clap::CommandFactory;
     let mut command = Cli::command();
     // Built, a subcommand has the global flags and its full name, as `--help` shows it.
@@ -391,9 +455,7 @@ pub fn print_help(path: &[String]) -> Result<(), String> {
             )
         })?;
     }
-    command
-        .print_long_help()
-        .map_err(|e| format!("cannot print the help: {e}"))
+    Ok(command.render_long_help().to_string())
 }
 
 /// Whether `--json` was given, read off the raw arguments: a command line clap refused

@@ -5,7 +5,7 @@
 use crate::cli::Only;
 
 /// What the state store knows about one date (`system/date_states.sql`).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct DateState {
     pub ds: String,
     pub built_run: Option<i64>,

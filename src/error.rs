@@ -13,6 +13,10 @@ pub enum Error {
     #[error("{0}")]
     BadInput(String),
 
+    /// A command line that does not parse (clap's message). Exit 2, nothing written.
+    #[error("{0}")]
+    Usage(String),
+
     /// A template that cannot be loaded or rendered. Exit 2, nothing written.
     #[error("template {file}: {message}")]
     Template { file: String, message: String },
@@ -92,6 +96,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::BadInput(_)
+            | Error::Usage(_)
             | Error::Template { .. }
             | Error::WrongPipeline(_)
             | Error::EditedTemplate(_)
@@ -141,6 +146,7 @@ impl Error {
     fn kind_name(&self) -> &'static str {
         match self {
             Error::BadInput(_) => "bad_input",
+            Error::Usage(_) => "usage",
             Error::Template { .. } | Error::EditedTemplate(_) => "template",
             Error::WrongPipeline(_) => "wrong_pipeline",
             Error::Open { .. } | Error::NeedsInit { .. } => "open",
@@ -207,7 +213,7 @@ pub struct RunStopped {
 #[derive(Debug, Clone, Serialize)]
 pub struct CommittedDate {
     pub ds: String,
-    pub status: String,
+    pub status: crate::dates::DateStatus,
 }
 
 /// The details of an edited template, boxed to keep `Error` small.

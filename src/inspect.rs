@@ -6,13 +6,14 @@ use minijinja::context;
 use serde_json::{Map, Value as Json};
 
 use crate::cli::Global;
+use crate::dates::DateStatus;
 use crate::db::{Db, Params, Sql};
 use crate::error::{Error, Result};
-use crate::interval::{fmt_date, parse_date, Interval};
+use crate::interval::{contiguous, fmt_date, parse_date, Interval};
 use crate::kinds::Kind;
 use crate::pipeline::{DateVars, Pipeline};
 use crate::queries;
-use crate::report::{self, table, Output};
+use crate::report::{self, table, DateOutcome, Output};
 use crate::reserve;
 use crate::store::{self, now};
 
@@ -50,184 +51,315 @@ pub fn init(global: &Global, out: &Output) -> Result<u8> {
     Ok(0)
 }
 
+/// `sqlrun status`: a span at a glance (summary and calendar), or `--list` a line per
+/// date. Without `--interval` the span runs from the first to the last date the
+/// database knows, source rows included, so gaps inside it show.
 pub fn status(
     global: &Global,
     interval: Option<&str>,
     select: &[String],
+    list: bool,
     out: &Output,
 ) -> Result<u8> {
     let interval = interval.map(Interval::parse).transpose()?;
     let (pipeline, mut db) = open(global, select)?;
-    let states = reserve::date_states(&mut db, &pipeline, interval)?;
-    if states.is_empty() {
-        out.json(&Vec::<()>::new())?;
-        out.text("no dates computed or held yet; run `sqlrun apply --interval START..END`")?;
-        return Ok(0);
-    }
+    let span = match interval {
+        Some(i) => Some(i),
+        None => {
+            let (span, notes) = reserve::known_span(&mut db, &pipeline)?;
+            notes.iter().for_each(|n| out.note(n));
+            span
+        }
+    };
+    let Some(span) = span else {
+        return report::status_empty(out).map(|()| 0);
+    };
+    let states = reserve::date_states(&mut db, &pipeline, span)?;
     // A holder that is gone still holds its dates until the next writer reclaims them; say so.
     let dead = reserve::dead_holders(&mut db, &crate::holder::Identity::current(), None)?;
-    report::status(&states, &pipeline.signature(), &dead, out)?;
+    let view = report::StatusView {
+        span,
+        known_span: interval.is_none(),
+        list,
+    };
+    report::status(&view, &states, &pipeline.signature(), &dead, out)?;
     Ok(0)
 }
 
-pub fn runs(global: &Global, run_id: Option<i64>, limit: u32, out: &Output) -> Result<u8> {
+/// `sqlrun runs`: the runs, newest first, each with its dates in brief; `runs N`: one
+/// run, its dates as ranges per status (`--dates`: each date), events and templates.
+pub fn runs(
+    global: &Global,
+    run_id: Option<i64>,
+    limit: u32,
+    each_date: bool,
+    out: &Output,
+) -> Result<u8> {
     let mut db = store::open_to_read(&store::target(global)?, None)?;
     match run_id {
-        None => {
-            let rows = rows_as_json(
-                &mut db,
-                &queries::LIST_RUNS,
-                &[(":limit", i64::from(limit).into())],
-            )?;
-            out.json(&rows)?;
-            let table_rows: Vec<Vec<String>> = rows
-                .iter()
-                .map(|r| {
-                    let interval = if r["interval_start"] == r["interval_end"] {
-                        cell(&r["interval_start"])
-                    } else {
-                        format!(
-                            "{}..{}",
-                            cell(&r["interval_start"]),
-                            cell(&r["interval_end"])
-                        )
-                    };
-                    vec![
-                        cell(&r["run_id"]),
-                        cell(&r["kind"]),
-                        interval,
-                        cell(&r["status"]),
-                        cell(&r["requested_by"]),
-                        cell(&r["created_at"]),
-                        cell(&r["finished_at"]),
-                        format!(
-                            "{} done, {} skipped, {} failed{}",
-                            cell(&r["done"]),
-                            cell(&r["skipped"]),
-                            cell(&r["failed"]),
-                            if r["holding"].as_i64().unwrap_or(0) > 0 {
-                                format!(", holding {}", cell(&r["holding"]))
-                            } else {
-                                String::new()
-                            }
-                        ),
-                    ]
-                })
-                .collect();
-            out.text(&table(
-                &[
-                    "run", "kind", "interval", "status", "by", "created", "finished", "dates",
-                ],
-                &table_rows,
-            ))?;
-        }
-        Some(run_id) => {
-            let run = store::existing_run(&mut db, run_id)?;
-            let by_run = [(":run_id", run_id.into())];
-            let dates = rows_as_json(&mut db, &queries::RUN_PARTITIONS_OF_RUN, &by_run)?;
-            let events = rows_as_json(&mut db, &queries::RUN_EVENTS_OF_RUN, &by_run)?;
-            let templates = rows_as_json(&mut db, &queries::RUN_TEMPLATES_OF_RUN, &by_run)?;
-            out.json(&serde_json::json!({"run": run, "dates": dates, "events": events, "templates": templates}))?;
-            let mut text = format!(
-                "run {} ({}) {}..{}: {}\n  requested by {}{}\n  created {}, started {}, finished {}\n",
-                run.run_id,
-                run.kind,
-                run.interval_start,
-                run.interval_end,
-                run.status,
-                run.requested_by,
-                run.reason.as_deref().map(|r| format!(", reason: {r}")).unwrap_or_default(),
-                run.created_at,
-                run.started_at.as_deref().unwrap_or("-"),
-                run.finished_at.as_deref().unwrap_or("-"),
-            );
-            if let Some(c) = &run.command {
-                text.push_str(&format!("  command: {c}\n"));
-            }
-            if let Some(s) = &run.scheduler {
-                text.push_str(&format!("  started by {}\n", report::scheduler_line(s)));
-            }
-            if let Some(days) = run.lookback {
-                text.push_str(&format!(
-                    "  looked back {days} days before {} for missing, failed and changed dates\n",
-                    run.interval_end
-                ));
-            }
-            if let (Some(host), Some(pid)) = (&run.host, run.pid) {
-                let on = run.dialect.as_deref().unwrap_or("sqlite");
-                text.push_str(&format!("  process {pid} on {host}, database {on}\n"));
-            }
-            if let Some(e) = &run.error {
-                text.push_str(&format!("  note: {e}\n"));
-            }
-            if !templates.is_empty() {
-                let list: Vec<String> = templates
-                    .iter()
-                    .filter(|t| t["kind"] != "system")
-                    .map(|t| format!("{}@{}", cell(&t["name"]), cell(&t["version"])))
-                    .collect();
-                text.push_str(&format!("  templates: {}\n", list.join(", ")));
-            }
-            text.push('\n');
-            let rows: Vec<Vec<String>> = dates
-                .iter()
-                .map(|d| {
-                    vec![
-                        cell(&d["ds"]),
-                        cell(&d["status"]),
-                        if d["held_by"].is_null() {
-                            "-".into()
-                        } else {
-                            format!("held by run {}", cell(&d["held_by"]))
-                        },
-                        cell(&d["finished_at"]),
-                        cell(&d["error"]),
-                    ]
-                })
-                .collect();
-            text.push_str(&table(
-                &["date", "status", "held", "finished", "error"],
-                &rows,
-            ));
-            if !events.is_empty() {
-                text.push('\n');
-                let rows: Vec<Vec<String>> = events
-                    .iter()
-                    .map(|e| {
-                        let range = if e["ds_start"].is_null() {
-                            "-".to_string()
-                        } else {
-                            format!(
-                                "{}..{} ({})",
-                                cell(&e["ds_start"]),
-                                cell(&e["ds_end"]),
-                                cell(&e["date_count"])
-                            )
-                        };
-                        let who = if e["event"] == "reclaimed" {
-                            format!(
-                                "run {} reclaimed by run {}",
-                                cell(&e["run_id"]),
-                                cell(&e["other_run_id"])
-                            )
-                        } else {
-                            format!("run {}", cell(&e["run_id"]))
-                        };
-                        vec![
-                            cell(&e["at"]),
-                            cell(&e["event"]),
-                            who,
-                            range,
-                            cell(&e["detail"]),
-                        ]
-                    })
-                    .collect();
-                text.push_str(&table(&["at", "event", "who", "dates", "detail"], &rows));
-            }
-            out.text(&text)?;
-        }
+        None => runs_list(&mut db, limit, out)?,
+        Some(run_id) => run_detail(&mut db, run_id, each_date, out)?,
     }
     Ok(0)
+}
+
+/// The runs list: per run, its dates counted per status, with where the failed and
+/// skipped ones are (`failed_ranges`, `skipped_ranges` in JSON).
+fn runs_list(db: &mut Db, limit: u32, out: &Output) -> Result<()> {
+    let mut rows = rows_as_json(
+        db,
+        &queries::LIST_RUNS,
+        &[(":limit", i64::from(limit).into())],
+    )?;
+    // The list is the newest runs: every run from the oldest listed one on.
+    let oldest = rows.last().and_then(|r| r["run_id"].as_i64());
+    let not_done = match oldest {
+        Some(oldest) => rows_as_json(
+            db,
+            &queries::RUN_DATES_NOT_DONE,
+            &[(":oldest", oldest.into())],
+        )?,
+        None => Vec::new(),
+    };
+    for r in &mut rows {
+        for status in [DateStatus::Failed, DateStatus::Skipped] {
+            let dates = not_done
+                .iter()
+                .filter(|d| d["run_id"] == r["run_id"] && d["status"] == status.as_str())
+                .map(|d| parse_date(&cell(&d["ds"]), "date"))
+                .collect::<Result<Vec<_>>>()?;
+            let ranges: Vec<Json> = contiguous(&dates)
+                .iter()
+                .map(|i| Json::String(i.to_string()))
+                .collect();
+            r.insert(format!("{status}_ranges"), Json::Array(ranges));
+        }
+    }
+    out.json(&rows)?;
+    let table_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let interval = if r["interval_start"] == r["interval_end"] {
+                cell(&r["interval_start"])
+            } else {
+                format!(
+                    "{}..{}",
+                    cell(&r["interval_start"]),
+                    cell(&r["interval_end"])
+                )
+            };
+            vec![
+                cell(&r["run_id"]),
+                cell(&r["kind"]),
+                interval,
+                cell(&r["status"]),
+                cell(&r["requested_by"]),
+                cell(&r["created_at"]),
+                cell(&r["finished_at"]),
+                dates_in_brief(r),
+            ]
+        })
+        .collect();
+    out.text(&table(
+        &[
+            "run", "kind", "interval", "status", "by", "created", "finished", "dates",
+        ],
+        &table_rows,
+    ))
+}
+
+/// A run's dates in one cell: `88 success, 1 failed (2026-04-01), 4 skipped
+/// (2026-04-02..2026-04-05), holding 3`; at most two ranges each, then how many more.
+fn dates_in_brief(r: &Map<String, Json>) -> String {
+    let mut parts = Vec::new();
+    for status in DateStatus::ALL {
+        let n = r[status.as_str()].as_i64().unwrap_or(0);
+        if n == 0 {
+            continue;
+        }
+        let ranges: Vec<String> = match r.get(&format!("{status}_ranges")) {
+            Some(Json::Array(ranges)) => ranges.iter().map(cell).collect(),
+            _ => Vec::new(),
+        };
+        let place = match ranges.as_slice() {
+            [] => String::new(),
+            [a] => format!(" ({a})"),
+            [a, b] => format!(" ({a}, {b})"),
+            [a, b, rest @ ..] => format!(" ({a}, {b}, +{} more)", rest.len()),
+        };
+        parts.push(format!("{} {status}{place}", report::thousands(n)));
+    }
+    let holding = r["holding"].as_i64().unwrap_or(0);
+    if holding > 0 {
+        parts.push(format!("holding {}", report::thousands(holding)));
+    }
+    if parts.is_empty() {
+        return "no dates".into();
+    }
+    parts.join(", ")
+}
+
+/// One run: what it was, its dates (ranges, or each with `each_date`), its events.
+fn run_detail(db: &mut Db, run_id: i64, each_date: bool, out: &Output) -> Result<()> {
+    let run = store::existing_run(db, run_id)?;
+    let by_run = [(":run_id", run_id.into())];
+    let dates = rows_as_json(db, &queries::RUN_PARTITIONS_OF_RUN, &by_run)?;
+    let events = rows_as_json(db, &queries::RUN_EVENTS_OF_RUN, &by_run)?;
+    let templates = rows_as_json(db, &queries::RUN_TEMPLATES_OF_RUN, &by_run)?;
+    let outcomes = dates
+        .iter()
+        .map(|d| outcome_of(run_id, d))
+        .collect::<Result<Vec<_>>>()?;
+    let ranges = report::outcome_ranges(&outcomes)?;
+    out.json(&serde_json::json!({"run": run, "dates": dates, "ranges": ranges, "events": events, "templates": templates}))?;
+    let mut text = run_header(&run, &templates);
+    text.push('\n');
+    if outcomes.is_empty() {
+        text.push_str("no dates recorded yet\n");
+    } else if each_date {
+        text.push_str(&dates_table(&dates));
+    } else {
+        text.push_str(&format!(
+            "dates: {} (`sqlrun runs {run_id} --dates` lists each)\n",
+            report::status_counts(&outcomes).join(", ")
+        ));
+        text.push_str(&report::outcome_lines(&ranges, &|h| {
+            format!("held by run {h}")
+        }));
+    }
+    if !events.is_empty() {
+        text.push('\n');
+        text.push_str(&events_table(&events));
+    }
+    out.text(&text)
+}
+
+/// A `run_partitions` row as the outcome of its date.
+fn outcome_of(run_id: i64, d: &Map<String, Json>) -> Result<DateOutcome> {
+    let text = cell(&d["status"]);
+    let status = DateStatus::parse(&text).ok_or_else(|| {
+        Error::bad(format!(
+            "run {run_id}: {} has the status `{text}`, which this sqlrun does not know; \
+             a newer sqlrun wrote it: use that version",
+            cell(&d["ds"])
+        ))
+    })?;
+    Ok(DateOutcome {
+        ds: cell(&d["ds"]),
+        status,
+        error: d["error"].as_str().map(str::to_string),
+        held_by: d["held_by"].as_i64(),
+        millis: None,
+    })
+}
+
+/// Who ran it, when, how, with which templates.
+fn run_header(run: &store::RunRow, templates: &[Map<String, Json>]) -> String {
+    let mut text = format!(
+        "run {} ({}) {}: {}\n  requested by {}{}\n  created {}, started {}, finished {}\n",
+        run.run_id,
+        run.kind,
+        report::range_text(&run.interval_start, &run.interval_end),
+        run.status,
+        run.requested_by,
+        run.reason
+            .as_deref()
+            .map(|r| format!(", reason: {r}"))
+            .unwrap_or_default(),
+        run.created_at,
+        run.started_at.as_deref().unwrap_or("-"),
+        run.finished_at.as_deref().unwrap_or("-"),
+    );
+    if let Some(c) = &run.command {
+        text.push_str(&format!("  command: {c}\n"));
+    }
+    if let Some(s) = &run.scheduler {
+        text.push_str(&format!("  started by {}\n", report::scheduler_line(s)));
+    }
+    if let Some(days) = run.lookback {
+        text.push_str(&format!(
+            "  looked back {days} days before {} for missing, failed and changed dates\n",
+            run.interval_end
+        ));
+    }
+    if let (Some(host), Some(pid)) = (&run.host, run.pid) {
+        let on = run.dialect.as_deref().unwrap_or("sqlite");
+        let jobs = match run.jobs {
+            Some(1) => ", 1 date at a time".to_string(),
+            Some(n) => format!(", {n} dates at a time (--jobs {n})"),
+            None => String::new(),
+        };
+        text.push_str(&format!("  process {pid} on {host}, database {on}{jobs}\n"));
+    }
+    if let Some(e) = &run.error {
+        text.push_str(&format!("  note: {e}\n"));
+    }
+    if !templates.is_empty() {
+        let list: Vec<String> = templates
+            .iter()
+            .filter(|t| t["kind"] != "system")
+            .map(|t| format!("{}@{}", cell(&t["name"]), cell(&t["version"])))
+            .collect();
+        text.push_str(&format!("  templates: {}\n", list.join(", ")));
+    }
+    text
+}
+
+/// `runs N --dates`: each date on its own line.
+fn dates_table(dates: &[Map<String, Json>]) -> String {
+    let rows: Vec<Vec<String>> = dates
+        .iter()
+        .map(|d| {
+            vec![
+                cell(&d["ds"]),
+                cell(&d["status"]),
+                if d["held_by"].is_null() {
+                    "-".into()
+                } else {
+                    format!("held by run {}", cell(&d["held_by"]))
+                },
+                cell(&d["finished_at"]),
+                cell(&d["error"]),
+            ]
+        })
+        .collect();
+    table(&["date", "status", "held", "finished", "error"], &rows)
+}
+
+/// Reservations, skips, reclaims and releases of the run.
+fn events_table(events: &[Map<String, Json>]) -> String {
+    let rows: Vec<Vec<String>> = events
+        .iter()
+        .map(|e| {
+            let range = if e["ds_start"].is_null() {
+                "-".to_string()
+            } else {
+                format!(
+                    "{}..{} ({})",
+                    cell(&e["ds_start"]),
+                    cell(&e["ds_end"]),
+                    cell(&e["date_count"])
+                )
+            };
+            let who = if e["event"] == "reclaimed" {
+                format!(
+                    "run {} reclaimed by run {}",
+                    cell(&e["run_id"]),
+                    cell(&e["other_run_id"])
+                )
+            } else {
+                format!("run {}", cell(&e["run_id"]))
+            };
+            vec![
+                cell(&e["at"]),
+                cell(&e["event"]),
+                who,
+                range,
+                cell(&e["detail"]),
+            ]
+        })
+        .collect();
+    table(&["at", "event", "who", "dates", "detail"], &rows)
 }
 
 pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Result<u8> {

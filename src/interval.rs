@@ -162,23 +162,33 @@ pub fn first_unfinished(
         return None;
     }
     let next_midnight = first.succ_opt()?.and_hms_opt(0, 0, 0)?;
-    // A zone whose clocks skip midnight (a DST change) ends the day at the first instant
-    // of the next one.
-    let ends = zone
-        .from_local_datetime(&next_midnight)
-        .earliest()
+    // A zone whose clocks skip midnight (a DST change, e.g. America/Santiago) ends the
+    // day at the first instant of the next one: the first local time after the gap.
+    let ends = (0..=24 * 4)
+        .map(|quarter| next_midnight + chrono::Duration::minutes(15 * quarter))
+        .find_map(|local| zone.from_local_datetime(&local).earliest())
         .map(|t| t.with_timezone(&Utc))
         .unwrap_or_else(|| Utc.from_utc_datetime(&next_midnight));
     Some((first, ends))
 }
 
-/// Groups sorted dates into contiguous runs, for reports ("2026-02-09..2026-02-11").
+/// Groups dates into contiguous runs, for reports ("2026-02-09..2026-02-11").
 pub fn contiguous(dates: &[Date]) -> Vec<Interval> {
-    let mut out: Vec<Interval> = Vec::new();
-    for &d in dates {
+    let keyed = dates.iter().map(|d| (*d, ())).collect();
+    contiguous_by(keyed)
+        .into_iter()
+        .map(|(range, _)| range)
+        .collect()
+}
+
+/// Groups dates into contiguous runs of consecutive days with the same key, in date order.
+pub fn contiguous_by<K: PartialEq>(mut dates: Vec<(Date, K)>) -> Vec<(Interval, K)> {
+    dates.sort_by_key(|(date, _)| *date);
+    let mut out: Vec<(Interval, K)> = Vec::new();
+    for (date, key) in dates {
         match out.last_mut() {
-            Some(last) if last.end.succ_opt() == Some(d) => last.end = d,
-            _ => out.push(Interval::single(d)),
+            Some((range, k)) if *k == key && range.end.succ_opt() == Some(date) => range.end = date,
+            _ => out.push((Interval::single(date), key)),
         }
     }
     out
@@ -205,6 +215,11 @@ mod tests {
             first_unfinished(feb, at("2026-02-17T00:00:00Z"), Tz::UTC),
             None
         );
+        // America/Santiago skips 2026-09-06 00:00..01:00: the 5th ends at 01:00 there.
+        let gap = Interval::parse("2026-09-05").unwrap();
+        let santiago: Tz = "America/Santiago".parse().unwrap();
+        let (_, ends) = first_unfinished(gap, at("2026-09-05T12:00:00Z"), santiago).unwrap();
+        assert_eq!(ends, at("2026-09-06T04:00:00Z"));
         // Exactly at midnight the day before has ended.
         let one = Interval::parse("2026-02-16").unwrap();
         assert_eq!(

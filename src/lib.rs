@@ -4,6 +4,7 @@
 //! crate is the orchestration: which dates, in what order, in which transaction.
 
 pub mod apply;
+pub mod calendar;
 pub mod cli;
 pub mod dates;
 pub mod db;
@@ -14,8 +15,10 @@ pub mod holder;
 pub mod inspect;
 pub mod interval;
 pub mod kinds;
+pub mod load;
 pub mod models;
 pub mod pipeline;
+pub mod plan;
 pub mod project;
 pub mod queries;
 pub mod report;
@@ -23,8 +26,10 @@ pub mod requester;
 pub mod reserve;
 pub mod scaffold;
 pub mod seal;
+pub mod shell;
 pub mod store;
 pub mod templates;
+pub mod workers;
 
 use std::process::ExitCode;
 
@@ -46,16 +51,28 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// Command-line errors (clap's) with `--json`: the document a script parses, on stdout,
-/// beside clap's message on stderr. Exit 2, as for any bad input.
-pub fn usage_error(e: &clap::Error, json: bool) -> ExitCode {
-    if json {
-        let message = e.to_string().trim_end().to_string();
-        let doc =
-            serde_json::json!({"error": {"exit_code": 2, "kind": "usage", "message": message}});
-        println!("{doc}");
+/// A command line clap did not run: `--help` and `--version` (exit 0), or a usage error
+/// (exit 2, clap's message on stderr). With `--json`, stdout gets the document a script
+/// parses: `{"help": ...}` or the error.
+pub fn command_line_not_run(e: &clap::Error, json: bool) -> ExitCode {
+    let out = Output::new(json, 0);
+    if !e.use_stderr() {
+        if !json {
+            e.exit();
+        }
+        let doc = match e.kind() {
+            clap::error::ErrorKind::DisplayVersion => {
+                serde_json::json!({ "version": env!("CARGO_PKG_VERSION") })
+            }
+            _ => serde_json::json!({ "help": e.render().to_string() }),
+        };
+        let _ = out.json(&doc);
+        return ExitCode::SUCCESS;
     }
-    ExitCode::from(2)
+    let _ = e.print();
+    let usage = Error::Usage(e.to_string().trim_end().to_string());
+    let _ = out.json_error(&usage);
+    ExitCode::from(usage.exit_code())
 }
 
 fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
@@ -64,7 +81,9 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
         // `new` writes a project; the one it may stand in does not matter to it.
         Command::New { dir } => scaffold::run(args, dir, out)?,
         Command::Help { command } => {
-            cli::print_help(command).map_err(Error::BadInput)?;
+            let help = cli::help_text(command).map_err(Error::BadInput)?;
+            out.json(&serde_json::json!({ "help": help }))?;
+            out.text(&help)?;
             0
         }
         // The demo tells the same story anywhere: a scratch database and the built-in
@@ -73,6 +92,9 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
             let global = project::resolve(args, &project::Env::from_process(), None)?;
             demo::run(&global, out)?
         }
+        // The shell's kit describes the command line: no database, no project file.
+        Command::Completions { shell } => shell::completions(*shell, out)?,
+        Command::Man { command, dir } => shell::man(command.as_deref(), dir.as_deref(), out)?,
         command => {
             let global = project::resolve_here(args)?;
             if let Some(path) = global.project.as_deref().filter(|_| out.verbose > 0) {
@@ -96,10 +118,16 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         Command::Retire { model, reason, by } => {
             models::retire_command(global, model, reason, by.as_deref(), out)?
         }
-        Command::Status { interval, select } => {
-            inspect::status(global, interval.as_deref(), select, out)?
-        }
-        Command::Runs { run_id, limit } => inspect::runs(global, *run_id, *limit, out)?,
+        Command::Status {
+            interval,
+            select,
+            list,
+        } => inspect::status(global, interval.as_deref(), select, *list, out)?,
+        Command::Runs {
+            run_id,
+            limit,
+            dates,
+        } => inspect::runs(global, *run_id, *limit, *dates, out)?,
         Command::Corrections { interval } => {
             inspect::corrections(global, interval.as_deref(), out)?
         }
@@ -110,8 +138,13 @@ fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> 
         } => inspect::render(global, date, model.as_deref(), select, out)?,
         Command::Templates { show } => inspect::templates(global, show.as_deref(), out)?,
         Command::Generate(args) => generate::run(global, args, out)?,
-        Command::New { .. } | Command::Demo | Command::Help { .. } => {
-            unreachable!("run() handles new, demo and help")
+        Command::Load { table, file } => load::run(global, table, file, out)?,
+        Command::New { .. }
+        | Command::Demo
+        | Command::Help { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => {
+            unreachable!("execute() handles these without a database")
         }
     })
 }

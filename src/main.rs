@@ -6,10 +6,9 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = match sqlrun::cli::Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
         Err(e) => {
-            let _ = e.print();
-            return sqlrun::usage_error(&e, sqlrun::cli::json_requested(std::env::args_os()));
+            let json = sqlrun::cli::json_requested(std::env::args_os());
+            return sqlrun::command_line_not_run(&e, json);
         }
     };
     match sqlrun::run(cli) {

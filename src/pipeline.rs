@@ -103,6 +103,10 @@ pub struct Pipeline {
     pub selected: Option<BTreeSet<String>>,
 }
 
+/// What `run_id` prints as in SQL shown before a run exists: a named parameter, which
+/// both sqlite3 (`.parameter set :run_id 5`) and psql (`\set run_id 5`) can bind.
+pub const RUN_ID_PLACEHOLDER: &str = ":run_id";
+
 /// The time variables and run facts a date is rendered with.
 pub struct DateVars<'a> {
     pub ds: &'a str,
@@ -241,6 +245,17 @@ impl Pipeline {
     pub fn render_date(&self, vars: &DateVars) -> Result<String> {
         self.templates
             .render("system/date.sql", self.date_context(vars))
+    }
+
+    /// The same for a plan that no run owns yet (`apply --dry-run --sql`): `run_id` prints
+    /// as the placeholder [`RUN_ID_PLACEHOLDER`] (`vars.run_id` is not used), so the text
+    /// claims no run id and runs by hand only once one is bound.
+    pub fn render_date_unclaimed(&self, vars: &DateVars) -> Result<String> {
+        let run_id = Value::from_safe_string(RUN_ID_PLACEHOLDER.to_string());
+        self.templates.render(
+            "system/date.sql",
+            context! { run_id => run_id, ..self.date_context(vars) },
+        )
     }
 
     /// The same, as it is executed: the values as parameters.

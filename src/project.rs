@@ -11,6 +11,7 @@
 //!
 //! [apply]
 //! lookback = 7              # a regular run's --lookback when none is given
+//! jobs = 4                  # apply --jobs when none is given (PostgreSQL only)
 //! ```
 //!
 //! Each setting comes from the first of: the command line, the environment (`SQLRUN_DB`,
@@ -52,18 +53,22 @@ pub struct ProjectFile {
 pub struct ApplyDefaults {
     /// The regular run's `--lookback` when none is given.
     pub lookback: Option<u32>,
+    /// `apply --jobs` when none is given. Only for a PostgreSQL database: a SQLite file
+    /// named on the command line or in the environment does not inherit it.
+    pub jobs: Option<u32>,
 }
 
 impl ApplyDefaults {
     /// `args` with the defaults filled in where they apply. `lookback` is for a regular run
     /// only: a backfill (`--interval`), a reserved run (`--run`) or a selection (`--only`)
-    /// computes what it names and nothing older.
+    /// computes what it names and nothing older. `jobs` is for every run.
     pub fn fill(&self, args: &ApplyArgs) -> ApplyArgs {
         let mut args = args.clone();
         let regular = args.interval.is_none() && args.run.is_none() && args.only.is_none();
         if regular && args.lookback.is_none() {
             args.lookback = self.lookback;
         }
+        args.jobs = args.jobs.or(self.jobs);
         args
     }
 }
@@ -154,11 +159,16 @@ const KEYS: &[(&str, &str)] = &[
         "a string: an IANA time zone (timezone = \"Asia/Seoul\"), whose calendar days the \
          dates are: a regular run's yesterday, and when a day has ended",
     ),
-    ("apply", "a table: [apply], with lookback = N"),
+    ("apply", "a table: [apply], with lookback = N and jobs = N"),
     (
         "apply.lookback",
         "a whole number of days from 0 up (lookback = 7): a regular run's --lookback when \
          none is given",
+    ),
+    (
+        "apply.jobs",
+        "a whole number from 1 to 64 (jobs = 4): how many dates `apply` computes at once \
+         when --jobs is not given, on PostgreSQL",
     ),
 ];
 
@@ -224,7 +234,32 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile> {
         time_zone(zone)
             .map_err(|why| bad("timezone", format!("{why}; it takes {}", takes("timezone"))))?;
     }
+    check_jobs(&file).map_err(|what| bad("apply.jobs", what))?;
     Ok(file)
+}
+
+/// `[apply] jobs`: within 1..=64, and more than 1 only beside a database that can take
+/// it (not the file's own SQLite `db`).
+fn check_jobs(file: &ProjectFile) -> std::result::Result<(), String> {
+    let Some(jobs) = file.apply.jobs else {
+        return Ok(());
+    };
+    if !(1..=crate::cli::MAX_JOBS).contains(&i64::from(jobs)) {
+        return Err(format!(
+            "is {jobs}; it takes {}",
+            KEYS.iter()
+                .find(|(k, _)| *k == "apply.jobs")
+                .map_or("", |(_, t)| *t)
+        ));
+    }
+    match file.db.as_deref().filter(|db| !is_postgres_url(db)) {
+        Some(db) if jobs > 1 => Err(format!(
+            "is {jobs}, but `db` is the SQLite file {db}, which commits one transaction at a \
+             time: workers would only wait for each other; remove `jobs`, or set `db` to a \
+             postgres:// URL"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// An IANA time zone by name (`Asia/Seoul`, `UTC`).
@@ -322,6 +357,13 @@ pub fn resolve(args: &GlobalArgs, env: &Env, project: Option<Project>) -> Result
         (None, Some(zone)) => time_zone(zone).map_err(Error::bad)?,
         (None, None) => Tz::UTC,
     };
+    // As `schema`: the file's jobs belong with a PostgreSQL database.
+    let apply = ApplyDefaults {
+        jobs: file
+            .and_then(|f| f.apply.jobs)
+            .filter(|_| is_postgres_url(&db)),
+        ..file.map(|f| f.apply).unwrap_or_default()
+    };
     Ok(Global {
         db,
         schema,
@@ -329,7 +371,7 @@ pub fn resolve(args: &GlobalArgs, env: &Env, project: Option<Project>) -> Result
         timezone,
         json: args.json,
         verbose: args.verbose,
-        apply: file.map(|f| f.apply).unwrap_or_default(),
+        apply,
         project: project.map(|p| p.path),
     })
 }
@@ -562,7 +604,10 @@ mod tests {
 
     #[test]
     fn lookback_fills_a_regular_run_only() {
-        let defaults = ApplyDefaults { lookback: Some(5) };
+        let defaults = ApplyDefaults {
+            lookback: Some(5),
+            jobs: None,
+        };
         let regular = ApplyArgs {
             as_of: Some("2026-02-10".into()),
             ..ApplyArgs::default()
@@ -592,5 +637,64 @@ mod tests {
             assert_eq!(defaults.fill(&other).lookback, None);
         }
         assert_eq!(ApplyDefaults::default().fill(&regular).lookback, None);
+    }
+
+    #[test]
+    fn jobs_are_checked_and_go_with_a_postgresql_database() {
+        let f = file("db = \"postgresql://h/d\"\n[apply]\njobs = 4\n").unwrap();
+        assert_eq!(f.apply.jobs, Some(4));
+        let m = message("[apply]\njobs = 0\n");
+        assert!(
+            m.contains("`apply.jobs` is 0; it takes a whole number from 1 to 64"),
+            "{m}"
+        );
+        assert!(message("[apply]\njobs = 65\n").contains("`apply.jobs` is 65"));
+        let m = message("[apply]\njobs = -1\n");
+        assert!(
+            m.contains("line 2") && m.contains("`apply.jobs`: invalid value"),
+            "{m}"
+        );
+        let m = message("db = \"x.db\"\n[apply]\njobs = 2\n");
+        assert!(
+            m.contains("`apply.jobs` is 2, but `db` is the SQLite file x.db")
+                && m.contains("postgres:// URL"),
+            "{m}"
+        );
+        assert!(file("db = \"x.db\"\n[apply]\njobs = 1\n").is_ok());
+
+        let p = project("db = \"postgresql://h/d\"\n[apply]\njobs = 4\nlookback = 2\n");
+        let g = resolve(&args(), &Env::default(), Some(p.clone())).unwrap();
+        assert_eq!((g.apply.jobs, g.apply.lookback), (Some(4), Some(2)));
+        // A SQLite file named on the command line does not inherit them: it has one writer.
+        let sqlite = GlobalArgs {
+            db: Some("local.db".into()),
+            ..args()
+        };
+        let g = resolve(&sqlite, &Env::default(), Some(p)).unwrap();
+        assert_eq!((g.apply.jobs, g.apply.lookback), (None, Some(2)));
+    }
+
+    #[test]
+    fn jobs_fill_every_run_unless_given() {
+        let defaults = ApplyDefaults {
+            lookback: None,
+            jobs: Some(3),
+        };
+        let backfill = ApplyArgs {
+            interval: Some("2026-02-01..2026-02-09".into()),
+            ..ApplyArgs::default()
+        };
+        assert_eq!(defaults.fill(&backfill).jobs, Some(3));
+        let reserved = ApplyArgs {
+            run: Some(4),
+            ..ApplyArgs::default()
+        };
+        assert_eq!(defaults.fill(&reserved).jobs, Some(3));
+        let own = ApplyArgs {
+            jobs: Some(1),
+            ..backfill
+        };
+        assert_eq!(defaults.fill(&own).jobs, Some(1));
+        assert_eq!(ApplyDefaults::default().fill(&reserved).jobs, None);
     }
 }

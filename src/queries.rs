@@ -25,6 +25,7 @@ queries! {
     RUN_BY_ID => "run_by_id.sql",
     LIST_RUNS => "list_runs.sql",
     RUN_PARTITIONS_OF_RUN => "run_partitions_of_run.sql",
+    RUN_DATES_NOT_DONE => "run_dates_not_done.sql",
     RUN_EVENTS_OF_RUN => "run_events_of_run.sql",
     RUN_TEMPLATES_OF_RUN => "run_templates_of_run.sql",
     SKIPPED_OF_RUN => "skipped_of_run.sql",
@@ -49,6 +50,8 @@ queries! {
     DROP_SCHEMA => "drop_schema.sql" | "postgres/drop_schema.sql",
     // A table's columns in order, each with the kind of value it holds (none: no such table).
     COLUMN_TYPES => "sqlite/column_types.sql" | "postgres/column_types.sql",
+    // The tables of the database (schema), by name.
+    TABLES => "sqlite/tables.sql" | "postgres/tables.sql",
     SOURCE_TRIGGERS => "sqlite/source_triggers.sql" | "postgres/source_triggers.sql",
     SOURCE_TRACKING_OF => "source_tracking_of.sql",
     RECORD_SOURCE_TRACKING => "record_source_tracking.sql" | "postgres/record_source_tracking.sql",

@@ -6,9 +6,12 @@ use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-use crate::dates::{DateState, DateStatus, ModelState, Reclaim};
+use crate::calendar::{self, Glance, Summary};
+use crate::dates::{DateState, DateStatus, ModelState, Reclaim, Skip};
 use crate::error::Result;
-use crate::interval::Interval;
+use crate::interval::{fmt_date, parse_date, Interval};
+use crate::pipeline::RUN_ID_PLACEHOLDER;
+use crate::plan::{Action, Reason, Step};
 
 pub struct Output {
     pub json: bool,
@@ -100,6 +103,13 @@ impl Output {
         }
         self.json(&error.to_json())
     }
+
+    /// Whether text on stdout may be coloured: stdout is a terminal and `NO_COLOR` is
+    /// not set (https://no-color.org).
+    pub fn colour(&self) -> bool {
+        let no_color = std::env::var_os("NO_COLOR");
+        calendar::colour_allowed(self.stdout_tty, no_color.as_deref())
+    }
 }
 
 /// A scheduler's ids for a run, on one line: `airflow: dag revenue, task apply, run
@@ -119,27 +129,35 @@ pub fn scheduler_line(s: &crate::requester::Scheduler) -> String {
 
 /// Left-aligned columns, two spaces apart.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    let mut all = vec![headers.iter().map(|h| h.to_string()).collect()];
+    all.extend_from_slice(rows);
+    aligned(&all)
+}
+
+/// Rows as left-aligned columns two spaces apart, without a header; a row may have fewer
+/// cells than the widest.
+pub fn aligned(rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = Vec::new();
     for row in rows {
         for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut s = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                s.push_str(cell);
-            } else {
-                s.push_str(cell);
-                s.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+            let w = cell.chars().count();
+            match widths.get_mut(i) {
+                Some(width) => *width = (*width).max(w),
+                None => widths.push(w),
             }
         }
-        s.trim_end().to_string() + "\n"
-    };
-    let mut out = line(headers.to_vec());
+    }
+    let mut out = String::new();
     for row in rows {
-        out.push_str(&line(row.iter().map(String::as_str).collect()));
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                line.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }
@@ -192,21 +210,18 @@ pub struct ApplyReport {
     pub status: String,
     pub exit_code: u8,
     pub dates: Vec<DateOutcome>,
+    /// The dates again, as ranges of consecutive days that ended alike.
+    pub ranges: Vec<OutcomeRange>,
     pub reclaimed: Vec<Reclaim>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
 }
 
-pub fn apply_summary(report: &ApplyReport, out: &Output) -> Result<()> {
+/// The end of `apply`: its line on stdout (or the JSON document), then on stderr how
+/// its dates ended, as ranges (`skips` name the holders of skipped dates).
+pub fn apply_summary(report: &ApplyReport, skips: &[Skip], out: &Output) -> Result<()> {
     out.json(report)?;
-    let count = |s: DateStatus| report.dates.iter().filter(|d| d.status == s).count();
-    let mut parts = Vec::new();
-    for s in DateStatus::ALL {
-        let n = count(s);
-        if n > 0 {
-            parts.push(format!("{n} {s}"));
-        }
-    }
+    let mut parts = status_counts(&report.dates);
     if parts.is_empty() {
         parts.push("no dates to compute".into());
     }
@@ -218,32 +233,194 @@ pub fn apply_summary(report: &ApplyReport, out: &Output) -> Result<()> {
         parts.join(", "),
         report.status
     ))?;
-    for d in report
-        .dates
-        .iter()
-        .filter(|d| d.status == DateStatus::Failed)
-    {
-        out.note(&format!(
-            "failed {}: {}",
-            d.ds,
-            d.error.as_deref().unwrap_or("")
-        ));
-    }
+    outcome_notes(&report.ranges, skips, out);
     Ok(())
 }
 
-#[derive(Serialize)]
-struct PlanEntry<'a> {
-    ds: &'a str,
-    action: &'a str,
+/// `90 success, 1 failed`: how many dates ended each way, in the order of
+/// `DateStatus::ALL`, leaving out the statuses no date has.
+pub fn status_counts(dates: &[DateOutcome]) -> Vec<String> {
+    DateStatus::ALL
+        .into_iter()
+        .filter_map(|s| {
+            let n = dates.iter().filter(|d| d.status == s).count();
+            (n > 0).then(|| format!("{} {s}", thousands(n as i64)))
+        })
+        .collect()
+}
+
+/// How a run's dates ended, as ranges on stderr, one line each. The skipped ones name
+/// their holder as the contract asks of every skip (CONTRACT §2); `apply` has said them
+/// when it reserved too (a run killed before its end must not keep a skip unsaid).
+pub fn outcome_notes(ranges: &[OutcomeRange], skips: &[Skip], out: &Output) {
+    let holder = |run: i64| match skips.iter().find(|s| s.held_by == Some(run)) {
+        Some(s) => format!(
+            "held by run {run} ({}, requested by {}, {} since {})",
+            s.holder_kind.as_deref().unwrap_or("?"),
+            s.holder_by.as_deref().unwrap_or("?"),
+            s.holder_status.as_deref().unwrap_or("?"),
+            s.held_since.as_deref().unwrap_or("?"),
+        ),
+        None => format!("held by run {run}"),
+    };
+    for line in outcome_lines(ranges, &holder).lines() {
+        out.note(line);
+    }
+}
+
+/// Consecutive days of one run that ended alike: the same status, holder and error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutcomeRange {
+    pub start: String,
+    pub end: String,
+    pub count: usize,
+    pub status: DateStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A run's dates as ranges, in date order: a failed date keeps its error (dates that
+/// failed alike in a row share a range), skipped dates split by holder.
+pub fn outcome_ranges(dates: &[DateOutcome]) -> Result<Vec<OutcomeRange>> {
+    let keyed = dates
+        .iter()
+        .map(|d| {
+            let key = (d.status, d.held_by, d.error.as_deref());
+            Ok((parse_date(&d.ds, "date")?, key))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(crate::interval::contiguous_by(keyed)
+        .into_iter()
+        .map(|(range, (status, held_by, error))| OutcomeRange {
+            start: fmt_date(range.start),
+            end: fmt_date(range.end),
+            count: range.len(),
+            status,
+            held_by,
+            error: error.map(str::to_string),
+        })
+        .collect())
+}
+
+/// Ranges as aligned lines: `2026-01-01..2026-03-31  success  90 dates`, then what a
+/// range needs said: `holder` names a skipped range's holder, a failed one its error.
+pub fn outcome_lines(ranges: &[OutcomeRange], holder: &dyn Fn(i64) -> String) -> String {
+    let rows: Vec<Vec<String>> = ranges
+        .iter()
+        .map(|r| {
+            let detail = match (r.status, r.held_by, &r.error) {
+                (DateStatus::Skipped, Some(run), _) => holder(run),
+                (_, _, Some(error)) => error.clone(),
+                _ => String::new(),
+            };
+            vec![
+                range_text(&r.start, &r.end),
+                r.status.to_string(),
+                date_count(r.count),
+                detail,
+            ]
+        })
+        .collect();
+    aligned(&rows)
+}
+
+/// `2026-02-09..2026-02-11`, or one date alone.
+pub fn range_text(start: &str, end: &str) -> String {
+    if start == end {
+        start.to_string()
+    } else {
+        format!("{start}..{end}")
+    }
+}
+
+/// `1 date`, `1,095 dates`.
+pub fn date_count(n: usize) -> String {
+    format!(
+        "{} date{}",
+        thousands(n as i64),
+        if n == 1 { "" } else { "s" }
+    )
+}
+
+/// Consecutive days with the same step of a dry-run plan.
+#[derive(Debug, Serialize)]
+struct PlanRange<'a> {
+    start: String,
+    end: String,
+    count: usize,
+    action: Action,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<Reason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_by: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    holder: Option<&'a str>,
+}
+
+fn plan_ranges(plan: &[Step]) -> Result<Vec<PlanRange<'_>>> {
+    let keyed = plan
+        .iter()
+        .map(|s| {
+            let key = (s.action, s.reason, s.held_by, s.holder.as_deref());
+            Ok((parse_date(&s.ds, "date")?, key))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(crate::interval::contiguous_by(keyed)
+        .into_iter()
+        .map(|(range, (action, reason, held_by, holder))| PlanRange {
+            start: fmt_date(range.start),
+            end: fmt_date(range.end),
+            count: range.len(),
+            action,
+            reason,
+            held_by,
+            holder,
+        })
+        .collect())
+}
+
+/// What a plan range needs said beside its action: why, or who holds it.
+fn plan_detail(r: &PlanRange) -> String {
+    let holder = r.holder.unwrap_or("?");
+    match (r.action, r.held_by) {
+        (Action::SkipHeld, Some(run)) => format!("held by run {run} ({holder})"),
+        (Action::ReclaimAndCompute | Action::ReclaimAndCorrect, Some(run)) => format!(
+            "{}; from run {run}, gone: {holder}",
+            r.reason.map_or("", Reason::as_str)
+        ),
+        _ => r.reason.map_or("", Reason::as_str).to_string(),
+    }
+}
+
+/// A dry run's plan, and the SQL of each date it would compute when `--sql` asks.
+pub struct Plan<'a> {
+    pub interval: Interval,
+    /// `apply --run N`: the reserved run, whose id the plan may name. None: a new run,
+    /// whose id does not exist yet.
+    pub run_id: Option<i64>,
+    pub steps: &'a [Step],
+    /// Each computed date and its SQL (None without `--sql`).
+    pub sql: Option<Vec<(String, String)>>,
+    /// The backend's BEGIN, for the SQL.
+    pub begin: &'a str,
 }
 
 #[derive(Serialize)]
 struct DryRun<'a> {
-    run_id: i64,
+    /// Null: a dry run claims no run id (the next real run gets the next free one).
+    run_id: Option<i64>,
     interval: String,
-    plan: Vec<PlanEntry<'a>>,
-    sql: Vec<SqlEntry<'a>>,
+    /// How many dates each action takes (a JSON object: its keys print alphabetically).
+    counts: serde_json::Map<String, serde_json::Value>,
+    plan: &'a [Step],
+    ranges: &'a [PlanRange<'a>],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sql: Option<&'a [SqlEntry<'a>]>,
+    /// What `run_id` prints as in `sql`, when no run owns the plan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id_placeholder: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -252,46 +429,97 @@ struct SqlEntry<'a> {
     sql: String,
 }
 
-pub fn dry_run(
-    begin: &str,
-    run_id: i64,
-    interval: Interval,
-    plan: &[(&DateState, String)],
-    sql: &[(String, String)],
-    out: &Output,
-) -> Result<()> {
-    let doc = DryRun {
-        run_id,
-        interval: interval.to_string(),
-        plan: plan
-            .iter()
-            .map(|(s, a)| PlanEntry {
-                ds: &s.ds,
-                action: a,
-            })
-            .collect(),
-        sql: sql
-            .iter()
+pub fn dry_run(plan: &Plan, out: &Output) -> Result<()> {
+    let ranges = plan_ranges(plan.steps)?;
+    let counts: Vec<(Action, usize)> = Action::ALL
+        .into_iter()
+        .map(|a| (a, plan.steps.iter().filter(|s| s.action == a).count()))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let sql: Option<Vec<SqlEntry>> = plan.sql.as_ref().map(|sql| {
+        sql.iter()
             .map(|(ds, body)| SqlEntry {
                 ds,
-                sql: transaction(begin, body),
+                sql: transaction(plan.begin, body),
             })
+            .collect()
+    });
+    out.json(&DryRun {
+        run_id: plan.run_id,
+        interval: plan.interval.to_string(),
+        counts: counts
+            .iter()
+            .map(|(a, n)| (a.to_string(), (*n).into()))
             .collect(),
+        plan: plan.steps,
+        ranges: &ranges,
+        sql: sql.as_deref(),
+        run_id_placeholder: (plan.run_id.is_none() && sql.is_some()).then_some(RUN_ID_PLACEHOLDER),
+    })?;
+    out.text(&dry_run_text(plan, &counts, &ranges, sql.as_deref()))
+}
+
+/// The plan for a reader: what it would do per action, the ranges, then the SQL if asked.
+fn dry_run_text(
+    plan: &Plan,
+    counts: &[(Action, usize)],
+    ranges: &[PlanRange],
+    sql: Option<&[SqlEntry]>,
+) -> String {
+    let mut text = match plan.run_id {
+        Some(run) => format!(
+            "dry run of run {run} ({}); nothing is written\n",
+            plan.interval
+        ),
+        None => format!(
+            "dry run of {}; nothing is written and no run id is claimed\n",
+            plan.interval
+        ),
     };
-    out.json(&doc)?;
-    let rows: Vec<Vec<String>> = plan
+    let counts: Vec<String> = counts
         .iter()
-        .map(|(s, a)| vec![s.ds.clone(), a.clone()])
+        .map(|(action, n)| format!("{} {action}", thousands(*n as i64)))
         .collect();
-    let mut text = format!("dry run of {interval} (as run {run_id}; nothing is written)\n\n");
-    text.push_str(&table(&["date", "would"], &rows));
-    for (ds, body) in sql {
-        text.push_str(&format!(
-            "\n-- ===== {ds} =====\n{}",
-            transaction(begin, body)
-        ));
+    text.push_str(&format!("would: {}\n\n", counts.join(", ")));
+    let rows: Vec<Vec<String>> = ranges
+        .iter()
+        .map(|r| {
+            vec![
+                range_text(&r.start, &r.end),
+                r.action.to_string(),
+                date_count(r.count),
+                plan_detail(r),
+            ]
+        })
+        .collect();
+    text.push_str(&aligned(&rows));
+    match sql {
+        None if plan.steps.iter().any(|s| s.action.computes()) => {
+            text.push_str("\n(--sql adds the SQL of each date it would compute)\n");
+        }
+        None => {}
+        Some(entries) => {
+            text.push('\n');
+            text.push_str(&sql_preface(plan.run_id));
+            for e in entries {
+                text.push_str(&format!("\n-- ===== {} =====\n{}", e.ds, e.sql));
+            }
+        }
     }
-    out.text(&text)
+    text
+}
+
+/// What the SQL of a dry run says about its run id before the first date.
+fn sql_preface(run_id: Option<i64>) -> String {
+    match run_id {
+        Some(run) => format!("-- The SQL of each date it would compute, as run {run}.\n"),
+        None => format!(
+            "-- The SQL of each date it would compute. A dry run claims no run id, so run_id\n\
+             -- is the placeholder {RUN_ID_PLACEHOLDER}: the run that applies it gets the next free id.\n\
+             -- To run a date by hand, bind it first (sqlite3: .parameter set {RUN_ID_PLACEHOLDER} N;\n\
+             -- psql: \\set run_id N).\n"
+        ),
+    }
 }
 
 /// A date's body as the transaction sqlrun runs it in; `begin` is the backend's.
@@ -299,31 +527,76 @@ pub fn transaction(begin: &str, body: &str) -> String {
     format!("{begin};\n{}\nCOMMIT;\n", body.trim_end())
 }
 
+/// How `status` shows a span.
+pub struct StatusView {
+    pub span: Interval,
+    /// The span is the database's first to last date (no --interval).
+    pub known_span: bool,
+    /// A line per date instead of the summary and the calendar.
+    pub list: bool,
+}
+
+/// `status --json`: the summary's fields beside the per-date rows.
+#[derive(Serialize)]
+struct StatusDoc<'a> {
+    interval: Option<String>,
+    /// Where the interval came from: `interval` (--interval), `known` (the first to the
+    /// last date the database knows) or `empty` (it knows no date).
+    span: &'static str,
+    /// Each date once, in the state the calendar shows.
+    counts: BTreeMap<Glance, usize>,
+    /// The dates of each notable state (as their cells show it), as contiguous ranges.
+    ranges: BTreeMap<Glance, Vec<String>>,
+    holders: Vec<HolderDoc>,
+    dates: Vec<StatusRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct HolderDoc {
+    run_id: i64,
+    kind: Option<String>,
+    by: Option<String>,
+    status: Option<String>,
+    gone: Option<String>,
+    ranges: Vec<String>,
+}
+
+/// One date of `status --json` (and of `--list`).
+#[derive(Serialize)]
+struct StatusRow<'a> {
+    #[serde(flatten)]
+    state: &'a DateState,
+    state_name: &'static str,
+    /// The state the calendar shows (see `Glance::PRECEDENCE`).
+    calendar: Glance,
+    stale: bool,
+    /// Each model in scope and where it stands (current, stale, missing).
+    models: BTreeMap<&'a str, ModelState>,
+    /// A source it reads changed since it was built (`apply --only changed`).
+    changed: bool,
+    sealed: bool,
+    /// Why the holder counts as gone (the next apply, reserve or seal reclaims it).
+    holder_gone: Option<&'a str>,
+}
+
+fn ranges_text(ranges: &[Interval]) -> Vec<String> {
+    ranges.iter().map(Interval::to_string).collect()
+}
+
 pub fn status(
+    view: &StatusView,
     states: &[DateState],
     signature: &str,
     dead: &[(i64, String)],
     out: &Output,
 ) -> Result<()> {
-    #[derive(Serialize)]
-    struct Row<'a> {
-        #[serde(flatten)]
-        state: &'a DateState,
-        state_name: &'static str,
-        stale: bool,
-        /// Each model in scope and where it stands (current, stale, missing).
-        models: BTreeMap<&'a str, ModelState>,
-        /// A source it reads changed since it was built (`apply --only changed`).
-        changed: bool,
-        sealed: bool,
-        /// Why the holder counts as gone (the next apply, reserve or seal reclaims it).
-        holder_gone: Option<&'a str>,
-    }
-    let rows: Vec<Row> = states
+    let summary = Summary::of(view.span, states, signature, dead);
+    let rows: Vec<StatusRow> = states
         .iter()
-        .map(|s| Row {
+        .map(|s| StatusRow {
             state: s,
             state_name: state_name(s),
+            calendar: Glance::of(s, signature),
             stale: s.stale(signature),
             models: s.model_states(signature).into_iter().collect(),
             changed: s.changed(),
@@ -334,19 +607,77 @@ pub fn status(
                 .map(|(_, why)| why.as_str()),
         })
         .collect();
-    out.json(&rows)?;
-    let table_rows: Vec<Vec<String>> = rows
+    let holders = summary
+        .holders
         .iter()
-        .map(|r| {
-            let s = r.state;
+        .map(|h| HolderDoc {
+            run_id: h.run_id,
+            kind: h.kind.clone(),
+            by: h.by.clone(),
+            status: h.status.clone(),
+            gone: h.gone.clone(),
+            ranges: ranges_text(&h.ranges),
+        })
+        .collect();
+    let ranges = summary.ranges.iter().map(|(g, r)| (*g, ranges_text(r)));
+    out.json(&StatusDoc {
+        interval: Some(view.span.to_string()),
+        span: if view.known_span { "known" } else { "interval" },
+        counts: summary.counts.clone(),
+        ranges: ranges.collect(),
+        holders,
+        dates: rows,
+    })?;
+    if out.json {
+        return Ok(());
+    }
+    if view.list {
+        return out.text(&status_table(states, signature, dead));
+    }
+    let colour = out.colour();
+    out.text(&format!(
+        "{}\n{}",
+        calendar::summary_text(&summary, view.known_span, colour),
+        calendar::calendar(&summary, colour)
+    ))
+}
+
+/// `status` when the database knows no date at all: a message, or an empty document.
+pub fn status_empty(out: &Output) -> Result<()> {
+    out.json(&StatusDoc {
+        interval: None,
+        span: "empty",
+        counts: Glance::ALL.iter().map(|g| (*g, 0)).collect(),
+        ranges: Glance::NOTABLE.iter().map(|g| (*g, Vec::new())).collect(),
+        holders: Vec::new(),
+        dates: Vec::new(),
+    })?;
+    out.text(
+        "the database knows no dates yet: nothing computed, held or sealed, and no source rows; \
+         load source rows (e.g. `sqlrun generate --start 2026-02-01`), then run \
+         `sqlrun apply --interval START..END`",
+    )
+}
+
+/// `status --list`: a line per date.
+fn status_table(states: &[DateState], signature: &str, dead: &[(i64, String)]) -> String {
+    let table_rows: Vec<Vec<String>> = states
+        .iter()
+        .map(|s| {
+            let models: BTreeMap<&str, ModelState> =
+                s.model_states(signature).into_iter().collect();
+            let gone = s
+                .held_by
+                .and_then(|h| dead.iter().find(|(run, _)| *run == h))
+                .map(|(_, why)| why.as_str());
             vec![
                 s.ds.clone(),
-                r.state_name.to_string(),
+                state_name(s).to_string(),
                 opt(&s.built_run),
                 opt(&s.built_kind),
                 opt(&s.built_at),
-                version_cell(r.state, &r.models),
-                if r.sealed {
+                version_cell(s, &models),
+                if s.sealed() {
                     "sealed".into()
                 } else {
                     "-".into()
@@ -356,7 +687,7 @@ pub fn status(
                 } else {
                     "-".into()
                 },
-                match (s.held_by, r.holder_gone) {
+                match (s.held_by, gone) {
                     (Some(h), None) => format!(
                         "run {h} ({}, {})",
                         s.holder_kind.as_deref().unwrap_or("?"),
@@ -373,7 +704,7 @@ pub fn status(
             ]
         })
         .collect();
-    out.text(&table(
+    table(
         &[
             "date",
             "state",
@@ -387,7 +718,7 @@ pub fn status(
             "last failure",
         ],
         &table_rows,
-    ))
+    )
 }
 
 /// The `version` column: current or stale, and when the models of a date differ, which
@@ -503,6 +834,74 @@ mod tests {
         assert_eq!(won(-1_000), "-1,000");
         assert_eq!(won(999), "999");
         assert_eq!(won(0), "0");
+    }
+
+    fn outcome(
+        ds: &str,
+        status: DateStatus,
+        held_by: Option<i64>,
+        error: Option<&str>,
+    ) -> DateOutcome {
+        DateOutcome {
+            ds: ds.into(),
+            status,
+            error: error.map(str::to_string),
+            held_by,
+            millis: None,
+        }
+    }
+
+    #[test]
+    fn outcomes_group_by_status_holder_and_error_over_consecutive_days() {
+        use DateStatus::*;
+        let dates = [
+            outcome("2026-01-03", Success, None, None),
+            outcome("2026-01-01", Success, None, None),
+            outcome("2026-01-02", Success, None, None),
+            // Not the next day: a new range, though the status is the same.
+            outcome("2026-01-05", Success, None, None),
+            outcome("2026-01-06", Failed, None, Some("boom")),
+            outcome("2026-01-07", Failed, None, Some("boom")),
+            outcome("2026-01-08", Failed, None, Some("other")),
+            outcome("2026-01-09", Skipped, Some(7), None),
+            outcome("2026-01-10", Skipped, Some(8), None),
+        ];
+        let ranges = outcome_ranges(&dates).unwrap();
+        let text = outcome_lines(&ranges, &|run| format!("held by run {run}"));
+        assert_eq!(
+            text,
+            "2026-01-01..2026-01-03  success  3 dates\n\
+             2026-01-05              success  1 date\n\
+             2026-01-06..2026-01-07  failed   2 dates  boom\n\
+             2026-01-08              failed   1 date   other\n\
+             2026-01-09              skipped  1 date   held by run 7\n\
+             2026-01-10              skipped  1 date   held by run 8\n"
+        );
+        assert_eq!(ranges[2].count, 2);
+        assert_eq!(
+            status_counts(&dates),
+            ["4 success", "2 skipped", "3 failed"]
+        );
+    }
+
+    #[test]
+    fn ranges_cross_months_and_years() {
+        let d = |s: &str| parse_date(s, "test").unwrap();
+        let dates = vec![
+            (d("2027-01-01"), 'a'),
+            (d("2026-12-31"), 'a'),
+            (d("2028-02-29"), 'a'),
+            (d("2028-03-01"), 'b'),
+        ];
+        let ranges: Vec<String> = crate::interval::contiguous_by(dates)
+            .iter()
+            .map(|(range, key)| format!("{range} {key}"))
+            .collect();
+        assert_eq!(
+            ranges,
+            ["2026-12-31..2027-01-01 a", "2028-02-29 a", "2028-03-01 b"]
+        );
+        assert_eq!(date_count(1_095), "1,095 dates");
     }
 
     #[test]

@@ -27,17 +27,13 @@ pub fn lease_seconds() -> i64 {
     LEASE.as_secs() as i64
 }
 
-/// Each date of `interval`, or without one every date the state store knows of.
-pub fn date_states(
-    db: &mut Db,
-    pipeline: &Pipeline,
-    interval: Option<Interval>,
-) -> Result<Vec<DateState>> {
+/// Each date of `interval`, also those the state store knows nothing of.
+pub fn date_states(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Vec<DateState>> {
     let sql = pipeline.render_system(
         "date_states",
         context! {
-            start => interval.map(|i| fmt_date(i.start)),
-            end => interval.map(|i| fmt_date(i.end)),
+            start => fmt_date(interval.start),
+            end => fmt_date(interval.end),
             models => pipeline.models_value(),
             sources => pipeline.sources_value(),
         },
@@ -68,6 +64,50 @@ pub fn date_states(
             })
         })
         .collect()
+}
+
+/// The first to the last date the database knows (`system/known_span.sql`): the dates of
+/// the state store and of the pipeline's source rows. None: it knows no date. A source
+/// bound that is not a date (nor a time whose first ten characters are one) is left out,
+/// and said in the notes returned beside.
+pub fn known_span(db: &mut Db, pipeline: &Pipeline) -> Result<(Option<Interval>, Vec<String>)> {
+    let sql = pipeline.render_system(
+        "known_span",
+        context! { sources => pipeline.sources_value() },
+    )?;
+    let row = db.one(sql.as_str(), &[])?;
+    let mut dates = Vec::new();
+    let mut notes = Vec::new();
+    let origins = std::iter::once("the state store".to_string()).chain(
+        pipeline
+            .sources
+            .iter()
+            .map(|s| format!("{}.{}", s.table, s.date_column)),
+    );
+    for (i, origin) in origins.enumerate() {
+        for column in [2 * i, 2 * i + 1] {
+            let text = match row.value(column) {
+                Value::Null => continue,
+                Value::Text(text) => text.clone(),
+                other => format!("{other:?}"),
+            };
+            match text.get(..10).map(|day| parse_date(day, "date")) {
+                Some(Ok(date)) => dates.push(date),
+                _ => notes.push(format!(
+                    "{origin} holds `{text}`, which is not a date (YYYY-MM-DD); the span leaves it out (give --interval to choose one)"
+                )),
+            }
+        }
+    }
+    let span = dates
+        .iter()
+        .min()
+        .zip(dates.iter().max())
+        .map(|(first, last)| Interval {
+            start: *first,
+            end: *last,
+        });
+    Ok((span, notes))
 }
 
 /// Runs that hold (or may hold) dates but are gone: a dead process, an expired lease.
@@ -270,6 +310,7 @@ pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Res
                 (":pid", Value::Null),
                 (":pid_started", Value::Null),
                 (":dialect", db.dialect().as_str().into()),
+                (":jobs", Value::Null),
             ],
         )?;
         let reclaimed = sweep(db, &pipeline, &me, Some(run_id))?;

@@ -75,7 +75,7 @@ fn seal_dates(
     // A dead holder does not count as holding: its dates are reclaimed first (and the
     // reclaim is rolled back with everything else if the seal is refused).
     let reclaimed = reserve::sweep(db, pipeline, &me, None)?;
-    let states = reserve::date_states(db, pipeline, Some(interval))?;
+    let states = reserve::date_states(db, pipeline, interval)?;
     let missing: Vec<String> = states
         .iter()
         .filter(|s| !s.computed())

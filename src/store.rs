@@ -94,6 +94,8 @@ pub struct RunRow {
     pub lookback: Option<i64>,
     /// The scheduler that started it (Airflow), and its ids for the run.
     pub scheduler: Option<Scheduler>,
+    /// How many dates it computed at once (`apply --jobs`); None before it started.
+    pub jobs: Option<i64>,
 }
 
 impl RunRow {
@@ -140,6 +142,7 @@ impl RunRow {
                     })
                 })
                 .transpose()?,
+            jobs: r.opt_i64(26)?,
         })
     }
 }

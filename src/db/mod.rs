@@ -171,6 +171,10 @@ pub enum TxKind {
     /// pipeline's lock among themselves (never during a bookkeeping step) and each locks
     /// its reservation row.
     Date,
+    /// What any client's INSERT does (`sqlrun load`): SQLite still takes the write lock;
+    /// on PostgreSQL no pipeline lock, so a long load neither waits for runs nor holds
+    /// them up (a date reads its sources from its own snapshot).
+    Plain,
 }
 
 /// What went wrong in the database, by cause.
@@ -375,6 +379,14 @@ impl Db {
         )
     }
 
+    /// Runs one statement whose parameters are bound by position, in the order they first
+    /// appear in the text (`:p1`, `:p2`, ... as `templates::render_bound` prints them):
+    /// a bulk load binds a few thousand values per statement without a lookup by name.
+    /// Prepared once per text. How many rows it changed.
+    pub fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64> {
+        call!(self, c => c.execute_in_order(sql, values))
+    }
+
     /// Runs one statement; how many rows it changed.
     pub fn execute<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<u64> {
         let text = sql.text(self.dialect()).to_string();
@@ -490,6 +502,13 @@ impl Db {
     /// runs. On SQLite the process itself is the proof (pid and start time).
     pub fn hold_run(&mut self, run_id: i64) -> Result<()> {
         call!(self, c => c.hold_run(run_id))
+    }
+
+    /// Whether `run_id` is alive, asked inside a date's transaction from any session of
+    /// the run (the workers of `apply --jobs` have sessions of their own): its own session
+    /// still holds its lock. On SQLite the run is this process.
+    pub fn run_alive(&mut self, run_id: i64) -> Result<bool> {
+        call!(self, c => c.run_alive(run_id))
     }
 
     /// Whether a table or view exists, and for a view the text it was created from.

@@ -46,11 +46,14 @@ const SESSION_DEFAULTS: &[(&str, &str)] = &[
 pub struct Conn {
     client: Client,
     /// Bound statements by their text: a date's statements have the same text for every
-    /// date, so each is parsed and planned once per run.
+    /// date, so each is parsed and planned once per run. (A text with `:name` parameters
+    /// and its `$n` form never coincide, so both can be keys.)
     prepared: std::collections::HashMap<String, postgres::Statement>,
     /// Inside a date's transaction: the session holds the pipeline's lock shared until
     /// the transaction ends (date_lock.sql).
     in_date: bool,
+    /// The run whose lock this session holds (hold_run.sql), if any.
+    holds_run: Option<i64>,
 }
 
 /// An error with what caused it (the driver's words, then the system's): "error
@@ -169,6 +172,7 @@ impl Conn {
             client,
             prepared: Default::default(),
             in_date: false,
+            holds_run: None,
         };
         conn.session_settings()?;
         conn.migrate(schema, label)?;
@@ -264,17 +268,43 @@ impl Conn {
     /// One statement of a bound script, prepared once per text.
     pub fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
         let (text, values) = positional(sql, params);
-        let statement = match self.prepared.get(&text) {
-            Some(statement) => statement.clone(),
-            None => {
-                let statement = self.client.prepare(&text)?;
-                self.prepared.insert(text, statement.clone());
-                statement
-            }
-        };
+        let statement = self.prepared(text)?;
         let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
         self.client.execute(&statement, &refs)?;
         Ok(())
+    }
+
+    /// A statement whose values come in the order of its parameters, prepared once per
+    /// text (kept by the text as given: a bulk load's is long, and is run often); the
+    /// server reads each value as the type of the column it goes into.
+    pub fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
+        let statement = match self.prepared.get(sql) {
+            Some(statement) => statement.clone(),
+            None => {
+                let statement = self.client.prepare(&positional(sql, &[]).0)?;
+                self.prepared.insert(sql.to_string(), statement.clone());
+                statement
+            }
+        };
+        if statement.params().len() != values.len() {
+            return Err(DbError::other(format!(
+                "a statement with {} parameters was given {} values",
+                statement.params().len(),
+                values.len()
+            )));
+        }
+        let values: Vec<TextParam> = values.iter().cloned().map(TextParam).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
+        Ok(self.client.execute(&statement, &refs)?)
+    }
+
+    fn prepared(&mut self, text: String) -> Result<postgres::Statement, DbError> {
+        if let Some(statement) = self.prepared.get(&text) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(&text)?;
+        self.prepared.insert(text, statement.clone());
+        Ok(statement)
     }
 
     pub fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
@@ -324,6 +354,7 @@ impl Conn {
                     &[],
                 )?;
             }
+            TxKind::Plain => self.batch("BEGIN")?,
             TxKind::Date => {
                 self.execute(include_str!("../../queries/postgres/date_lock.sql"), &[])?;
                 self.in_date = true;
@@ -384,7 +415,21 @@ impl Conn {
                 "run {run_id}: another session already holds its lock"
             ))));
         }
+        self.holds_run = Some(run_id);
         Ok(())
+    }
+
+    /// Whether the run's own session still holds its lock: this one, or another, asked
+    /// (run_alive.sql) inside a date's transaction.
+    pub fn run_alive(&mut self, run_id: i64) -> Result<bool> {
+        if self.holds_run == Some(run_id) {
+            return Ok(true);
+        }
+        let rows = self.rows(
+            include_str!("../../queries/postgres/run_alive.sql"),
+            &[(":run_id", run_id.into())],
+        )?;
+        Ok(rows.first().map(|r| r.bool(0)).transpose()? == Some(true))
     }
 
     pub fn object(&mut self, name: &str) -> Result<Option<String>> {
@@ -412,6 +457,9 @@ fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
     let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut out = String::with_capacity(sql.len());
     let mut order: Vec<&str> = Vec::new();
+    // By name, so that a statement of many thousand parameters (a bulk load's) is
+    // numbered in one pass.
+    let mut numbers: std::collections::HashMap<&str, usize> = Default::default();
     let (mut i, mut copied) = (0, 0);
     while i < bytes.len() {
         let starts_name = code[i]
@@ -428,10 +476,10 @@ fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
             .find(|&j| !is_name(bytes[j]))
             .unwrap_or(bytes.len());
         let name = &sql[i..end];
-        let n = order.iter().position(|o| *o == name).unwrap_or_else(|| {
+        let n = *numbers.entry(name).or_insert_with(|| {
             order.push(name);
-            order.len() - 1
-        }) + 1;
+            order.len()
+        });
         out.push_str(&sql[copied..i]);
         out.push('$');
         out.push_str(&n.to_string());

@@ -256,6 +256,21 @@ impl Conn {
         Ok(())
     }
 
+    pub fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        if stmt.parameter_count() != values.len() {
+            return Err(DbError::other(format!(
+                "a statement with {} parameters was given {} values",
+                stmt.parameter_count(),
+                values.len()
+            )));
+        }
+        for (i, value) in values.iter().enumerate() {
+            stmt.raw_bind_parameter(i + 1, value)?;
+        }
+        Ok(stmt.raw_execute()? as u64)
+    }
+
     pub fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         let bound: Vec<(&str, &dyn ToSql)> =
@@ -318,6 +333,11 @@ impl Conn {
 
     pub fn hold_run(&mut self, _run_id: i64) -> Result<()> {
         Ok(())
+    }
+
+    /// A run on SQLite is the process that asks: alive.
+    pub fn run_alive(&mut self, _run_id: i64) -> Result<bool> {
+        Ok(true)
     }
 
     pub fn object(&mut self, name: &str) -> Result<Option<String>> {

@@ -1,21 +1,15 @@
 -- name: date_states
--- version: 4
+-- version: 5
 --
 -- What the state store knows about each date of an interval: its last build (which
 -- run, kind, when, and with which version of each model, so stale dates can be told), its
 -- latest attempt (failed or not, and why), its seal and corrections, who holds it
 -- now, and whether a source it reads changed since its build. Every lookup is by date
--- on an index: the cost follows the interval's length, not the history's. Without an
--- interval: every date the store knows of.
+-- on an index: the cost follows the interval's length, not the history's. (`status`
+-- without an interval asks known_span.sql for one first.)
 {% import "system/dialect.sql" as d %}
 WITH RECURSIVE dates(ds) AS (
-{% if start is none %}
-    SELECT ds FROM run_partitions
-    UNION SELECT ds FROM reservations
-    UNION SELECT ds FROM seals
-{% else %}
     {{ d.date_series(start, end) }}
-{% endif %}
 ),
 per_date AS (
     SELECT d.ds,

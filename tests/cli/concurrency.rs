@@ -50,7 +50,7 @@ fn dates(start: &str, end: &str) -> Vec<String> {
 }
 
 /// Waits (bounded) until `sql` counts at least `n`; false if it never did.
-fn wait_for(sb: &Sandbox, sql: &str, n: i64, child: &mut Child) -> bool {
+pub(crate) fn wait_for(sb: &Sandbox, sql: &str, n: i64, child: &mut Child) -> bool {
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {
         if sb.count(sql) >= n {
@@ -82,7 +82,7 @@ fn names_date(line: &str, ds: &str) -> bool {
 }
 
 /// The dates (with run_partitions rows of this run) and the status they got.
-fn partitions(sb: &Sandbox, run_id: i64) -> BTreeMap<String, String> {
+pub(crate) fn partitions(sb: &Sandbox, run_id: i64) -> BTreeMap<String, String> {
     sb.rows(&format!(
         "SELECT ds, status FROM run_partitions WHERE run_id = {run_id}"
     ))
@@ -100,7 +100,7 @@ fn reservations_of(sb: &Sandbox, run_id: i64) -> BTreeSet<String> {
     .collect()
 }
 
-fn status_of(sb: &Sandbox, run_id: i64) -> String {
+pub(crate) fn status_of(sb: &Sandbox, run_id: i64) -> String {
     sb.rows(&format!("SELECT status FROM runs WHERE run_id = {run_id}"))[0][0].clone()
 }
 
@@ -121,7 +121,7 @@ pub(crate) fn half_written(sb: &Sandbox) -> (Vec<Vec<String>>, Vec<Vec<String>>)
 
 /// Every daily_revenue row is whole: equal to the expected numbers of its date, built by a
 /// run that recorded the date as done, and only dates some run recorded have a row.
-fn assert_rows_whole(sb: &Sandbox, expected: &BTreeMap<String, (i64, i64)>) {
+pub(crate) fn assert_rows_whole(sb: &Sandbox, expected: &BTreeMap<String, (i64, i64)>) {
     for (ds, numbers) in sb.daily() {
         assert_eq!(
             Some(&numbers),
@@ -419,8 +419,10 @@ fn kill_mid_backfill(seed: u64, at: KillAt) {
                 assert!(!held.is_empty());
                 // `status` (which writes nothing) says the holder is gone.
                 let out = sb.ok(&["--json", "status", "--interval", &interval]);
-                let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
-                for row in rows
+                let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+                for row in doc["dates"]
+                    .as_array()
+                    .unwrap()
                     .iter()
                     .filter(|r| held.contains(r["ds"].as_str().unwrap()))
                 {

@@ -276,13 +276,23 @@ fn dry_run_writes_nothing_and_prints_the_plan_and_the_sql() {
     sb.ok(&["apply", "--interval", "2026-05-01"]);
     let before = snapshot(&sb);
 
-    let run = sb.ok(&["apply", "--interval", "2026-05-01..2026-05-03", "--dry-run"]);
+    let run = sb.ok(&[
+        "apply",
+        "--interval",
+        "2026-05-01..2026-05-03",
+        "--dry-run",
+        "--sql",
+    ]);
     assert_eq!(snapshot(&sb), before, "--dry-run wrote something");
-    for ds in ["2026-05-01", "2026-05-02", "2026-05-03"] {
-        assert!(run.stdout.contains(ds), "plan names {ds}:\n{}", run.stdout);
-    }
-    assert!(run.stdout.contains("recompute"), "{}", run.stdout);
-    assert!(run.stdout.contains("missing"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("\n2026-05-01              recompute  1 date   current\n")
+            && run
+                .stdout
+                .contains("2026-05-02..2026-05-03  compute    2 dates  missing\n"),
+        "the plan in ranges:\n{}",
+        run.stdout
+    );
     // The date as a literal: '2026-05-02' (SQLite), or DATE '2026-05-02' (PostgreSQL).
     assert!(
         run.stdout.lines().any(
@@ -324,12 +334,13 @@ fn dry_run_writes_nothing_and_prints_the_plan_and_the_sql() {
         "--only",
         "missing",
         "--dry-run",
+        "--sql",
     ]);
     assert_eq!(snapshot(&sb), before, "--dry-run --json wrote something");
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("dry run JSON");
     let plan = doc["plan"].as_array().unwrap();
     assert_eq!(plan.len(), 3);
-    assert_eq!(plan[0]["action"], "not selected");
+    assert_eq!(plan[0]["action"], "not_selected");
     let sql = doc["sql"].as_array().unwrap();
     let sql_dates: Vec<&str> = sql.iter().map(|s| s["ds"].as_str().unwrap()).collect();
     assert_eq!(sql_dates, ["2026-05-02", "2026-05-03"]);
@@ -352,7 +363,10 @@ fn json_output_of_apply_status_and_runs_parses() {
 
     let run = sb.ok(&["--json", "status", "--interval", "2026-06-01..2026-06-04"]);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("status --json");
-    let rows = doc.as_array().unwrap();
+    assert_eq!(doc["interval"], "2026-06-01..2026-06-04");
+    assert_eq!(doc["counts"]["computed"], 3);
+    assert_eq!(doc["ranges"]["missing"], serde_json::json!(["2026-06-04"]));
+    let rows = doc["dates"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     for r in &rows[..3] {
         assert_eq!(r["built_run"], run_id, "{r}");
@@ -420,7 +434,7 @@ fn status_shows_computed_and_missing_dates() {
     let sb = with_orders(&orders);
     sb.ok(&["apply", "--interval", "2026-08-01..2026-08-02"]);
     let out = sb
-        .ok(&["status", "--interval", "2026-08-01..2026-08-04"])
+        .ok(&["status", "--list", "--interval", "2026-08-01..2026-08-04"])
         .stdout;
     let line = |ds: &str| {
         out.lines()
@@ -434,12 +448,11 @@ fn status_shows_computed_and_missing_dates() {
     for ds in ["2026-08-03", "2026-08-04"] {
         assert!(line(ds).contains("missing"), "{out}");
     }
-    // Without --interval: the dates the database knows.
+    // Without --interval: the first to the last date the database knows, source rows
+    // included.
     let out = sb.ok(&["status"]).stdout;
-    assert!(
-        out.contains("2026-08-01") && out.contains("2026-08-02"),
-        "{out}"
-    );
+    let (first, last) = (orders.start.clone(), day(&orders.start, orders.days - 1));
+    assert!(out.starts_with(&format!("{first}..{last}: ")), "{out}");
 }
 
 #[test]
@@ -456,6 +469,12 @@ fn runs_shows_one_runs_dates() {
     sb.ok(&["apply", "--interval", "2026-09-02"]);
     let first = sb.last_run_id() - 1;
     let out = sb.ok(&["runs", &first.to_string()]).stdout;
+    assert!(
+        out.contains("\n2026-09-01..2026-09-03  success  3 dates\n"),
+        "{out}"
+    );
+    assert!(out.contains("bob"), "{out}");
+    let out = sb.ok(&["runs", &first.to_string(), "--dates"]).stdout;
     for ds in ["2026-09-01", "2026-09-02", "2026-09-03"] {
         let line = out
             .lines()
@@ -469,15 +488,23 @@ fn runs_shows_one_runs_dates() {
 }
 
 #[test]
-fn status_without_an_interval_lists_the_dates_the_store_knows() {
+fn status_without_an_interval_spans_the_dates_the_store_knows() {
     let sb = Sandbox::new();
     sb.ok(&["apply", "--interval", "2024-02-28..2024-03-01"]);
     sb.ok(&["apply", "--interval", "2025-12-31..2026-01-01"]);
     let out = sb.ok(&["--json", "status"]);
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
-    let dates: Vec<&str> = rows.iter().map(|r| r["ds"].as_str().unwrap()).collect();
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["interval"], "2024-02-28..2026-01-01");
+    let rows = doc["dates"].as_array().unwrap();
+    // Every date between, the leap day and the turn of the year included.
+    assert_eq!(rows.len(), 674);
+    let computed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["calendar"] == "computed")
+        .map(|r| r["ds"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        dates,
+        computed,
         [
             "2024-02-28",
             "2024-02-29",
@@ -485,6 +512,10 @@ fn status_without_an_interval_lists_the_dates_the_store_knows() {
             "2025-12-31",
             "2026-01-01"
         ]
+    );
+    assert_eq!(
+        doc["ranges"]["missing"],
+        serde_json::json!(["2024-03-02..2025-12-30"])
     );
     assert_eq!(
         sb.rows("SELECT ds, revenue, order_count FROM daily_revenue WHERE ds = '2024-02-29'"),

@@ -133,12 +133,13 @@ fn read_outputs(sb: &Sandbox, run_id: i64) -> Vec<String> {
     assert!(render.contains("daily_revenue_corrections"), "{render}");
     let run_id = run_id.to_string();
     [
-        &["status"][..],
+        &["status", "--list"][..],
         &["runs"],
         &["runs", &run_id],
         &["corrections"],
         &["templates"],
         &["render", "--date", "2026-02-03", "daily_revenue"],
+        &["status"],
     ]
     .iter()
     .map(|args| sb.ok(args).stdout)
@@ -171,6 +172,11 @@ fn the_read_commands_write_nothing() {
         let line = status.lines().find(|l| l.starts_with(ds)).unwrap();
         assert!(line.contains("computed"), "{status}");
     }
+    assert!(
+        outputs[6].contains("\n2026-02  # C # #\n"),
+        "{}",
+        outputs[6]
+    );
     assert!(outputs[1].contains("2026-02-02"), "runs:\n{}", outputs[1]);
     assert!(
         outputs[3].contains("+5,000"),
@@ -257,7 +263,7 @@ fn a_read_only_file_is_said_in_one_line_and_exit_2() {
     sb.ok(&["apply", "--interval", "2026-02-01..2026-02-02"]);
     let before = snapshot(&sb);
     let lock = Unwritable::make(&sb.db).unwrap();
-    let status = sb.ok(&["status"]).stdout;
+    let status = sb.ok(&["status", "--list"]).stdout;
     assert!(status.contains("2026-02-02  computed"), "{status}");
     for args in [
         &["apply", "--interval", "2026-02-03"][..],

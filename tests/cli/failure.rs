@@ -62,7 +62,7 @@ fn a_failed_date_stops_the_run_and_earlier_dates_stay() {
     assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
 
     // status names the failure.
-    let status = sb.ok(&["status", "--interval", &interval]).stdout;
+    let status = sb.ok(&["status", "--list", "--interval", &interval]).stdout;
     let line = status
         .lines()
         .find(|l| l.starts_with("2026-02-03"))
@@ -172,8 +172,10 @@ fn a_failed_recompute_leaves_the_old_partition_whole() {
             .stdout,
     )
     .unwrap();
-    assert_eq!(doc[0]["built_run"], old_run);
-    assert_eq!(doc[0]["last_status"], "failed");
+    assert_eq!(doc["dates"][0]["built_run"], old_run);
+    assert_eq!(doc["dates"][0]["last_status"], "failed");
+    assert_eq!(doc["dates"][0]["calendar"], "failed");
+    assert_eq!(doc["ranges"]["failed"], serde_json::json!(["2026-04-02"]));
     assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
 
     sb.stop_failing("daily_revenue");

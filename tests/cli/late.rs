@@ -31,9 +31,9 @@ fn set(dates: &[&str]) -> BTreeSet<String> {
 fn status(sb: &Sandbox, interval: &str) -> Vec<serde_json::Value> {
     let out = sb.ok(&["--json", "status", "--interval", interval]);
     serde_json::from_str::<serde_json::Value>(&out.stdout)
-        .unwrap_or_else(|e| panic!("status --json is JSON ({e}): {}", out.stdout))
+        .unwrap_or_else(|e| panic!("status --json is JSON ({e}): {}", out.stdout))["dates"]
         .as_array()
-        .expect("status --json is an array")
+        .expect("status --json has an array of dates")
         .clone()
 }
 
@@ -56,7 +56,7 @@ fn changed(sb: &Sandbox, interval: &str) -> BTreeSet<String> {
 
 /// The dates the text table of `sqlrun status` shows in state `changed`.
 fn changed_in_text(sb: &Sandbox, interval: &str) -> BTreeSet<String> {
-    let out = sb.ok(&["status", "--interval", interval]).stdout;
+    let out = sb.ok(&["status", "--list", "--interval", interval]).stdout;
     let mut lines = out.lines();
     let header: Vec<&str> = lines
         .next()

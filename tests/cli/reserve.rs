@@ -166,10 +166,12 @@ fn a_reserved_interval_is_skipped_then_carried_out_by_apply_run() {
             );
         }
     }
+    // Said when the dates are reserved, one line for the contiguous range (the summary at
+    // the end says it again, as a range of the run's outcomes).
     let skip_lines: Vec<&str> = wide
         .stderr
         .lines()
-        .filter(|l| l.contains(&format!("run {rid}")))
+        .filter(|l| l.starts_with("skipped ") && l.contains(&format!("run {rid}")))
         .collect();
     assert_eq!(
         skip_lines.len(),
@@ -409,21 +411,29 @@ fn dry_run_names_the_holder_of_skipped_dates_and_writes_nothing() {
     let before = snapshot(&sb);
 
     let text = sb.ok(&["apply", "--interval", "2026-03-01..2026-03-06", "--dry-run"]);
-    for ds in ["2026-03-04", "2026-03-05"] {
+    let line = |start: &str| {
+        text.stdout
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no range starts at {start}:\n{}", text.stdout))
+    };
+    let skipped = line("2026-03-04..2026-03-05");
+    assert!(
+        skipped.contains("skip_held")
+            && skipped.contains(&format!(
+                "held by run {rid} (backfill, requested by planner"
+            )),
+        "2026-03-04..05 would be skipped, held by run {rid}:\n{}",
+        text.stdout
+    );
+    for (start, action) in [
+        ("2026-03-01..2026-03-02", "recompute"),
+        ("2026-03-03 ", "compute"),
+        ("2026-03-06 ", "compute"),
+    ] {
         assert!(
-            text.stdout.lines().any(|l| l.starts_with(ds)
-                && l.contains("skip")
-                && l.contains(&format!("run {rid}"))),
-            "{ds} would be skipped, held by run {rid}:\n{}",
-            text.stdout
-        );
-    }
-    for ds in ["2026-03-01", "2026-03-03", "2026-03-06"] {
-        assert!(
-            text.stdout
-                .lines()
-                .any(|l| l.starts_with(ds) && l.contains("compute")),
-            "{ds} would be computed:\n{}",
+            line(start).contains(&format!(" {action} ")),
+            "{start} would {action}:\n{}",
             text.stdout
         );
     }
@@ -442,21 +452,24 @@ fn dry_run_names_the_holder_of_skipped_dates_and_writes_nothing() {
         let ds = step["ds"].as_str().unwrap();
         let action = step["action"].as_str().unwrap();
         if ds == "2026-03-04" || ds == "2026-03-05" {
-            assert!(
-                action.starts_with("skip") && action.contains(&format!("run {rid}")),
-                "{ds}: {action}"
-            );
+            assert_eq!(action, "skip_held", "{ds}");
+            assert_eq!(step["held_by"], rid, "{ds}");
         } else {
-            assert!(!action.starts_with("skip"), "{ds}: {action}");
+            assert_ne!(action, "skip_held", "{ds}");
+            assert!(step["held_by"].is_null(), "{ds}: {step}");
         }
     }
 
-    // And for a reserved run: its own dates are computed, not skipped.
+    // And for a reserved run: its own dates are computed, not skipped, and the plan may
+    // name the run, which exists.
     let own = sb.ok(&["apply", "--run", &rid.to_string(), "--dry-run"]);
     assert!(
         own.stdout
-            .lines()
-            .any(|l| l.starts_with("2026-03-04") && l.contains("compute")),
+            .starts_with(&format!("dry run of run {rid} (2026-03-04..2026-03-05)"))
+            && own
+                .stdout
+                .lines()
+                .any(|l| l.starts_with("2026-03-04..2026-03-05  compute ")),
         "{}",
         own.stdout
     );
@@ -480,7 +493,7 @@ fn status_shows_who_holds_a_date() {
         ],
     );
 
-    let text = sb.ok(&["status", "--interval", "2026-03-03..2026-03-06"]);
+    let text = sb.ok(&["status", "--list", "--interval", "2026-03-03..2026-03-06"]);
     let line = |ds: &str| {
         text.stdout
             .lines()
@@ -501,7 +514,12 @@ fn status_shows_who_holds_a_date() {
 
     let json = sb.ok(&["--json", "status", "--interval", "2026-03-03..2026-03-06"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    let dates = v.as_array().expect("one entry per date");
+    assert_eq!(
+        v["ranges"]["held"],
+        serde_json::json!(["2026-03-04..2026-03-05"])
+    );
+    assert_eq!(v["holders"][0]["run_id"], rid);
+    let dates = v["dates"].as_array().expect("one entry per date");
     assert_eq!(dates.len(), 4);
     for d in dates {
         let ds = d["ds"].as_str().unwrap();

@@ -243,6 +243,14 @@ fn a_day_that_has_not_ended_is_refused_unless_asked_for() {
             ],
         );
     }
+    let future = sb.expect(2, &["apply", "--interval", "2099-01-01..2099-01-02"]);
+    contains_all(
+        &future.stderr,
+        &[
+            "2099-01-01 is in the future",
+            &format!("Compute dates up to {yesterday}"),
+        ],
+    );
     for table in ["runs", "reservations", "run_partitions", "daily_revenue"] {
         assert_eq!(
             sb.count(&format!("SELECT count(*) FROM {table}")),
@@ -334,6 +342,22 @@ fn help_teaches_and_writes_nothing() {
             "{long}"
         );
     }
+    // With --json, help and the version are documents too.
+    let doc = one_json_line(
+        &sb.ok(&["--json", "apply", "--help"]),
+        "--json apply --help",
+    );
+    assert!(doc["help"].as_str().unwrap().contains("Examples:"), "{doc}");
+    let doc = one_json_line(&sb.ok(&["--json", "help", "seal"]), "--json help seal");
+    assert!(
+        doc["help"]
+            .as_str()
+            .unwrap()
+            .starts_with("Mark dates as sent"),
+        "{doc}"
+    );
+    let doc = one_json_line(&sb.ok(&["--json", "--version"]), "--json --version");
+    assert_eq!(doc["version"], env!("CARGO_PKG_VERSION"));
     let unknown = sb.expect(2, &["help", "nope"]);
     assert!(
         unknown

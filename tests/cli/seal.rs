@@ -226,7 +226,13 @@ fn late_orders_on_a_sealed_week_become_corrections() {
     // `status --json`: sealed dates and correction counts.
     let json = sb.ok(&["--json", "status", "--interval", "2026-02-01..2026-02-14"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    let dates = v.as_array().expect("per date");
+    // The ranges are the calendar's cells: the corrected date is under `corrected`.
+    assert_eq!(
+        v["ranges"]["sealed"],
+        serde_json::json!(["2026-02-01..2026-02-02", "2026-02-04..2026-02-07"])
+    );
+    assert_eq!(v["ranges"]["corrected"], serde_json::json!(["2026-02-03"]));
+    let dates = v["dates"].as_array().expect("per date");
     assert_eq!(dates.len(), 14);
     for d in dates {
         let ds = d["ds"].as_str().unwrap();
@@ -442,7 +448,7 @@ fn odd_names_and_reasons_are_stored_exactly() {
 
     let json = sb.ok(&["--json", "status", "--interval", "2026-02-01"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    assert_eq!(v[0]["sealed_by"].as_str(), Some(by));
+    assert_eq!(v["dates"][0]["sealed_by"].as_str(), Some(by));
 }
 
 #[test]

@@ -85,8 +85,9 @@ fn status_models(
         args.extend(["--select", &joined]);
     }
     let out = sb.ok(&args);
-    let rows: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    rows.as_array()
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    doc["dates"]
+        .as_array()
         .unwrap()
         .iter()
         .map(|r| r["models"].clone())
@@ -360,6 +361,7 @@ fn a_dry_run_with_a_new_model_writes_nothing() {
             "--interval",
             &orders.interval(),
             "--dry-run",
+            "--sql",
         ])
         .stdout;
     assert!(out.contains("INSERT INTO \"bands\""), "{out}");

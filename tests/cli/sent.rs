@@ -352,7 +352,7 @@ fn every_models_sent_values_are_kept_per_key_and_corrected_per_key() {
     // `status` counts every model's corrections per date.
     let json = sb.ok(&["--templates", &tpl, "--json", "status", "--interval", ALL]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
-    let counts: Vec<(String, i64)> = v
+    let counts: Vec<(String, i64)> = v["dates"]
         .as_array()
         .unwrap()
         .iter()

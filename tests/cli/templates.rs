@@ -67,8 +67,7 @@ fn status_json(sb: &Sandbox, tpl: &str, interval: &str) -> Vec<serde_json::Value
         "--interval",
         interval,
     ]);
-    serde_json::from_str::<serde_json::Value>(&out.stdout)
-        .unwrap()
+    serde_json::from_str::<serde_json::Value>(&out.stdout).unwrap()["dates"]
         .as_array()
         .unwrap()
         .clone()
@@ -218,6 +217,7 @@ fn a_new_version_makes_old_dates_stale_and_only_stale_recomputes_them() {
             "--templates",
             tpl,
             "status",
+            "--list",
             "--interval",
             "2026-02-01..2026-02-06",
         ])

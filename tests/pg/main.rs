@@ -24,10 +24,16 @@ mod equivalence;
 #[path = "../cli/failure.rs"]
 mod failure;
 mod faults;
+#[path = "../cli/glance.rs"]
+mod glance;
+#[path = "../cli/jobs.rs"]
+mod jobs;
 #[path = "../cli/late.rs"]
 mod late;
 #[path = "../cli/literals.rs"]
 mod literals;
+#[path = "../cli/load.rs"]
+mod load;
 #[path = "../cli/models.rs"]
 mod models;
 mod partition;
@@ -36,6 +42,8 @@ mod pipelines;
 mod procs;
 #[path = "../cli/project.rs"]
 mod project;
+#[path = "../cli/ranges.rs"]
+mod ranges;
 #[path = "../cli/reserve.rs"]
 mod reserve;
 #[path = "../cli/scripting.rs"]
@@ -46,5 +54,7 @@ mod seal;
 mod select;
 #[path = "../cli/sent.rs"]
 mod sent;
+#[path = "../cli/shell.rs"]
+mod shell;
 #[path = "../cli/templates.rs"]
 mod templates;
