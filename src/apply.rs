@@ -21,7 +21,7 @@ use crate::pipeline::{DateVars, Pipeline};
 use crate::plan;
 use crate::queries;
 use crate::report::{self, ApplyReport, DateOutcome, Output};
-use crate::requester::default_user;
+use crate::requester::{default_user, Scheduler};
 use crate::reserve::{self, Reclaim};
 use crate::store::{self, now};
 use crate::workers::{self, Halt, Step, Stop};
@@ -54,8 +54,13 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         (None, None) => unreachable!("a request exists without --run"),
     };
 
-    if !args.allow_partial_day {
-        refuse_unfinished(interval, global.timezone, args)?;
+    if let Some(day) = unfinished_day(interval, global.timezone, args) {
+        // A scheduler passing the day that has just begun is the mistake to stop. By hand,
+        // a backfill that reaches into today is a request: computed, and said.
+        if Scheduler::from_process().is_some() {
+            return Err(Error::bad(day.refusal));
+        }
+        out.note(&day.warning);
     }
     // Every date's SQL must render before anything is written: a template error is bad
     // input (exit 2), not a failed date. Then the pipeline's objects are created and the
@@ -502,13 +507,19 @@ fn request_from(args: &ApplyArgs, zone: Tz) -> Result<Request> {
     })
 }
 
+/// A date of the run that has not ended yet: what a scheduler is told (refused), and
+/// what a person is told (warned).
+struct UnfinishedDay {
+    refusal: String,
+    warning: String,
+}
+
 /// A date that has not ended yet would be recorded as done with part of its rows: almost
-/// always a scheduler passing the day that has just begun. Refused unless asked for.
-fn refuse_unfinished(interval: Interval, zone: Tz, args: &ApplyArgs) -> Result<()> {
+/// always a scheduler passing the day that has just begun. None when every date has
+/// ended, or `--allow-partial-day` asks for it.
+fn unfinished_day(interval: Interval, zone: Tz, args: &ApplyArgs) -> Option<UnfinishedDay> {
     let now = Utc::now();
-    let Some((date, ends)) = first_unfinished(interval, now, zone) else {
-        return Ok(());
-    };
+    let (date, ends) = first_unfinished(interval, now, zone).filter(|_| !args.allow_partial_day)?;
     let today = now.with_timezone(&zone).date_naive();
     let when = if date > today {
         "is in the future".to_string()
@@ -529,17 +540,24 @@ fn refuse_unfinished(interval: Interval, zone: Tz, args: &ApplyArgs) -> Result<(
         (None, None, Some(as_of)) => format!("--as-of {as_of} (its yesterday is {interval})"),
         (None, None, None) => format!("the regular run ({interval})"),
     };
+    let ds = fmt_date(date);
     let last_ended = today
         .pred_opt()
         .map_or_else(|| "yesterday".into(), fmt_date);
-    Err(Error::bad(format!(
-        "{} {when}; {asked} would record a partial day as done. Usually a scheduler passed \
-         the day that has just begun: with Airflow 3's default @daily schedule `{{{{ ds }}}}` \
-         is today, and the day that ended is `{{{{ macros.ds_add(ds, -1) }}}}` (see the \
-         README, \"Driving sqlrun from Airflow\"). Compute dates up to {last_ended}, or pass \
-         --allow-partial-day to compute it anyway",
-        fmt_date(date),
-    )))
+    Some(UnfinishedDay {
+        refusal: format!(
+            "{ds} {when}; {asked} would record a partial day as done. Usually a scheduler \
+             passed the day that has just begun: with Airflow 3's default @daily schedule \
+             `{{{{ ds }}}}` is today, and the day that ended is `{{{{ macros.ds_add(ds, -1) }}}}` \
+             (see the README, \"Driving sqlrun from Airflow\"). Compute dates up to \
+             {last_ended}, or pass --allow-partial-day to compute it anyway"
+        ),
+        warning: format!(
+            "warning: {ds} {when}: its rows so far are computed, and it shows as changed when \
+             more arrive (`--lookback` or `--only changed` recomputes it). Started by a \
+             scheduler this is refused; --allow-partial-day says it is meant"
+        ),
+    })
 }
 
 /// Template errors are bad input (exit 2), not failed dates: before anything is written,

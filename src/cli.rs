@@ -386,8 +386,8 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<i64>,
 
-    /// Compute dates that have not ended yet (refused by default: a partial day recorded
-    /// as done is almost always a scheduler passing the day that has just begun).
+    /// Compute dates that have not ended yet without a word (started by a scheduler they
+    /// are refused: it almost always passed the day that has just begun; by hand, warned).
     #[arg(long)]
     pub allow_partial_day: bool,
 }

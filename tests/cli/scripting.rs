@@ -214,8 +214,33 @@ fn without_user_the_run_is_by_the_account_and_airflow_context_is_recorded() {
     assert!(by_hand["run"]["scheduler"].is_null(), "{by_hand}");
 }
 
+/// `sqlrun ARGS` as Airflow starts it (its context variables set), with `code` expected.
+fn from_airflow(sb: &Sandbox, code: i32, args: &[&str]) -> Run {
+    let out = sb
+        .cmd(args)
+        .env("AIRFLOW_CTX_DAG_ID", "sqlrun_daily")
+        .env(
+            "AIRFLOW_CTX_DAG_RUN_ID",
+            "scheduled__2026-11-30T00:00:00+00:00",
+        )
+        .output()
+        .unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_eq!(
+        run.code,
+        code,
+        "`sqlrun {}` from Airflow: {run:?}",
+        args.join(" ")
+    );
+    run
+}
+
 #[test]
-fn a_day_that_has_not_ended_is_refused_unless_asked_for() {
+fn a_day_that_has_not_ended_is_refused_from_a_scheduler_and_warned_by_hand() {
     let sb = Sandbox::new();
     let today = today();
     let tomorrow = (Utc::now().date_naive() + Duration::days(1))
@@ -231,7 +256,7 @@ fn a_day_that_has_not_ended_is_refused_unless_asked_for() {
         vec!["apply", "--as-of", tomorrow.as_str()],
         vec!["apply", "--interval", today.as_str(), "--dry-run"],
     ] {
-        let run = sb.expect(2, &args);
+        let run = from_airflow(&sb, 2, &args);
         contains_all(
             &run.stderr,
             &[
@@ -243,7 +268,7 @@ fn a_day_that_has_not_ended_is_refused_unless_asked_for() {
             ],
         );
     }
-    let future = sb.expect(2, &["apply", "--interval", "2099-01-01..2099-01-02"]);
+    let future = from_airflow(&sb, 2, &["apply", "--interval", "2099-01-01..2099-01-02"]);
     contains_all(
         &future.stderr,
         &[
@@ -258,11 +283,11 @@ fn a_day_that_has_not_ended_is_refused_unless_asked_for() {
             "{table}"
         );
     }
-    // A reserved run that reaches into today is refused when carried out, and stays
-    // reserved.
+    // A reserved run that reaches into today is refused when a scheduler carries it out,
+    // and stays reserved.
     let run_id = sb.ok(&["reserve", "--interval", &through_today]).stdout;
     let run_id = run_id.trim();
-    let refused = sb.expect(2, &["apply", "--run", run_id]);
+    let refused = from_airflow(&sb, 2, &["apply", "--run", run_id]);
     assert!(
         refused.stderr.contains("has not ended yet"),
         "{}",
@@ -273,14 +298,30 @@ fn a_day_that_has_not_ended_is_refused_unless_asked_for() {
         vec![vec!["reserved"]]
     );
     sb.ok(&["release", run_id]);
-    // Asked for: computed like any date.
-    sb.ok(&["apply", "--interval", &through_today, "--allow-partial-day"]);
+    // Asked for: computed like any date, and nothing said.
+    let asked = from_airflow(
+        &sb,
+        0,
+        &["apply", "--interval", &through_today, "--allow-partial-day"],
+    );
+    assert!(!asked.stderr.contains("warning"), "{}", asked.stderr);
     assert_eq!(
         sb.rows("SELECT ds FROM daily_revenue ORDER BY ds"),
         vec![vec![yesterday.as_str()], vec![today.as_str()]]
     );
-    // The regular run (yesterday) needs no flag.
-    sb.ok(&["apply"]);
+    // By hand, a backfill that reaches into today is a request: computed, with a warning.
+    let by_hand = sb.ok(&["apply", "--interval", &through_today]);
+    contains_all(
+        &by_hand.stderr,
+        &[
+            &format!("warning: {today} has not ended yet"),
+            "shows as changed when more arrive",
+        ],
+    );
+    assert_eq!(sb.count("SELECT count(*) FROM runs"), 3);
+    // The regular run (yesterday) needs no flag and says nothing of it.
+    let regular = from_airflow(&sb, 0, &["apply"]);
+    assert!(!regular.stderr.contains("warning"), "{}", regular.stderr);
 }
 
 #[test]
