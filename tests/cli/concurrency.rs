@@ -28,11 +28,7 @@ pub(crate) fn spawn(sb: &Sandbox, args: &[&str]) -> Child {
 
 pub(crate) fn finish(child: Child) -> Run {
     let out = child.wait_with_output().expect("wait");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from(out)
 }
 
 fn dates(start: &str, end: &str) -> Vec<String> {

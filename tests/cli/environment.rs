@@ -497,11 +497,7 @@ fn sqlrun_at(db: &str, args: &[&str]) -> Run {
         .args(args)
         .output()
         .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from(out)
 }
 
 /// `sqlrun ARGS` on the sandbox's database, with its `--db` URL changed by `edit`.

@@ -34,11 +34,7 @@ fn load_stdin(sb: &Sandbox, extra: &[&str], table: &str, csv: &str) -> Run {
         .write_all(csv.as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from(out)
 }
 
 fn orders(sb: &Sandbox) -> Vec<Vec<String>> {

@@ -30,11 +30,7 @@ fn bare(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Command {
 
 fn run_in_with(dir: &Path, env: &[(&str, &str)], code: i32, args: &[&str]) -> Run {
     let out = bare(dir, env, args).output().expect("run sqlrun");
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let run = Run::from(out);
     assert_eq!(
         run.code,
         code,

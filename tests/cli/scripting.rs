@@ -225,11 +225,7 @@ fn from_airflow(sb: &Sandbox, code: i32, args: &[&str]) -> Run {
         )
         .output()
         .unwrap();
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let run = Run::from(out);
     assert_eq!(
         run.code,
         code,

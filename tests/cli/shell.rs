@@ -34,11 +34,7 @@ fn sqlrun_in(dir: &Path, args: &[&str]) -> Run {
         .current_dir(dir)
         .output()
         .expect("run sqlrun");
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let run = Run::from(out);
     assert_eq!(
         run.code,
         0,

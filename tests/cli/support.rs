@@ -94,6 +94,16 @@ pub struct Run {
     pub stderr: String,
 }
 
+impl From<Output> for Run {
+    fn from(out: Output) -> Self {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 /// When a trigger fires relative to the insert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum When {
@@ -182,12 +192,7 @@ impl Sandbox {
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
-        let out: Output = self.cmd(args).output().expect("run sqlrun");
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::from(self.cmd(args).output().expect("run sqlrun"))
     }
 
     /// Runs and asserts the exit code.
