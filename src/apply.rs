@@ -17,6 +17,7 @@ use crate::db::{Db, DbError, DbErrorKind, Dialect, Interrupter, Target, TxKind, 
 use crate::error::{CommittedDate, Error, Result};
 use crate::holder::Identity;
 use crate::interval::{first_unfinished, fmt_date, parse_date, today_in, Interval};
+use crate::pause;
 use crate::pipeline::{DateVars, Pipeline};
 use crate::plan;
 use crate::queries;
@@ -107,6 +108,7 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         .collect();
     let signal = SignalGuard::install(interrupters);
     let (run_id, kind, reclaimed, looked_back) = begin_run(&mut db, &pipeline, &start)?;
+    pause::reached(pause::Point::Reserved);
     for line in reserve::reclaim_lines(&reclaimed) {
         out.note(&line);
     }
@@ -183,6 +185,10 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
             if released == 1 { "" } else { "s" },
             stopped.as_deref().unwrap_or("run ended")
         ));
+    } else if let (RunEnd::Interrupted(None), Some(why)) = (end, &stopped) {
+        // Its dates were taken from it (released by hand, reclaimed): nothing left to
+        // release, but why it stopped is still said.
+        out.note(&format!("stopped: {why}"));
     }
 
     let dates = with_skips(&skips, outcomes.dates);
@@ -307,6 +313,7 @@ fn begin_run(
         // commits would have its workers update the reservation rows the others lock.
         let lease = (asked_jobs(start.args) == 1).then(reserve::lease_seconds);
         reserve::reserve(db, pipeline, run_id, &selected, lease)?;
+        pause::reached(pause::Point::Reserving);
         Ok((run_id, kind, reclaimed, looked_back))
     })
 }
@@ -372,7 +379,9 @@ fn finish_run(
     stopped: Option<&str>,
 ) -> Result<usize> {
     db.transaction(TxKind::Exclusive, |db| {
-        let released = reserve::release(db, pipeline, run_id, stopped.unwrap_or("run ended"))?;
+        let released = reserve::release(db, pipeline, run_id, stopped.unwrap_or("run ended"))?
+            .freed
+            .len();
         db.execute(
             &queries::FINISH_RUN,
             &[
@@ -650,8 +659,11 @@ impl Worker<'_> {
     /// One date on this worker's session: its outcome, and whether the run stops there.
     fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
         let clock = Instant::now();
-        let started_at = now();
-        let result = compute_date(db, self.pipeline, self.run_id, ds, &started_at);
+        let start = date_start(db, ds);
+        // The database's clock (on PostgreSQL the server's, never this runner's); the
+        // runner's only when the database could not even be asked.
+        let started_at = start.as_ref().map_or_else(|_| now(), |s| s.at.clone());
+        let result = start.and_then(|s| compute_date(db, self.pipeline, self.run_id, ds, &s));
         let millis = clock.elapsed().as_millis() as u64;
         let (status, error) = match self.ending(db, ds, &started_at, result, halt) {
             Ok(ending) => ending,
@@ -911,6 +923,21 @@ enum DateResult {
     RunGone,
 }
 
+/// What a date starts from, read just before its transaction: whether it is sealed, and
+/// the database's time, which its record gives as its start.
+struct DateStart {
+    sealed: bool,
+    at: String,
+}
+
+fn date_start(db: &mut Db, ds: &str) -> Result<DateStart> {
+    let row = db.one(&queries::IS_SEALED, &[(":ds", ds.into())])?;
+    Ok(DateStart {
+        sealed: row.bool(0)?,
+        at: row.text(1)?,
+    })
+}
+
 /// One date, one transaction: the partition(s), the record, the release.
 ///
 /// The SQL is rendered before the write lock is taken, so that between two dates the lock
@@ -922,19 +949,17 @@ fn compute_date(
     pipeline: &Pipeline,
     run_id: i64,
     ds: &str,
-    started_at: &str,
+    start: &DateStart,
 ) -> Result<DateResult> {
-    let sealed = db
-        .one(&queries::IS_SEALED, &[(":ds", ds.into())])?
-        .bool(0)?;
+    let sealed = start.sealed;
     let script = pipeline.bind_date(&DateVars {
         ds,
         run_id,
         sealed,
-        started_at,
+        started_at: &start.at,
         lease_seconds: reserve::lease_seconds(),
     })?;
-    db.transaction(TxKind::Date, |db| {
+    let result = db.transaction(TxKind::Date, |db| {
         // Fencing: the date is written only while its reservation is this run's (nothing
         // is written otherwise, so the empty transaction may commit).
         let holder = db
@@ -949,6 +974,7 @@ fn compute_date(
         if !db.run_alive(run_id)? {
             return Ok(DateResult::RunGone);
         }
+        pause::reached(pause::Point::InDate);
         db.run_script(&script.sql, &script.params)?;
         // record_date.sql decided: success, or for a sealed date corrected / unchanged.
         let status = if sealed {
@@ -963,7 +989,29 @@ fn compute_date(
             DateStatus::Success
         };
         Ok(DateResult::Done(status))
-    })
+    });
+    match result {
+        Ok(done) => {
+            pause::reached(pause::Point::Committed);
+            Ok(done)
+        }
+        Err(e) if e.db_kind() == Some(DbErrorKind::Conflict) => lost_or_failed(db, run_id, ds, e),
+        Err(e) => Err(e),
+    }
+}
+
+/// A date whose transaction met a row changed after its snapshot began (PostgreSQL): its
+/// reservation was released or taken meanwhile (the date is then another's, not failed),
+/// or, if it is still this run's, the date failed with that error.
+fn lost_or_failed(db: &mut Db, run_id: i64, ds: &str, e: Error) -> Result<DateResult> {
+    let holder = db
+        .row(&queries::HOLDER_OF_DATE_NOW, &[(":ds", ds.into())])?
+        .map(|r| r.i64(0))
+        .transpose()?;
+    match holder {
+        Some(h) if h == run_id => Err(e),
+        other => Ok(DateResult::Lost(other)),
+    }
 }
 
 /// A date that failed, as its record says it.

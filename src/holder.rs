@@ -57,7 +57,9 @@ pub struct Holder<'a> {
 /// A running run on this host is alive exactly when its process is; otherwise (a planned
 /// reservation, or a run on another host) the lease decides.
 pub fn liveness(holder: &Holder, me: &Identity) -> Liveness {
-    if let (Some(alive), "running") = (holder.session_alive, holder.status) {
+    // PostgreSQL: any run but a planned reservation is alive exactly while its session is
+    // (a run that has ended holds a date only while that date is in flight).
+    if let (Some(alive), false) = (holder.session_alive, holder.status == "reserved") {
         return if alive {
             Liveness::Alive
         } else {

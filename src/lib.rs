@@ -17,6 +17,7 @@ pub mod interval;
 pub mod kinds;
 pub mod load;
 pub mod models;
+pub mod pause;
 pub mod pipeline;
 pub mod plan;
 pub mod project;

@@ -31,6 +31,8 @@ queries! {
     SKIPPED_OF_RUN => "skipped_of_run.sql",
     HELD_BY_RUN => "held_by_run.sql",
     HOLDER_OF_DATE => "holder_of_date.sql" | "postgres/holder_of_date.sql",
+    HOLDER_OF_DATE_NOW => "holder_of_date.sql",
+    RELEASABLE_OF_RUN => "releasable_of_run.sql" | "postgres/releasable_of_run.sql",
     LIVE_RUNS => "live_runs.sql" | "postgres/live_runs.sql",
     TEMPLATE_VERSION => "template_version.sql",
     RECORD_TEMPLATE_VERSION => "record_template_version.sql",

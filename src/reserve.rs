@@ -196,12 +196,32 @@ pub fn reserve(
     Ok(())
 }
 
-/// Gives up everything `run_id` still holds, with the reason recorded.
-pub fn release(db: &mut Db, pipeline: &Pipeline, run_id: i64, why: &str) -> Result<usize> {
-    let held = held_by_run(db, run_id)?.len();
-    let script = pipeline.bind_system("release", context! { run_id => run_id, why => why })?;
+/// What a release gave up, and what it left to a date in flight.
+#[derive(Debug, Default)]
+pub struct Released {
+    pub freed: Vec<String>,
+    /// Dates whose transaction was in flight (PostgreSQL): each gives up its reservation
+    /// itself when it commits or fails; a release never waits for one.
+    pub in_flight: Vec<String>,
+}
+
+/// Gives up everything `run_id` still holds and can give up now, with the reason
+/// recorded.
+pub fn release(db: &mut Db, pipeline: &Pipeline, run_id: i64, why: &str) -> Result<Released> {
+    let held = held_by_run(db, run_id)?;
+    let freed: Vec<String> = db
+        .rows(&queries::RELEASABLE_OF_RUN, &[(":run_id", run_id.into())])?
+        .iter()
+        .map(|r| r.text(0))
+        .collect::<Result<_>>()?;
+    let dates = serde_json::to_string(&freed).expect("dates serialize");
+    let script = pipeline.bind_system(
+        "release",
+        context! { run_id => run_id, why => why, dates => dates },
+    )?;
     db.run_script(&script.sql, &script.params)?;
-    Ok(held)
+    let in_flight = held.into_iter().filter(|d| !freed.contains(d)).collect();
+    Ok(Released { freed, in_flight })
 }
 
 pub fn skipped_of_run(db: &mut Db, run_id: i64) -> Result<Vec<Skip>> {
@@ -356,7 +376,7 @@ pub fn release_command(global: &Global, run_id: i64, by: Option<&str>, out: &Out
     let mut db = Db::open(&target)?;
     let by = by.map(str::to_string).unwrap_or_else(default_user);
     // Checked under the write lock: the run may have ended while this one waited for it.
-    let n = db.transaction(TxKind::Exclusive, |db| {
+    let released = db.transaction(TxKind::Exclusive, |db| {
         let run = store::existing_run(db, run_id)?;
         if !run.status.may_hold() {
             return Err(Error::bad(format!(
@@ -365,14 +385,31 @@ pub fn release_command(global: &Global, run_id: i64, by: Option<&str>, out: &Out
             )));
         }
         let why = format!("released by {by} (sqlrun release)");
-        let n = release(db, &pipeline, run_id, &why)?;
+        let released = release(db, &pipeline, run_id, &why)?;
         db.execute(&queries::RELEASE_RUN, &[(":run_id", run_id.into())])?;
-        Ok(n)
+        Ok(released)
     })?;
-    out.json(&serde_json::json!({"run_id": run_id, "released_dates": n, "status": "released"}))?;
+    let n = released.freed.len();
+    out.json(&serde_json::json!({
+        "run_id": run_id, "released_dates": n, "status": "released",
+        "in_flight": released.in_flight,
+    }))?;
     out.text(&format!(
         "run {run_id} released: {n} date{} freed",
         if n == 1 { "" } else { "s" }
     ))?;
+    if !released.in_flight.is_empty() {
+        out.note(&format!(
+            "{}: run {run_id} is computing {} this instant; it is not waited for: the date \
+             commits or rolls back whole, gives up its reservation itself, and then the run \
+             stops (it was released)",
+            released.in_flight.join(", "),
+            if released.in_flight.len() == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        ));
+    }
     Ok(0)
 }

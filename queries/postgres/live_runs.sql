@@ -1,6 +1,9 @@
 -- Runs that may hold dates, with what tells whether their holder is still there: a
 -- running run is alive while its session holds its advisory lock (hold_run.sql),
--- whichever machine it runs on; a lease is judged by the server's clock.
+-- whichever machine it runs on; a lease is judged by the server's clock. Also a run
+-- that has ended (released, finished) but still holds a date: one whose transaction was
+-- in flight when it was released (releasable_of_run.sql), or a worker's whose session
+-- broke; its session tells as for a running run.
 SELECT r.run_id, r.status, r.host, r.pid, r.pid_started,
        (SELECT max(v.expires_at) FROM reservations v WHERE v.run_id = r.run_id) AS lease_until,
        (SELECT count(*) FROM reservations v WHERE v.run_id = r.run_id AND v.expires_at IS NULL) AS unexpiring,
@@ -14,4 +17,5 @@ SELECT r.run_id, r.status, r.host, r.pid, r.pid_started,
                   AND l.granted) AS session_alive
 FROM runs r
 WHERE r.status IN ('reserved', 'running')
+   OR EXISTS (SELECT 1 FROM reservations AS v WHERE v.run_id = r.run_id)
 ORDER BY r.run_id

@@ -36,8 +36,8 @@ impl Dialect {
     }
 
     /// How a date's transaction begins, as `render` and `--dry-run` show it (on
-    /// PostgreSQL the session takes queries/postgres/date_lock.sql just before, and
-    /// holder_of_date.sql runs first inside it).
+    /// PostgreSQL holder_of_date.sql runs first inside it and locks the date's
+    /// reservation row).
     pub fn begin(self) -> &'static str {
         match self {
             Dialect::Sqlite => "BEGIN IMMEDIATE",
@@ -165,11 +165,12 @@ impl Sql for String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxKind {
     /// Bookkeeping (reserve, reclaim, seal, finish): one at a time per pipeline, like
-    /// SQLite's BEGIN IMMEDIATE; on PostgreSQL a transaction-scoped advisory lock.
+    /// SQLite's BEGIN IMMEDIATE; on PostgreSQL a transaction-scoped advisory lock, within
+    /// sqlrun's own bounds (queries/postgres/bookkeeping_begin.sql).
     Exclusive,
-    /// One date: SQLite still takes the write lock; on PostgreSQL dates share the
-    /// pipeline's lock among themselves (never during a bookkeeping step) and each locks
-    /// its reservation row.
+    /// One date: SQLite still takes the write lock; on PostgreSQL no pipeline lock (no
+    /// bookkeeping step waits for a date in flight): REPEATABLE READ, and the date locks
+    /// its own reservation row.
     Date,
     /// What any client's INSERT does (`sqlrun load`): SQLite still takes the write lock;
     /// on PostgreSQL no pipeline lock, so a long load neither waits for runs nor holds
@@ -188,6 +189,10 @@ pub enum DbErrorKind {
     /// The connection broke while a COMMIT was under way: the transaction may or may
     /// not have committed.
     CommitUnknown,
+    /// PostgreSQL: a REPEATABLE READ transaction met a row that another transaction
+    /// changed after its snapshot began (40001 serialization_failure): a date whose
+    /// reservation was released meanwhile.
+    Conflict,
     /// A lock wait ran past its bound (busy SQLite beyond its wait, lock_timeout).
     Timeout,
     /// The database cannot be written: a read-only file or mount, a read-only server or

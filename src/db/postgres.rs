@@ -49,9 +49,6 @@ pub struct Conn {
     /// date, so each is parsed and planned once per run. (A text with `:name` parameters
     /// and its `$n` form never coincide, so both can be keys.)
     prepared: std::collections::HashMap<String, postgres::Statement>,
-    /// Inside a date's transaction: the session holds the pipeline's lock shared until
-    /// the transaction ends (date_lock.sql).
-    in_date: bool,
     /// The run whose lock this session holds (hold_run.sql), if any.
     holds_run: Option<i64>,
 }
@@ -171,7 +168,6 @@ impl Conn {
         let mut conn = Conn {
             client,
             prepared: Default::default(),
-            in_date: false,
             holds_run: None,
         };
         conn.session_settings()?;
@@ -338,54 +334,33 @@ impl Conn {
     }
 
     /// Bookkeeping steps of one pipeline (schema) take turns, as SQLite's single writer
-    /// does; dates' transactions share the lock among themselves, and each also locks
-    /// its own reservation row (fencing).
-    /// A bookkeeping step: READ COMMITTED under the pipeline's lock, exclusively. A date:
-    /// REPEATABLE READ, its snapshot taken with the pipeline's lock held shared, so every
-    /// statement of the date reads one snapshot: the version of its sources it records is
-    /// the one its models read, while loaders go on inserting (neither waits for the
-    /// other).
+    /// does (queries/postgres/bookkeeping_begin.sql), each within sqlrun's own bounds. A
+    /// date takes no pipeline lock: its transaction is REPEATABLE READ, so every statement
+    /// of the date reads one snapshot (the version of its sources it records is the one
+    /// its models read, while loaders go on inserting), and it locks only its own
+    /// reservation row (fencing, holder_of_date.sql). So no bookkeeping step of another
+    /// runner ever waits for a date in flight, however long it takes or wherever its runner
+    /// is stopped.
     pub fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
-        match kind {
-            TxKind::Exclusive => {
-                self.batch("BEGIN")?;
-                self.execute(
-                    include_str!("../../queries/postgres/bookkeeping_lock.sql"),
-                    &[],
-                )?;
-            }
-            TxKind::Plain => self.batch("BEGIN")?,
-            TxKind::Date => {
-                self.execute(include_str!("../../queries/postgres/date_lock.sql"), &[])?;
-                self.in_date = true;
-                if let Err(e) = self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ") {
-                    self.end_date(Err(e))?;
-                }
-            }
+        let begin = match kind {
+            TxKind::Exclusive => include_str!("../../queries/postgres/bookkeeping_begin.sql"),
+            TxKind::Plain => "BEGIN",
+            TxKind::Date => "BEGIN ISOLATION LEVEL REPEATABLE READ",
+        };
+        let begun = self.batch(begin);
+        if begun.is_err() && !self.client.is_closed() {
+            // A turn not had within its bound: the transaction it opened goes with it.
+            let _ = self.batch("ROLLBACK");
         }
-        Ok(())
+        begun
     }
 
     pub fn commit(&mut self) -> Result<(), DbError> {
-        let done = self.batch("COMMIT");
-        self.end_date(done)
+        self.batch("COMMIT")
     }
 
     pub fn rollback(&mut self) -> Result<(), DbError> {
-        let done = self.batch("ROLLBACK");
-        self.end_date(done)
-    }
-
-    /// After a date's transaction ends: its session lock goes too (a session that broke
-    /// has lost it already). The transaction's own outcome comes first.
-    fn end_date(&mut self, ended: Result<(), DbError>) -> Result<(), DbError> {
-        if !std::mem::take(&mut self.in_date) || self.client.is_closed() {
-            return ended;
-        }
-        let unlocked = self
-            .execute(include_str!("../../queries/postgres/date_unlock.sql"), &[])
-            .map(|_| ());
-        ended.and(unlocked)
+        self.batch("ROLLBACK")
     }
 
     /// Prepares each statement (parse and analysis, nothing runs).
@@ -574,6 +549,7 @@ fn kind_of(e: &postgres::Error) -> DbErrorKind {
             }
         }
         Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE => DbErrorKind::Timeout,
+        Some(code) if *code == SqlState::T_R_SERIALIZATION_FAILURE => DbErrorKind::Conflict,
         Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION => DbErrorKind::ReadOnly,
         Some(code) if *code == SqlState::INSUFFICIENT_PRIVILEGE => DbErrorKind::Denied,
         Some(code) if *code == SqlState::DISK_FULL => DbErrorKind::DiskFull,

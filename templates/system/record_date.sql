@@ -1,12 +1,14 @@
 -- name: record_date
--- version: 3
+-- version: 4
 --
 -- The date's record, in the same transaction as its rows: which run computed it
 -- and how it ended (a sealed date: corrected if any model wrote a correction in
 -- this run, else unchanged), and which version of each model it computed built the
 -- date's rows (partition_models: with --select, a date's models may come from different
 -- runs). The date's reservation is released with the work, and the run's lease on the
--- dates it still holds is renewed when it runs low.
+-- dates it still holds is renewed when it runs low. Its start and end are the database's
+-- clock: started_at was read from it just before the transaction (queries/is_sealed.sql),
+-- and the end is the moment the work is done (not when the transaction began).
 {% import "system/dialect.sql" as d %}
 {% for model in models %}
 INSERT INTO partition_models (ds, model, version, run_id)
@@ -24,7 +26,7 @@ VALUES ({{ run_id }}, {{ ds }},
 {% else %}
         'success',
 {% endif %}
-        NULL, NULL, {{ started_at }}, {{ d.now() }});
+        NULL, NULL, {{ started_at }}, {{ d.clock() }});
 DELETE FROM reservations WHERE ds = {{ ds }} AND run_id = {{ run_id }};
 UPDATE reservations SET expires_at = {{ d.from_now(lease_seconds) }}
 WHERE run_id = {{ run_id }} AND expires_at < {{ d.from_now(lease_seconds // 2) }};

@@ -1,5 +1,5 @@
 -- name: record_failure
--- version: 3
+-- version: 4
 --
 -- After a date's transaction rolled back: record the failure with the database's
 -- message and the model whose statement failed (if one did), and release the date so
@@ -7,6 +7,6 @@
 {% import "system/dialect.sql" as d %}
 INSERT INTO run_partitions (run_id, ds, status, held_by, error, started_at, finished_at,
                             failed_model)
-VALUES ({{ run_id }}, {{ ds }}, 'failed', NULL, {{ error }}, {{ started_at }}, {{ d.now() }},
+VALUES ({{ run_id }}, {{ ds }}, 'failed', NULL, {{ error }}, {{ started_at }}, {{ d.clock() }},
         {{ model }});
 DELETE FROM reservations WHERE ds = {{ ds }} AND run_id = {{ run_id }};

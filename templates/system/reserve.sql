@@ -1,10 +1,13 @@
 -- name: reserve
--- version: 2
+-- version: 3
 --
 -- Inside the one transaction that reserves a run's dates, after dead holders were
 -- reclaimed: of the selected dates, those another run holds are skipped (recorded
 -- with their holder, never waited for, never overwritten); the free ones become this
 -- run's. reservations(ds) is the primary key: two holders of a date cannot exist.
+-- Bookkeeping steps take turns, but on PostgreSQL a date of another run may commit
+-- between these statements and give up its reservation: a date skipped by the first
+-- statement stays skipped (its holder has just computed it), never also reserved.
 {% import "system/dialect.sql" as d %}
 {% macro expiry(seconds) %}{% if seconds is none %}NULL{% else %}{{ d.from_now(seconds) }}{% endif %}{% endmacro %}
 INSERT INTO run_partitions (run_id, ds, status, held_by, error, started_at, finished_at)
@@ -16,6 +19,8 @@ INSERT INTO reservations (ds, run_id, reserved_at, expires_at)
 SELECT s.value, {{ run_id }}, {{ d.now() }}, {{ expiry(hold_seconds) }}
 FROM {{ d.dates(selected) }} AS s
 WHERE NOT EXISTS (SELECT 1 FROM reservations AS r WHERE r.ds = s.value)
+  AND NOT EXISTS (SELECT 1 FROM run_partitions AS p
+                  WHERE p.run_id = {{ run_id }} AND p.ds = s.value AND p.status = 'skipped')
 ON CONFLICT (ds) DO NOTHING;
 
 UPDATE reservations SET expires_at = {{ expiry(hold_seconds) }} WHERE run_id = {{ run_id }};

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::procs::*;
 use crate::support::*;
 
-type Daily = BTreeMap<String, (i64, i64)>;
+pub type Daily = BTreeMap<String, (i64, i64)>;
 
 /// How long a slow backfill may take to record its first dates.
 const MINUTE: Duration = Duration::from_secs(60);
@@ -29,13 +29,13 @@ const MINUTE: Duration = Duration::from_secs(60);
 
 /// The URL with `application_name` set, so the test can find (and terminate) exactly
 /// the sessions of one runner.
-fn with_app(url: &str, app: &str) -> String {
+pub fn with_app(url: &str, app: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
     format!("{url}{sep}application_name={app}")
 }
 
 /// An application_name unique to this sandbox (at most 63 characters).
-fn app_name(sb: &Sandbox, tag: &str) -> String {
+pub fn app_name(sb: &Sandbox, tag: &str) -> String {
     let (_, schema) = sb.url();
     let mut name = format!("faults_{schema}_{tag}");
     name.truncate(63);
@@ -49,7 +49,7 @@ fn sqlrun_as(sb: &Sandbox, app: &str, args: &[&str]) -> Command {
 }
 
 /// `cmd` started by `wrapper` (`wrapper ARGS... PROGRAM ARGS...`), with `cmd`'s environment.
-fn wrapped(mut wrapper: Command, cmd: &Command) -> Command {
+pub fn wrapped(mut wrapper: Command, cmd: &Command) -> Command {
     wrapper.arg(cmd.get_program()).args(cmd.get_args());
     for (key, value) in cmd.get_envs() {
         match value {
@@ -70,13 +70,13 @@ fn names_date(line: &str, ds: &str) -> bool {
 }
 
 /// Whether stderr reports `ds` as skipped because run `holder` holds it.
-fn reports_skip(stderr: &str, ds: &str, holder: &str) -> bool {
+pub fn reports_skip(stderr: &str, ds: &str, holder: &str) -> bool {
     stderr.lines().any(|l| {
         l.contains("skipped") && names_date(l, ds) && l.contains(&format!("run {holder} "))
     })
 }
 
-fn dates(start: &str, end: &str) -> Vec<String> {
+pub fn dates(start: &str, end: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut i = 0;
     loop {
@@ -164,7 +164,7 @@ fn daily_of(db: &impl Query) -> Daily {
 }
 
 /// A run's dates (its run_partitions rows) and the status each got.
-fn partitions(db: &impl Query, run_id: i64) -> BTreeMap<String, String> {
+pub fn partitions(db: &impl Query, run_id: i64) -> BTreeMap<String, String> {
     db.query(&format!(
         "SELECT ds, status FROM run_partitions WHERE run_id = {run_id}"
     ))
@@ -173,7 +173,7 @@ fn partitions(db: &impl Query, run_id: i64) -> BTreeMap<String, String> {
     .collect()
 }
 
-fn done_dates(db: &impl Query, run_id: i64) -> BTreeSet<String> {
+pub fn done_dates(db: &impl Query, run_id: i64) -> BTreeSet<String> {
     partitions(db, run_id)
         .into_iter()
         .filter(|(_, s)| s == "success")
@@ -183,7 +183,7 @@ fn done_dates(db: &impl Query, run_id: i64) -> BTreeSet<String> {
 
 /// A date is whole: every daily_revenue row equals the expected numbers and was built by a
 /// run that recorded that date as done; every date recorded as done has its row.
-fn assert_whole(db: &impl Query, expected: &Daily, what: &str) {
+pub fn assert_whole(db: &impl Query, expected: &Daily, what: &str) {
     for (ds, numbers) in daily_of(db) {
         assert_eq!(
             Some(&numbers),

@@ -36,6 +36,7 @@ mod literals;
 mod load;
 #[path = "../cli/models.rs"]
 mod models;
+mod nowait;
 mod partition;
 #[path = "../cli/pipelines.rs"]
 mod pipelines;

@@ -151,10 +151,13 @@ fn client_sessions(db: &PrivateServer) -> i64 {
     ))
 }
 
-/// Whether the pipeline's lock (see queries/postgres/bookkeeping_lock.sql) could be
+/// Whether the pipeline's lock (see queries/postgres/bookkeeping_begin.sql) could be
 /// taken now (and, outside a transaction, is given back at once).
 fn pipeline_lock_free(db: &PrivateServer) -> bool {
-    let take = include_str!("../../queries/postgres/bookkeeping_lock.sql")
+    let take = include_str!("../../queries/postgres/bookkeeping_begin.sql")
+        .lines()
+        .find(|l| l.starts_with("SELECT pg_advisory_xact_lock("))
+        .expect("bookkeeping_begin.sql takes the pipeline's lock")
         .replace("pg_advisory_xact_lock(", "pg_try_advisory_xact_lock(");
     db.query(&take) == [["t"]]
 }
@@ -223,8 +226,8 @@ fn cut_off_runner(cut: Cut) {
     let cut_at = Instant::now();
 
     // Measure, from the server's side, every 20 ms: whether the pipeline's lock is free
-    // (a date's transaction of the cut-off runner holds it shared, which makes every
-    // other runner's bookkeeping wait), whether the runner's session is gone, whether the
+    // (no date's transaction takes it, so a cut-off runner in the middle of a date must
+    // not make other runners' bookkeeping wait), whether the runner's session is gone, whether the
     // runner has exited. Right when the session is gone, a runner in the server's
     // namespace starts over the loopback (no slow dates now).
     let mut lock_held_at_cut = None;
@@ -289,6 +292,12 @@ fn cut_off_runner(cut: Cut) {
     );
 
     // The bounds.
+    assert_eq!(
+        lock_held_at_cut,
+        Some(false),
+        "{how}: the pipeline's lock is free while the cut-off runner is in the middle of a \
+         date (no date's transaction takes it), so no other runner waits for it"
+    );
     let gone = gone.unwrap_or_else(|| {
         panic!(
             "{how}: the server still had the runner's session {} s after the cut; its log:\n{}",

@@ -156,6 +156,25 @@ impl Proc {
         run
     }
 
+    /// Sends `signal` (SIGSTOP, SIGCONT, ...) to the process.
+    pub fn signal(&self, signal: libc::c_int) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: kill(2) on our own child, which has not been reaped.
+        assert_eq!(
+            unsafe { libc::kill(pid, signal) },
+            0,
+            "kill({pid}, {signal})"
+        );
+    }
+
+    /// Whether the process is stopped (SIGSTOP): state T in /proc/PID/stat.
+    pub fn is_stopped(&self) -> bool {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        let after_name = stat.rfind(')').map_or("", |i| &stat[i + 1..]);
+        after_name.split_whitespace().next() == Some("T")
+    }
+
     /// SIGKILL, then reap: how it ended.
     pub fn sigkill(mut self) -> ExitStatus {
         self.child.kill().expect("SIGKILL");

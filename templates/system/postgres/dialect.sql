@@ -1,10 +1,12 @@
 -- name: dialect
--- version: 1
+-- version: 2
 --
 -- PostgreSQL's spelling of the few things the system templates say differently on
 -- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come
 -- from the server's clock, never from a runner's.
 {% macro now() %}now(){% endmacro %}
+{# The moment itself: now() is when the transaction began. #}
+{% macro clock() %}clock_timestamp(){% endmacro %}
 {% macro from_now(seconds) %}(now() + {{ seconds }} * interval '1 second'){% endmacro %}
 {# A JSON array of dates as a table with one column, value. #}
 {% macro dates(json) %}(SELECT CAST(e.value AS date) AS value FROM jsonb_array_elements_text(CAST({{ json }} AS jsonb)) AS e(value)){% endmacro %}

@@ -1,9 +1,11 @@
 -- name: dialect
--- version: 1
+-- version: 2
 --
 -- SQLite's spelling of the few things the system templates say differently on each
 -- backend (postgres/dialect.sql has the same macros). Imported as `d`.
 {% macro now() %}datetime('now'){% endmacro %}
+{# The moment itself (postgres/dialect.sql: now() is when its transaction began). #}
+{% macro clock() %}datetime('now'){% endmacro %}
 {% macro from_now(seconds) %}datetime('now', {{ "+" ~ seconds ~ " seconds" }}){% endmacro %}
 {# A JSON array of dates as a table with one column, value. #}
 {% macro dates(json) %}json_each({{ json }}){% endmacro %}

@@ -1,0 +1,797 @@
+//! Rule 3 on PostgreSQL: a run that meets a date held by another skips it and says so,
+//! never waits. Each test holds one runner, a, at one point of its life, and has other
+//! runners reserve, compute, seal and release meanwhile:
+//!
+//! - a date of a's that lasts as long as the test wants (a gate: the date's insert waits,
+//!   polling, while the test's own session holds an advisory lock);
+//! - a's process stopped (SIGSTOP, as a paused VM or a debugger would) before its first
+//!   date, inside a date's transaction, right after a COMMIT (`SQLRUN_STOP_AT`,
+//!   src/pause.rs).
+//!
+//! The others run with `lock_timeout` at 1 s, so any wait for a would end in exit 2; and
+//! each must finish while a is still held, so its time cannot grow with a's date. The
+//! assertions read the rows: who computed what, what was skipped and by whose hold, what
+//! is still held, and that the numbers equal a clean run's.
+//!
+//! And the audit trail keeps the server's clock: a runner whose clock is two hours ahead
+//! (libfaketime) records the server's times.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::faults::*;
+use crate::procs::*;
+use crate::support::*;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A runner on the sandbox whose sessions are named `app` and wait at most 1 s for any
+/// lock (lock_timeout): a wait for another runner's date would end in exit 2.
+fn impatient(sb: &Sandbox, app: &str, args: &[&str]) -> Command {
+    let (url, schema) = sb.url();
+    let url = format!("{}&options=-c%20lock_timeout%3D1s", with_app(&url, app));
+    cmd_with_url(&url, &schema, args)
+}
+
+/// The newest run requested by `by`.
+fn run_of(sb: &Sandbox, by: &str) -> i64 {
+    sb.count(&format!(
+        "SELECT max(run_id) FROM runs WHERE requested_by = '{by}'"
+    ))
+}
+
+fn set(dates: &[String]) -> BTreeSet<String> {
+    dates.iter().cloned().collect()
+}
+
+fn one(ds: &str) -> BTreeSet<String> {
+    BTreeSet::from([ds.to_string()])
+}
+
+/// A sandbox with `days` days of orders from `start`: the sandbox, the orders, the dates.
+fn story(seed: u64, start: &str, days: i64) -> (Sandbox, Orders, Vec<String>) {
+    let sb = Sandbox::new();
+    let orders = Orders::new(seed, start, days, days > 10);
+    sb.insert_orders(&orders.rows);
+    let all = dates(start, &day(start, days - 1));
+    (sb, orders, all)
+}
+
+/// Runner a (sessions named `app`) applying `interval`, once it has stopped itself at
+/// `point` (SQLRUN_STOP_AT).
+fn stopped_at(sb: &Sandbox, app: &str, interval: &str, point: &str) -> Proc {
+    let mut cmd = impatient(sb, app, &["apply", "--interval", interval, "--by", "a"]);
+    cmd.env("SQLRUN_STOP_AT", point);
+    let mut a = Proc::spawn(&format!("runner a (stopped at {point})"), cmd);
+    wait_until(&format!("a stopped itself at {point}"), LIMIT, || {
+        a.assert_running("it stopped");
+        a.is_stopped()
+    });
+    a
+}
+
+/// `args` run to their end (bounded) by an impatient runner whose sessions are named
+/// after `name`.
+fn finished(sb: &Sandbox, name: &str, args: &[&str]) -> Run {
+    Proc::spawn(
+        &format!("runner {name}"),
+        impatient(sb, &app_name(sb, name), args),
+    )
+    .finish(LIMIT)
+}
+
+fn expect_exit(code: i32, run: Run) -> Run {
+    assert_eq!(
+        run.code, code,
+        "exit {}, wanted {code}\nstdout: {}\nstderr: {}",
+        run.code, run.stdout, run.stderr
+    );
+    run
+}
+
+/// Waits until the server has no session named `app`.
+fn wait_sessions_gone(sb: &Sandbox, app: &str) {
+    wait_until(&format!("{app}'s sessions are gone"), LIMIT, || {
+        sb.count(&format!(
+            "SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'"
+        )) == 0
+    });
+}
+
+/// A run's dates with this status.
+fn with_status(sb: &Sandbox, run_id: i64, status: &str) -> BTreeSet<String> {
+    partitions(sb, run_id)
+        .into_iter()
+        .filter(|(_, s)| s == status)
+        .map(|(ds, _)| ds)
+        .collect()
+}
+
+/// Runner `other` skipped exactly `held`, each held by `holder`, said so on stderr, and
+/// computed every other date of `all`; it ended partial, exit 99.
+fn assert_skipped_exactly(
+    sb: &Sandbox,
+    other: &Run,
+    all: &[String],
+    held: &BTreeSet<String>,
+    holder: i64,
+) {
+    assert_eq!(
+        other.code, 99,
+        "b skips a's dates and computes the rest, without waiting\nstderr: {}",
+        other.stderr
+    );
+    let other_id = run_of(sb, "b");
+    assert_eq!(
+        &with_status(sb, other_id, "skipped"),
+        held,
+        "b skips exactly a's dates"
+    );
+    assert_eq!(
+        sb.count(&format!(
+            "SELECT count(*) FROM run_partitions WHERE run_id = {other_id} \
+             AND status = 'skipped' AND held_by IS DISTINCT FROM {holder}"
+        )),
+        0,
+        "each skip names a"
+    );
+    for ds in held {
+        assert!(
+            reports_skip(&other.stderr, ds, &holder.to_string()),
+            "b reports {ds} as held by run {holder}:\n{}",
+            other.stderr
+        );
+    }
+    let rest: BTreeSet<String> = set(all).difference(held).cloned().collect();
+    assert_eq!(
+        with_status(sb, other_id, "success"),
+        rest,
+        "b computes every free date"
+    );
+    assert_eq!(status_of(sb, other_id), "partial");
+}
+
+// ---------------------------------------------------------------------------------------
+// A date that lasts as long as the test wants
+
+/// The date `ds` of daily_revenue lasts until the gate opens: its insert polls an advisory
+/// lock that the test's own session holds (polling, so no lock_timeout ends the wait).
+struct Gate {
+    client: postgres::Client,
+}
+
+const GATE_KEY: &str = "hashtext('gate ' || current_schema())";
+
+impl Gate {
+    fn close(sb: &Sandbox, ds: &str) -> Gate {
+        sb.exec(&format!(
+            "CREATE FUNCTION gate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+               IF NEW.ds = DATE '{ds}' THEN \
+                 WHILE NOT pg_catalog.pg_try_advisory_xact_lock_shared({GATE_KEY}) LOOP \
+                   PERFORM pg_catalog.pg_sleep(0.02); \
+                 END LOOP; \
+               END IF; \
+               RETURN NULL; END $$; \
+             CREATE TRIGGER gate AFTER INSERT ON daily_revenue FOR EACH ROW \
+             EXECUTE FUNCTION gate();"
+        ));
+        let mut client = sb.pg_client();
+        client
+            .batch_execute(&format!("SELECT pg_advisory_lock({GATE_KEY})"))
+            .expect("the test holds the gate's lock");
+        Gate { client }
+    }
+
+    /// Opens the gate; the server's time just before.
+    fn open(mut self) -> String {
+        let at = self
+            .client
+            .query_one("SELECT CAST(clock_timestamp() AS text)", &[])
+            .expect("the server's time")
+            .get(0);
+        self.client
+            .batch_execute(&format!("SELECT pg_advisory_unlock({GATE_KEY})"))
+            .expect("the gate opens");
+        at
+    }
+}
+
+/// Waits until a session named `app` is inside the gate.
+fn wait_at_gate(sb: &Sandbox, runner: &mut Proc, app: &str) {
+    wait_until(&format!("{app} is inside its long date"), LIMIT, || {
+        runner.assert_running("it reached its long date");
+        sb.count(&format!(
+            "SELECT count(*) FROM pg_catalog.pg_stat_activity \
+             WHERE application_name = '{app}' AND wait_event = 'PgSleep'"
+        )) >= 1
+    });
+}
+
+/// a is still inside its long date `ds`: running, holding it, nothing recorded for it.
+fn assert_still_in_long_date(sb: &Sandbox, a: &mut Proc, a_id: i64, ds: &str, after: &str) {
+    a.assert_running(after);
+    assert!(
+        reservations_of(sb, a_id).contains(ds) && !partitions(sb, a_id).contains_key(ds),
+        "{after}: a is still inside its long date {ds}"
+    );
+}
+
+#[test]
+fn a_long_date_makes_no_other_runner_wait_and_seals_beside_it_do_not_wait() {
+    let start = "2026-03-01";
+    let (sb, orders, all) = story(808, start, 40);
+    let long = day(start, 17);
+    let gate = Gate::close(&sb, &long);
+
+    let a_app = app_name(&sb, "a");
+    let mut a = Proc::spawn(
+        "runner a (one long date)",
+        impatient(&sb, &a_app, &["apply", "--interval", &long, "--by", "a"]),
+    );
+    wait_at_gate(&sb, &mut a, &a_app);
+    let a_id = run_of(&sb, "a");
+
+    // b over 40 dates, 39 of them free.
+    let clock = Instant::now();
+    let interval = format!("{start}..{}", all[39]);
+    let b = finished(&sb, "b", &["apply", "--interval", &interval, "--by", "b"]);
+    let b_took = clock.elapsed();
+    assert_still_in_long_date(&sb, &mut a, a_id, &long, "after b");
+    assert_skipped_exactly(&sb, &b, &all, &one(&long), a_id);
+
+    // A seal of dates b computed does not wait for a's date; one that takes in a's date is
+    // refused at once, whole.
+    let clock = Instant::now();
+    let first_week = format!("{start}..{}", all[6]);
+    let sealed = finished(
+        &sb,
+        "s",
+        &[
+            "seal",
+            "--interval",
+            &first_week,
+            "--reason",
+            "sent beside a long date",
+        ],
+    );
+    let seal_took = clock.elapsed();
+    assert_eq!(
+        sealed.code, 0,
+        "the seal beside a long date\nstderr: {}",
+        sealed.stderr
+    );
+    assert_eq!(sb.count("SELECT count(*) FROM seals"), 7);
+    let around = format!("{}..{}", all[15], all[19]);
+    let refused = finished(
+        &sb,
+        "s",
+        &[
+            "seal",
+            "--interval",
+            &around,
+            "--reason",
+            "takes in a held date",
+        ],
+    );
+    assert_eq!(
+        refused.code, 2,
+        "a seal over a held date is refused\nstderr: {}",
+        refused.stderr
+    );
+    contains_all(&refused.stderr, &[&long, &format!("run {a_id}")]);
+    assert_eq!(
+        sb.count("SELECT count(*) FROM seals"),
+        7,
+        "nothing more is sealed"
+    );
+    // Readers never wait either.
+    let status = finished(&sb, "r", &["status", "--interval", &long]);
+    assert_eq!(
+        status.code, 0,
+        "status beside a long date\nstderr: {}",
+        status.stderr
+    );
+    assert!(
+        status.stdout.contains(&format!("run {a_id}")),
+        "status says who holds {long}:\n{}",
+        status.stdout
+    );
+    assert_still_in_long_date(&sb, &mut a, a_id, &long, "after the seals");
+    eprintln!(
+        "nowait: b computed 39 dates and skipped a's long date in {:.2} s; a seal of 7 dates \
+         beside it took {:.2} s",
+        b_took.as_secs_f64(),
+        seal_took.as_secs_f64()
+    );
+
+    let opened_at = gate.open();
+    let a = a.expect(0, LIMIT);
+    assert_eq!(
+        sb.count(&format!(
+            "SELECT count(*) FROM run_partitions WHERE run_id = {a_id} \
+             AND finished_at >= CAST('{opened_at}' AS timestamptz) - interval '1 second' \
+             AND started_at < CAST('{opened_at}' AS timestamptz) - interval '1 second'"
+        )),
+        1,
+        "a's long date records when it started and when its work ended (not when its \
+         transaction began)"
+    );
+    assert_eq!(
+        with_status(&sb, a_id, "success"),
+        one(&long),
+        "a computed its date\n{}",
+        a.stderr
+    );
+    assert_eq!(
+        sb.count("SELECT count(*) FROM reservations"),
+        0,
+        "nothing is left held"
+    );
+    let expected = orders.expected();
+    assert_eq!(sb.daily(), expected);
+    assert_whole(&sb, &expected, "after a and b");
+}
+
+/// `sqlrun release` of a run whose date is in flight: it frees the rest at once and says
+/// which date it leaves to the date's own transaction; `then_killed`: a is killed in that
+/// date, so its reservation outlives the released run until the next writer reclaims it.
+fn release_beside_a_long_date(then_killed: bool) {
+    let start = "2026-04-01";
+    let (sb, orders, all) = story(if then_killed { 818 } else { 828 }, start, 8);
+    let mine = all[3..7].to_vec();
+    let long = mine[0].clone();
+    let gate = Gate::close(&sb, &long);
+    let a_app = app_name(&sb, "a");
+    let interval = format!("{}..{}", mine[0], mine[3]);
+    let mut a = Proc::spawn(
+        "runner a (its first date long)",
+        impatient(
+            &sb,
+            &a_app,
+            &["apply", "--interval", &interval, "--by", "a"],
+        ),
+    );
+    wait_at_gate(&sb, &mut a, &a_app);
+    let a_id = run_of(&sb, "a");
+
+    let clock = Instant::now();
+    let released = finished(&sb, "rel", &["release", &a_id.to_string()]);
+    let took = clock.elapsed();
+    assert_eq!(
+        released.code, 0,
+        "release beside a long date\nstderr: {}",
+        released.stderr
+    );
+    assert!(
+        released.stdout.contains("3 dates freed"),
+        "{}",
+        released.stdout
+    );
+    contains_all(&released.stderr, &[&long, "this instant"]);
+    assert_still_in_long_date(&sb, &mut a, a_id, &long, "after the release");
+    assert_eq!(
+        reservations_of(&sb, a_id),
+        one(&long),
+        "the date in flight stays a's"
+    );
+    assert_eq!(status_of(&sb, a_id), "released");
+    assert_eq!(
+        sb.rows(&format!(
+            "SELECT ds_start, ds_end, date_count FROM run_events \
+             WHERE run_id = {a_id} AND event = 'released'"
+        )),
+        [[mine[1].clone(), mine[3].clone(), "3".into()]],
+        "the release is recorded with the dates it freed"
+    );
+    eprintln!(
+        "nowait: release beside a long date took {:.2} s",
+        took.as_secs_f64()
+    );
+
+    if then_killed {
+        a.sigkill();
+        wait_sessions_gone(&sb, &a_app);
+        assert_eq!(
+            reservations_of(&sb, a_id),
+            one(&long),
+            "a's long date rolled back, still reserved"
+        );
+        drop(gate);
+        // The next writer finds the released run's session gone and reclaims the date.
+        let b = expect_exit(
+            0,
+            finished(&sb, "b", &["apply", "--interval", &interval, "--by", "b"]),
+        );
+        let b_id = run_of(&sb, "b");
+        assert_eq!(
+            with_status(&sb, b_id, "success"),
+            set(&mine),
+            "b computes all four\n{}",
+            b.stderr
+        );
+        assert_eq!(
+            reclaims(&sb)
+                .iter()
+                .map(|r| (r.0, r.1, r.2))
+                .collect::<Vec<_>>(),
+            [(a_id, b_id, 1)],
+            "b reclaims the one date a still held"
+        );
+        assert_eq!(status_of(&sb, a_id), "released", "a stays released");
+    } else {
+        gate.open();
+        let a = a.finish(LIMIT);
+        assert_eq!(
+            a.code, 1,
+            "a stops once its next date is gone\nstdout: {}\nstderr: {}",
+            a.stdout, a.stderr
+        );
+        assert!(
+            a.stderr.contains("no longer held by this run"),
+            "{}",
+            a.stderr
+        );
+        assert_eq!(
+            with_status(&sb, a_id, "success"),
+            one(&long),
+            "a commits its date in flight, and nothing else"
+        );
+        assert_eq!(status_of(&sb, a_id), "released");
+        let rest = format!("{}..{}", mine[1], mine[3]);
+        expect_exit(
+            0,
+            finished(&sb, "b", &["apply", "--interval", &rest, "--by", "b"]),
+        );
+    }
+    assert_eq!(
+        sb.count("SELECT count(*) FROM reservations"),
+        0,
+        "nothing is left held"
+    );
+    let expected = orders.expected();
+    let computed = sb.daily();
+    for ds in &mine {
+        assert_eq!(computed.get(ds), expected.get(ds), "{ds} is right");
+    }
+    assert_whole(&sb, &expected, "after the release");
+}
+
+#[test]
+fn release_beside_a_long_date_frees_the_rest_and_the_date_in_flight_commits() {
+    release_beside_a_long_date(false);
+}
+
+#[test]
+fn release_beside_a_long_date_then_the_runner_killed_leaves_that_date_to_be_reclaimed() {
+    release_beside_a_long_date(true);
+}
+
+// ---------------------------------------------------------------------------------------
+// A runner stopped (SIGSTOP) at a point of its life
+
+/// a over 10 dates stops itself at `point`; b over 20 dates computes the 10 (or 11) it
+/// does not hold and skips a's, with no wait; a seal of b's dates does not wait either;
+/// a goes on when continued and finishes its dates.
+fn stopped_runner(point: &str, seed: u64) {
+    let start = "2026-05-01";
+    let (sb, orders, all) = story(seed, start, 20);
+    let a_app = app_name(&sb, "a");
+    let a_interval = format!("{start}..{}", all[9]);
+    let a = stopped_at(&sb, &a_app, &a_interval, point);
+    let a_id = run_of(&sb, "a");
+    let done_by_a = with_status(&sb, a_id, "success");
+    let held = reservations_of(&sb, a_id);
+    let in_transaction = sb.count(&format!(
+        "SELECT count(*) FROM pg_catalog.pg_stat_activity \
+         WHERE application_name = '{a_app}' AND state = 'idle in transaction'"
+    ));
+    match point {
+        "committed" => assert_eq!(done_by_a, set(&all[..1]), "a committed its first date"),
+        _ => assert!(done_by_a.is_empty(), "a has committed nothing yet"),
+    }
+    let expected_held = match point {
+        "committed" => set(&all[1..10]),
+        _ => set(&all[..10]),
+    };
+    assert_eq!(held, expected_held, "a holds the rest of its dates");
+    assert_eq!(
+        in_transaction,
+        i64::from(point == "in-date"),
+        "a's session is idle inside a transaction exactly when it stopped inside a date"
+    );
+
+    let clock = Instant::now();
+    let b = finished(
+        &sb,
+        "b",
+        &[
+            "apply",
+            "--interval",
+            &format!("{start}..{}", all[19]),
+            "--by",
+            "b",
+        ],
+    );
+    let b_took = clock.elapsed();
+    assert!(a.is_stopped(), "a is still stopped after b");
+    assert_skipped_exactly(&sb, &b, &all, &held, a_id);
+    let sealed = finished(
+        &sb,
+        "s",
+        &[
+            "seal",
+            "--interval",
+            &format!("{}..{}", all[10], all[12]),
+            "--reason",
+            "beside a stopped runner",
+        ],
+    );
+    assert_eq!(
+        sealed.code, 0,
+        "a seal beside a stopped runner\nstderr: {}",
+        sealed.stderr
+    );
+    assert!(a.is_stopped(), "a is still stopped after the seal");
+    eprintln!(
+        "nowait: a stopped at {point}: b computed {} dates and skipped a's {} in {:.2} s",
+        20 - held.len(),
+        held.len(),
+        b_took.as_secs_f64()
+    );
+
+    a.signal(libc::SIGCONT);
+    let a = a.expect(0, LIMIT);
+    assert_eq!(
+        with_status(&sb, a_id, "success"),
+        set(&all[..10]),
+        "a finishes its dates\n{}",
+        a.stderr
+    );
+    assert_eq!(status_of(&sb, a_id), "success");
+    assert_eq!(
+        reclaims(&sb),
+        Vec::new(),
+        "a live runner, stopped, is never reclaimed"
+    );
+    assert_eq!(
+        sb.count("SELECT count(*) FROM reservations"),
+        0,
+        "nothing is left held"
+    );
+    let expected = orders.expected();
+    assert_eq!(sb.daily(), expected);
+    assert_whole(&sb, &expected, &format!("after a stopped at {point}"));
+}
+
+#[test]
+fn a_runner_stopped_before_its_first_date_makes_nobody_wait() {
+    stopped_runner("reserved", 838);
+}
+
+#[test]
+fn a_runner_stopped_inside_a_date_makes_nobody_wait() {
+    stopped_runner("in-date", 848);
+}
+
+#[test]
+fn a_runner_stopped_right_after_a_commit_makes_nobody_wait() {
+    stopped_runner("committed", 858);
+}
+
+// ---------------------------------------------------------------------------------------
+// The server's clock
+
+/// `faketime`, or a panic that says how to get it.
+fn faketime() -> Command {
+    let found = Command::new("faketime").arg("--version").output().is_ok();
+    assert!(
+        found,
+        "this test needs libfaketime's `faketime` command: apt-get install faketime (.ci/run does)"
+    );
+    let mut cmd = Command::new("faketime");
+    cmd.args(["-f", "+2h"]);
+    cmd
+}
+
+#[test]
+fn a_runner_whose_clock_is_two_hours_ahead_records_the_servers_time() {
+    let start = "2026-06-01";
+    let (sb, _, _) = story(868, start, 5);
+    let failing = day(start, 3);
+    sb.fail_inserts("daily_revenue", &failing, When::Before);
+
+    // The wrapper does move the runner's clock.
+    let fake = faketime()
+        .args(["date", "+%s"])
+        .output()
+        .expect("faketime date");
+    let fake: i64 = String::from_utf8_lossy(&fake.stdout)
+        .trim()
+        .parse()
+        .expect("a time");
+    let real = chrono::Utc::now().timestamp();
+    assert!(
+        (fake - real - 7200).abs() < 60,
+        "faketime moves the clock 2 h: {fake} vs {real}"
+    );
+
+    let interval = format!("{start}..{}", day(start, 4));
+    let run = wrapped(
+        faketime(),
+        &sb.cmd(&[
+            "apply",
+            "--interval",
+            &interval,
+            "--keep-going",
+            "--by",
+            "ahead",
+        ]),
+    )
+    .output()
+    .expect("sqlrun under faketime");
+    let run = Run::from(run);
+    assert_eq!(
+        run.code, 1,
+        "one date fails on purpose\nstderr: {}",
+        run.stderr
+    );
+    let run_id = run_of(&sb, "ahead");
+    let far = |table: &str, column: &str| {
+        sb.count(&format!(
+            "SELECT count(*) FROM {table} WHERE run_id = {run_id} \
+             AND ({column} IS NULL OR abs(extract(epoch FROM now() - {column})) > 120)"
+        ))
+    };
+    for column in ["created_at", "started_at", "finished_at"] {
+        assert_eq!(far("runs", column), 0, "runs.{column} is the server's time");
+    }
+    for column in ["started_at", "finished_at"] {
+        assert_eq!(
+            far("run_partitions", column),
+            0,
+            "run_partitions.{column} is the server's time"
+        );
+    }
+    assert_eq!(
+        far("run_events", "at"),
+        0,
+        "run_events.at is the server's time"
+    );
+    assert_eq!(
+        sb.count(&format!(
+            "SELECT count(*) FROM run_partitions WHERE run_id = {run_id} AND finished_at < started_at"
+        )),
+        0,
+        "no date ends before it starts"
+    );
+    assert_eq!(
+        sb.rows(&format!(
+            "SELECT status, count(*) FROM run_partitions WHERE run_id = {run_id} \
+             GROUP BY status ORDER BY status"
+        )),
+        [["failed", "1"], ["success", "4"]]
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The count after a broken connection
+
+/// a's session ends right after a date's COMMIT was acknowledged (a stopped there, then its
+/// session terminated): that date is counted as committed, the next one as rolled back,
+/// and nothing is said to be unknown.
+#[test]
+fn an_acknowledged_commit_is_counted_when_the_connection_breaks_right_after() {
+    let start = "2026-07-01";
+    let (sb, orders, all) = story(878, start, 5);
+    let a_app = app_name(&sb, "a");
+    let interval = format!("{start}..{}", all[4]);
+    let a = stopped_at(&sb, &a_app, &interval, "committed");
+    let a_id = run_of(&sb, "a");
+    sb.exec(&format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity \
+         WHERE application_name = '{a_app}'"
+    ));
+    wait_sessions_gone(&sb, &a_app);
+    a.signal(libc::SIGCONT);
+    let a = a.finish(LIMIT);
+    assert_eq!(a.code, 1, "a lost its connection\nstderr: {}", a.stderr);
+    contains_all(
+        &a.stderr,
+        &[
+            &format!("during {}", all[1]),
+            &format!("{} rolled back", all[1]),
+            "the 1 date it committed stay committed",
+        ],
+    );
+    assert!(!a.stderr.contains("may or may not"), "{}", a.stderr);
+    assert_eq!(with_status(&sb, a_id, "success"), one(&all[0]));
+
+    let b = expect_exit(
+        0,
+        finished(
+            &sb,
+            "b",
+            &[
+                "apply",
+                "--interval",
+                &interval,
+                "--only",
+                "missing",
+                "--by",
+                "b",
+            ],
+        ),
+    );
+    assert_eq!(
+        with_status(&sb, run_of(&sb, "b"), "success"),
+        set(&all[1..]),
+        "{}",
+        b.stderr
+    );
+    let expected = orders.expected();
+    assert_eq!(sb.daily(), expected);
+    assert_whole(&sb, &expected, "after the rerun");
+}
+
+// ---------------------------------------------------------------------------------------
+// A runner stopped inside a bookkeeping step
+
+/// a stops inside the transaction that reserves its dates, holding the pipeline's turn:
+/// b waits for it, but only until the server ends a's idle session (10 s, sqlrun's own
+/// bound), then gets every date (a's reservations never committed); a, continued, finds
+/// its connection gone and has written nothing.
+#[test]
+fn a_runner_stopped_inside_its_reserve_holds_others_up_only_until_the_server_ends_it() {
+    let start = "2026-08-01";
+    let (sb, orders, all) = story(888, start, 6);
+    let a_app = app_name(&sb, "a");
+    let interval = format!("{start}..{}", all[5]);
+    let a = stopped_at(&sb, &a_app, &interval, "reserving");
+
+    let clock = Instant::now();
+    let b = expect_exit(
+        0,
+        finished(&sb, "b", &["apply", "--interval", &interval, "--by", "b"]),
+    );
+    let b_took = clock.elapsed();
+    let b_id = run_of(&sb, "b");
+    assert_eq!(
+        with_status(&sb, b_id, "success"),
+        set(&all),
+        "b computes every date\n{}",
+        b.stderr
+    );
+    assert_eq!(
+        sb.count("SELECT count(*) FROM runs WHERE requested_by = 'a'"),
+        0,
+        "a's reserve never committed: no run row of a's"
+    );
+    eprintln!(
+        "nowait: a stopped inside its reserve: b waited for its turn and finished after {:.1} s",
+        b_took.as_secs_f64()
+    );
+
+    a.signal(libc::SIGCONT);
+    let a = a.finish(LIMIT);
+    assert_ne!(
+        a.code, 0,
+        "a's session was ended while it was stopped\nstderr: {}",
+        a.stderr
+    );
+    assert_eq!(
+        sb.count("SELECT count(*) FROM runs WHERE requested_by = 'a'"),
+        0,
+        "a wrote nothing\n{}",
+        a.stderr
+    );
+    eprintln!("nowait: a, continued: exit {}: {}", a.code, a.stderr.trim());
+    assert_eq!(
+        sb.count("SELECT count(*) FROM reservations"),
+        0,
+        "nothing is left held"
+    );
+    let expected = orders.expected();
+    assert_eq!(sb.daily(), expected);
+    assert_whole(&sb, &expected, "after b");
+}
