@@ -79,12 +79,23 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     if args.dry_run {
         // The plan may need the pipeline's new objects to read; they are made, used and
         // rolled back: a dry run writes nothing.
-        return db.rolled_back(TxKind::Exclusive, |db| {
+        let (steps, sql) = db.rolled_back(TxKind::Exclusive, |db| {
             if !pipeline.is_current(db)? {
                 pipeline.sync_in(db, Some(&first))?;
             }
-            dry_run(db, &pipeline, &start, out)
-        });
+            dry_run(db, &pipeline, &start)
+        })?;
+        // Said once the transaction has ended: a slow reader of the plan (a pager) holds
+        // up no other runner's turn.
+        let plan = report::Plan {
+            interval,
+            run_id: reserved_run.map(|r| r.run_id),
+            steps: &steps,
+            sql,
+            begin: db.dialect().begin(),
+        };
+        report::dry_run(&plan, out)?;
+        return Ok(0);
     }
     // The workers beside the run's own session get sessions of their own, opened
     // before anything is written (a server out of connections is exit 2, nothing written).
@@ -308,10 +319,12 @@ fn begin_run(
         let reclaimed = reserve::sweep(db, pipeline, &me, Some(run_id))?;
         let (selected, looked_back) =
             select_dates(db, pipeline, start.interval, start.request, run_id)?;
-        // A parallel run (PostgreSQL only) holds its dates without a lease: a running run
-        // there is alive exactly while its session is, and renewing a lease as each date
-        // commits would have its workers update the reservation rows the others lock.
-        let lease = (asked_jobs(start.args) == 1).then(reserve::lease_seconds);
+        // On PostgreSQL a run holds its dates without a lease: a running run there is
+        // alive exactly while its session is, and renewing a lease as each date commits
+        // would have a date's transaction update the run's other reservation rows, which a
+        // release beside it is deleting (a serialization failure) or which that update
+        // would lock (so the release could free none of them).
+        let lease = (db.dialect() == Dialect::Sqlite).then(reserve::lease_seconds);
         reserve::reserve(db, pipeline, run_id, &selected, lease)?;
         pause::reached(pause::Point::Reserving);
         Ok((run_id, kind, reclaimed, looked_back))
@@ -698,14 +711,10 @@ impl Worker<'_> {
         match result {
             Ok(DateResult::Done(status)) => Ok((status, None)),
             Ok(DateResult::Lost(holder)) => Err(Stop::Lost { ds, holder }),
-            Ok(DateResult::RunGone) => {
-                let error = DbError {
-                    kind: DbErrorKind::ConnectionLost,
-                    message: "this run's own session, which holds its lock, is gone".into(),
-                    context: None,
-                };
-                Err(Stop::Broken { ds, error })
-            }
+            Ok(DateResult::RunGone) => Err(Stop::Broken {
+                ds,
+                error: run_gone(),
+            }),
             Err(Error::Database(error))
                 if matches!(
                     error.kind,
@@ -962,12 +971,9 @@ fn compute_date(
     let result = db.transaction(TxKind::Date, |db| {
         // Fencing: the date is written only while its reservation is this run's (nothing
         // is written otherwise, so the empty transaction may commit).
-        let holder = db
-            .row(&queries::HOLDER_OF_DATE, &[(":ds", ds.into())])?
-            .map(|r| r.i64(0))
-            .transpose()?;
-        if holder != Some(run_id) {
-            return Ok(DateResult::Lost(holder));
+        let own = [(":ds", Value::from(ds)), (":run_id", run_id.into())];
+        if db.row(&queries::OWN_RESERVATION, &own)?.is_none() {
+            return Ok(DateResult::Lost(holder_now(db, ds)?));
         }
         // A worker of `--jobs` writes through a session of its own: only while the run's
         // own session lives (once it is gone, the next run may reclaim the dates).
@@ -988,6 +994,12 @@ fn compute_date(
         } else {
             DateStatus::Success
         };
+        // Once more, last: a worker's date commits only while the run's own session lives
+        // (a reclaim may have freed the run's other dates meanwhile); otherwise it rolls
+        // back.
+        if !db.run_alive(run_id)? {
+            return Err(Error::Database(run_gone()));
+        }
         Ok(DateResult::Done(status))
     });
     match result {
@@ -1000,18 +1012,30 @@ fn compute_date(
     }
 }
 
+/// A worker of a run whose own session (the one that holds the run's lock) is gone.
+fn run_gone() -> DbError {
+    DbError {
+        kind: DbErrorKind::ConnectionLost,
+        message: "this run's own session, which holds its lock, is gone".into(),
+        context: None,
+    }
+}
+
 /// A date whose transaction met a row changed after its snapshot began (PostgreSQL): its
 /// reservation was released or taken meanwhile (the date is then another's, not failed),
 /// or, if it is still this run's, the date failed with that error.
 fn lost_or_failed(db: &mut Db, run_id: i64, ds: &str, e: Error) -> Result<DateResult> {
-    let holder = db
-        .row(&queries::HOLDER_OF_DATE_NOW, &[(":ds", ds.into())])?
-        .map(|r| r.i64(0))
-        .transpose()?;
-    match holder {
+    match holder_now(db, ds)? {
         Some(h) if h == run_id => Err(e),
         other => Ok(DateResult::Lost(other)),
     }
+}
+
+/// The run that holds `ds` now, if any (read without a lock).
+fn holder_now(db: &mut Db, ds: &str) -> Result<Option<i64>> {
+    db.row(&queries::HOLDER_OF_DATE, &[(":ds", ds.into())])?
+        .map(|r| r.i64(0))
+        .transpose()
 }
 
 /// A date that failed, as its record says it.
@@ -1031,7 +1055,9 @@ fn record_failure(db: &mut Db, pipeline: &Pipeline, run_id: i64, f: &Failure) ->
             model => f.model.map(|m| format!("models/{m}")),
         },
     )?;
-    db.transaction(TxKind::Date, |db| {
+    // READ COMMITTED on PostgreSQL (no snapshot from before a release beside it that
+    // deletes the date's reservation).
+    db.transaction(TxKind::Plain, |db| {
         db.run_script(&script.sql, &script.params)
     })
 }
@@ -1108,7 +1134,10 @@ impl Drop for SignalGuard {
 /// `--dry-run`: each date and what would happen to it (and with `--sql`, the SQL of
 /// those it would compute). Writes nothing, and claims no run id: a new run's SQL shows
 /// the placeholder `:run_id`.
-fn dry_run(db: &mut Db, pipeline: &Pipeline, start: &Start, out: &mut Output) -> Result<u8> {
+/// Each date's step of the plan, and with `--sql` the SQL of each computed date.
+type DryRun = (Vec<plan::Step>, Option<Vec<(String, String)>>);
+
+fn dry_run(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<DryRun> {
     let interval = start.interval;
     let signature = pipeline.signature();
     let own_run = start.reserved.map(|r| r.run_id);
@@ -1134,15 +1163,7 @@ fn dry_run(db: &mut Db, pipeline: &Pipeline, start: &Start, out: &mut Output) ->
         .sql
         .then(|| plan_sql(pipeline, &states, &steps, own_run))
         .transpose()?;
-    let plan = report::Plan {
-        interval,
-        run_id: own_run,
-        steps: &steps,
-        sql,
-        begin: db.dialect().begin(),
-    };
-    report::dry_run(&plan, out)?;
-    Ok(0)
+    Ok((steps, sql))
 }
 
 /// The SQL of each date the plan computes, as the run would execute it, its values as

@@ -7,7 +7,7 @@ use minijinja::context;
 use minijinja::value::Value;
 use serde::Serialize;
 
-use crate::db::{Db, Dialect, TxKind};
+use crate::db::{Db, DbErrorKind, Dialect, TxKind};
 use crate::error::{Error, Result};
 use crate::queries;
 use crate::templates::{versioned_text, Bound, TemplateFile, TemplateKind, TemplateSet};
@@ -330,6 +330,11 @@ impl Pipeline {
         // Again under the lock: another process may have changed things meanwhile.
         let notes = crate::models::record(db, self, None)?;
         let (tables, rest) = self.pending_ddl(db)?;
+        if db.dialect() == Dialect::Postgres && !(tables.is_empty() && rest.is_empty()) {
+            // DDL waits for every date that reads the object, and while it waits every new
+            // reader queues behind it: a short bound, not the bookkeeping turn's.
+            db.batch(include_str!("../queries/postgres/ddl_lock_bound.sql"))?;
+        }
         for step in &tables {
             self.run_step(db, step)?;
         }
@@ -344,7 +349,8 @@ impl Pipeline {
     }
 
     fn run_step(&self, db: &mut Db, step: &Ddl) -> Result<()> {
-        db.batch(step.sql()).map_err(|e| step.failed(e))?;
+        let dialect = db.dialect();
+        db.batch(step.sql()).map_err(|e| step.failed(e, dialect))?;
         match step {
             Ddl::Plain(_) => {}
             Ddl::Table { table, .. } => {
@@ -353,7 +359,7 @@ impl Pipeline {
                 let columns = table_columns(db, table)?;
                 if !columns.is_empty() && !columns.iter().any(|c| c == "run_id") {
                     let sql = self.render_system("add_run_id", context! { table => table })?;
-                    db.batch(&sql).map_err(|e| step.failed(e))?;
+                    db.batch(&sql).map_err(|e| step.failed(e, dialect))?;
                 }
             }
             Ddl::View { name, sql } => db.record_view(name, create_statement(sql))?,
@@ -641,7 +647,30 @@ impl Ddl {
 
     /// A step that failed, said as the pipeline's problem, unless the database itself is
     /// the problem (a read-only file, a full disk: said on one line).
-    fn failed(&self, e: Error) -> Error {
+    fn failed(&self, e: Error, dialect: Dialect) -> Error {
+        if let (
+            Error::Environment {
+                kind: DbErrorKind::Timeout,
+                cause,
+                ..
+            },
+            Dialect::Postgres,
+        ) = (&e, dialect)
+        {
+            let line = format!(
+                "creating or replacing the pipeline's objects waits for the dates of other \
+                 runs that read them ({cause}; at most 2 s, so that no run's dates queue \
+                 behind it): nothing was changed; run it again when no date is being \
+                 computed (`sqlrun status` shows who holds dates)\n{}",
+                self.sql()
+            );
+            let cause = cause.clone();
+            return Error::Environment {
+                kind: DbErrorKind::Timeout,
+                cause,
+                line,
+            };
+        }
         if let Error::Environment { .. } = e {
             return e;
         }

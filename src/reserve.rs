@@ -159,10 +159,16 @@ pub fn sweep(
 ) -> Result<Vec<Reclaim>> {
     let mut reclaims = Vec::new();
     for (run_id, why) in dead_holders(db, me, by_run)? {
-        let dates = held_by_run(db, run_id)?;
+        // A date a worker of that run is still computing stays held (it is never waited
+        // for): the worker finds its run gone before it commits, and a later sweep
+        // reclaims the date.
+        let dates = releasable(db, run_id)?;
         let script = pipeline.bind_system(
             "reclaim",
-            context! { dead_run => run_id, by_run => by_run, why => why.clone() },
+            context! {
+                dead_run => run_id, by_run => by_run, why => why.clone(),
+                dates => serde_json::to_string(&dates).expect("dates serialize"),
+            },
         )?;
         db.run_script(&script.sql, &script.params)?;
         reclaims.push(Reclaim { run_id, why, dates });
@@ -208,20 +214,25 @@ pub struct Released {
 /// Gives up everything `run_id` still holds and can give up now, with the reason
 /// recorded.
 pub fn release(db: &mut Db, pipeline: &Pipeline, run_id: i64, why: &str) -> Result<Released> {
-    let held = held_by_run(db, run_id)?;
-    let freed: Vec<String> = db
-        .rows(&queries::RELEASABLE_OF_RUN, &[(":run_id", run_id.into())])?
-        .iter()
-        .map(|r| r.text(0))
-        .collect::<Result<_>>()?;
+    let freed = releasable(db, run_id)?;
     let dates = serde_json::to_string(&freed).expect("dates serialize");
     let script = pipeline.bind_system(
         "release",
         context! { run_id => run_id, why => why, dates => dates },
     )?;
     db.run_script(&script.sql, &script.params)?;
-    let in_flight = held.into_iter().filter(|d| !freed.contains(d)).collect();
+    // What is left is in flight (a date that commits meanwhile has let go of it itself).
+    let in_flight = held_by_run(db, run_id)?;
     Ok(Released { freed, in_flight })
+}
+
+/// The dates `run_id` holds that can be given up now, locked for that: all but a date in
+/// flight (queries/postgres/releasable_of_run.sql).
+fn releasable(db: &mut Db, run_id: i64) -> Result<Vec<String>> {
+    db.rows(&queries::RELEASABLE_OF_RUN, &[(":run_id", run_id.into())])?
+        .iter()
+        .map(|r| r.text(0))
+        .collect()
 }
 
 pub fn skipped_of_run(db: &mut Db, run_id: i64) -> Result<Vec<Skip>> {

@@ -338,7 +338,7 @@ impl Conn {
     /// date takes no pipeline lock: its transaction is REPEATABLE READ, so every statement
     /// of the date reads one snapshot (the version of its sources it records is the one
     /// its models read, while loaders go on inserting), and it locks only its own
-    /// reservation row (fencing, holder_of_date.sql). So no bookkeeping step of another
+    /// reservation row (fencing, own_reservation.sql). So no bookkeeping step of another
     /// runner ever waits for a date in flight, however long it takes or wherever its runner
     /// is stopped.
     pub fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
@@ -588,6 +588,13 @@ fn db_error(e: &postgres::Error) -> DbError {
             if let Some(detail) = db.detail() {
                 m.push_str(": ");
                 m.push_str(detail);
+            }
+            if e.code() == Some(&SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT) {
+                m.push_str(
+                    ": this runner stood still inside a transaction past its bound (stopped, \
+                     paused, or starved of CPU), so the server ended its session and nothing \
+                     of that transaction was written; run the command again",
+                );
             }
             m
         }

@@ -90,6 +90,26 @@ fn expect_exit(code: i32, run: Run) -> Run {
     run
 }
 
+/// The dates `run_id` holds whose reservation row a transaction has locked this instant.
+fn locked_reservations(sb: &Sandbox, run_id: i64) -> BTreeSet<String> {
+    let mut client = sb.pg_client();
+    let mut probe = client.transaction().expect("a transaction");
+    let free: BTreeSet<String> = probe
+        .query(
+            "SELECT CAST(ds AS text) FROM reservations WHERE run_id = $1 FOR UPDATE SKIP LOCKED",
+            &[&run_id],
+        )
+        .expect("the unlocked reservations")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    probe.rollback().expect("rollback");
+    reservations_of(sb, run_id)
+        .difference(&free)
+        .cloned()
+        .collect()
+}
+
 /// Waits until the server has no session named `app`.
 fn wait_sessions_gone(sb: &Sandbox, app: &str) {
     wait_until(&format!("{app}'s sessions are gone"), LIMIT, || {
@@ -156,31 +176,33 @@ fn assert_skipped_exactly(
 // A date that lasts as long as the test wants
 
 /// The date `ds` of daily_revenue lasts until the gate opens: its insert polls an advisory
-/// lock that the test's own session holds (polling, so no lock_timeout ends the wait).
+/// lock that the test's own session holds (polling, so no lock_timeout ends the wait). A
+/// test may close several gates, one per date.
 struct Gate {
     client: postgres::Client,
+    key: String,
 }
-
-const GATE_KEY: &str = "hashtext('gate ' || current_schema())";
 
 impl Gate {
     fn close(sb: &Sandbox, ds: &str) -> Gate {
+        let name = format!("gate_{}", ds.replace('-', ""));
+        let key = format!("hashtext('{name} ' || current_schema())");
         sb.exec(&format!(
-            "CREATE FUNCTION gate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+            "CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
                IF NEW.ds = DATE '{ds}' THEN \
-                 WHILE NOT pg_catalog.pg_try_advisory_xact_lock_shared({GATE_KEY}) LOOP \
+                 WHILE NOT pg_catalog.pg_try_advisory_xact_lock_shared({key}) LOOP \
                    PERFORM pg_catalog.pg_sleep(0.02); \
                  END LOOP; \
                END IF; \
                RETURN NULL; END $$; \
-             CREATE TRIGGER gate AFTER INSERT ON daily_revenue FOR EACH ROW \
-             EXECUTE FUNCTION gate();"
+             CREATE TRIGGER {name} AFTER INSERT ON daily_revenue FOR EACH ROW \
+             EXECUTE FUNCTION {name}();"
         ));
         let mut client = sb.pg_client();
         client
-            .batch_execute(&format!("SELECT pg_advisory_lock({GATE_KEY})"))
+            .batch_execute(&format!("SELECT pg_advisory_lock({key})"))
             .expect("the test holds the gate's lock");
-        Gate { client }
+        Gate { client, key }
     }
 
     /// Opens the gate; the server's time just before.
@@ -191,7 +213,7 @@ impl Gate {
             .expect("the server's time")
             .get(0);
         self.client
-            .batch_execute(&format!("SELECT pg_advisory_unlock({GATE_KEY})"))
+            .batch_execute(&format!("SELECT pg_advisory_unlock({})", self.key))
             .expect("the gate opens");
         at
     }
@@ -199,13 +221,22 @@ impl Gate {
 
 /// Waits until a session named `app` is inside the gate.
 fn wait_at_gate(sb: &Sandbox, runner: &mut Proc, app: &str) {
-    wait_until(&format!("{app} is inside its long date"), LIMIT, || {
-        runner.assert_running("it reached its long date");
-        sb.count(&format!(
-            "SELECT count(*) FROM pg_catalog.pg_stat_activity \
+    wait_in_gates(sb, runner, app, 1);
+}
+
+/// Waits until `n` sessions named `app` are inside gates.
+fn wait_in_gates(sb: &Sandbox, runner: &mut Proc, app: &str, n: i64) {
+    wait_until(
+        &format!("{n} session(s) of {app} inside long dates"),
+        LIMIT,
+        || {
+            runner.assert_running("it reached its long date");
+            sb.count(&format!(
+                "SELECT count(*) FROM pg_catalog.pg_stat_activity \
              WHERE application_name = '{app}' AND wait_event = 'PgSleep'"
-        )) >= 1
-    });
+            )) >= n
+        },
+    );
 }
 
 /// a is still inside its long date `ds`: running, holding it, nothing recorded for it.
@@ -774,10 +805,17 @@ fn a_runner_stopped_inside_its_reserve_holds_others_up_only_until_the_server_end
 
     a.signal(libc::SIGCONT);
     let a = a.finish(LIMIT);
-    assert_ne!(
-        a.code, 0,
-        "a's session was ended while it was stopped\nstderr: {}",
+    assert_eq!(
+        a.code, 2,
+        "a's session was ended while it was stopped, before it wrote anything\nstderr: {}",
         a.stderr
+    );
+    contains_all(
+        &a.stderr,
+        &[
+            "idle-in-transaction",
+            "nothing of that transaction was written",
+        ],
     );
     assert_eq!(
         sb.count("SELECT count(*) FROM runs WHERE requested_by = 'a'"),
@@ -794,4 +832,229 @@ fn a_runner_stopped_inside_its_reserve_holds_others_up_only_until_the_server_end
     let expected = orders.expected();
     assert_eq!(sb.daily(), expected);
     assert_whole(&sb, &expected, "after b");
+}
+
+// ---------------------------------------------------------------------------------------
+// Dates that meet another run's date in flight
+
+/// a, released during its long date, goes on to its next date, which b now holds and is
+/// computing: a does not wait for b's date (its fencing never locks another run's row);
+/// it stops at once, records nothing for that date, and b's date commits.
+#[test]
+fn a_released_runs_next_date_held_by_a_date_in_flight_stops_it_without_waiting() {
+    let start = "2026-09-01";
+    let (sb, orders, all) = story(898, start, 4);
+    let (first, second) = (all[1].clone(), all[2].clone());
+    let gate_a = Gate::close(&sb, &first);
+    let gate_b = Gate::close(&sb, &second);
+    let a_app = app_name(&sb, "a");
+    let mut a = Proc::spawn(
+        "runner a",
+        impatient(
+            &sb,
+            &a_app,
+            &[
+                "apply",
+                "--interval",
+                &format!("{first}..{second}"),
+                "--by",
+                "a",
+            ],
+        ),
+    );
+    wait_at_gate(&sb, &mut a, &a_app);
+    let a_id = run_of(&sb, "a");
+    expect_exit(0, finished(&sb, "rel", &["release", &a_id.to_string()]));
+    let b_app = app_name(&sb, "b");
+    let mut b = Proc::spawn(
+        "runner b",
+        impatient(&sb, &b_app, &["apply", "--interval", &second, "--by", "b"]),
+    );
+    wait_at_gate(&sb, &mut b, &b_app);
+    let b_id = run_of(&sb, "b");
+
+    gate_a.open();
+    let a = a.finish(LIMIT);
+    b.assert_running("a stopped");
+    assert_eq!(
+        a.code, 1,
+        "a stops at the date b holds\nstderr: {}",
+        a.stderr
+    );
+    contains_all(
+        &a.stderr,
+        &[&format!(
+            "{second} is no longer held by this run (run {b_id} holds it now)"
+        )],
+    );
+    assert_eq!(
+        partitions(&sb, a_id).len(),
+        1,
+        "a records only the date it computed: {:?}",
+        partitions(&sb, a_id)
+    );
+    assert_eq!(with_status(&sb, a_id, "success"), one(&first));
+
+    gate_b.open();
+    expect_exit(0, b.finish(LIMIT));
+    assert_eq!(with_status(&sb, b_id, "success"), one(&second));
+    assert_eq!(
+        sb.count("SELECT count(*) FROM reservations"),
+        0,
+        "nothing is left held"
+    );
+    let (expected, daily) = (orders.expected(), sb.daily());
+    for ds in [&first, &second] {
+        assert_eq!(daily.get(ds), expected.get(ds), "{ds} is right");
+    }
+    assert_whole(&sb, &expected, "after a and b");
+}
+
+/// `apply --jobs 2` whose own session is terminated while both its sessions are inside
+/// long dates: the next runner reclaims what it can without waiting for the worker's date
+/// in flight (left held, skipped); the worker, once its date's work is done, finds its run
+/// gone and rolls back instead of committing; a later run reclaims and computes that date.
+#[test]
+fn a_worker_of_a_dead_run_never_commits_and_the_reclaim_does_not_wait_for_it() {
+    let start = "2026-10-01";
+    let (sb, orders, all) = story(908, start, 4);
+    let gates = [Gate::close(&sb, &all[0]), Gate::close(&sb, &all[1])];
+    let a_app = app_name(&sb, "a");
+    let interval = format!("{start}..{}", all[3]);
+    let mut a = Proc::spawn(
+        "runner a (--jobs 2)",
+        impatient(
+            &sb,
+            &a_app,
+            &["apply", "--interval", &interval, "--jobs", "2", "--by", "a"],
+        ),
+    );
+    wait_in_gates(&sb, &mut a, &a_app, 2);
+    let a_id = run_of(&sb, "a");
+    // The run's own session holds the run's lock (hold_run.sql).
+    let own = format!(
+        "SELECT l.pid FROM pg_catalog.pg_locks AS l WHERE l.locktype = 'advisory' \
+         AND l.objid = {a_id} AND l.objsubid = 2 AND l.granted \
+         AND l.classid = CAST(CAST(current_schema() AS regnamespace) AS oid)"
+    );
+    let own_pid = sb.count(&own);
+    assert!(
+        reservations_of(&sb, a_id).is_superset(&set(&all[..2])),
+        "a holds both dates in flight"
+    );
+    sb.exec(&format!("SELECT pg_terminate_backend({own_pid})"));
+    wait_until("a's own session is gone", LIMIT, || {
+        sb.count(&own.replace("l.pid", "count(*)")) == 0
+    });
+
+    // The worker's date in flight is the one whose reservation row is still locked; the
+    // other gated date's transaction ended with the session, so its gate can open.
+    let in_flight = locked_reservations(&sb, a_id);
+    assert_eq!(in_flight.len(), 1, "one date is in flight: {in_flight:?}");
+    let in_flight = in_flight.into_iter().next().unwrap();
+    let [gate_0, gate_1] = gates;
+    let worker_gate = if in_flight == all[0] {
+        gate_1.open();
+        gate_0
+    } else {
+        gate_0.open();
+        gate_1
+    };
+
+    let b = finished(&sb, "b", &["apply", "--interval", &interval, "--by", "b"]);
+    let b_id = run_of(&sb, "b");
+    assert_eq!(
+        b.code, 99,
+        "b skips the worker's date in flight, computes the rest\nstderr: {}",
+        b.stderr
+    );
+    assert_eq!(with_status(&sb, b_id, "skipped"), one(&in_flight));
+    assert_eq!(
+        reservations_of(&sb, a_id),
+        one(&in_flight),
+        "the date in flight stays a's"
+    );
+    let rest: BTreeSet<String> = set(&all).difference(&one(&in_flight)).cloned().collect();
+    assert_eq!(with_status(&sb, b_id, "success"), rest);
+
+    worker_gate.open();
+    let a = a.finish(LIMIT);
+    assert_eq!(a.code, 1, "a lost its own session\nstderr: {}", a.stderr);
+    assert!(
+        !with_status(&sb, a_id, "success").contains(&in_flight),
+        "the worker of a dead run does not commit its date"
+    );
+    let c = expect_exit(
+        0,
+        finished(&sb, "c", &["apply", "--interval", &in_flight, "--by", "c"]),
+    );
+    assert_eq!(
+        with_status(&sb, run_of(&sb, "c"), "success"),
+        one(&in_flight),
+        "{}",
+        c.stderr
+    );
+    assert_eq!(
+        sb.count("SELECT count(*) FROM reservations"),
+        0,
+        "nothing is left held"
+    );
+    let expected = orders.expected();
+    assert_eq!(sb.daily(), expected);
+    assert_whole(&sb, &expected, "after the reclaims");
+}
+
+/// A view that must be replaced (its text drifted) while a date of another run reads it:
+/// the sync waits at most 2 s for that date, then refuses (exit 2, nothing written) and
+/// says why, instead of holding the pipeline's turn and making every date that reads the
+/// view queue behind it; once the date is done, the same command replaces the view.
+#[test]
+fn replacing_a_view_a_date_in_flight_reads_is_refused_at_once_and_said() {
+    let start = "2026-11-01";
+    let (sb, orders, all) = story(918, start, 4);
+    let gate = Gate::close(&sb, &all[0]);
+    let a_app = app_name(&sb, "a");
+    let mut a = Proc::spawn(
+        "runner a",
+        impatient(&sb, &a_app, &["apply", "--interval", &all[0], "--by", "a"]),
+    );
+    wait_at_gate(&sb, &mut a, &a_app);
+    sb.exec("UPDATE sqlrun_views SET create_sql = 'drifted' WHERE name = 'orders_latest'");
+
+    let rest = format!("{}..{}", all[1], all[3]);
+    let b = expect_exit(
+        2,
+        finished(&sb, "b", &["apply", "--interval", &rest, "--by", "b"]),
+    );
+    contains_all(
+        &b.stderr,
+        &[
+            "waits for the dates of other runs that read them",
+            "nothing was changed",
+        ],
+    );
+    assert_eq!(
+        sb.count("SELECT count(*) FROM runs WHERE requested_by = 'b'"),
+        0,
+        "b wrote nothing"
+    );
+    a.assert_running("b was refused");
+
+    gate.open();
+    expect_exit(0, a.finish(LIMIT));
+    expect_exit(
+        0,
+        finished(&sb, "b", &["apply", "--interval", &rest, "--by", "b"]),
+    );
+    assert_eq!(
+        sb.count(
+            "SELECT count(*) FROM sqlrun_views \
+             WHERE name = 'orders_latest' AND create_sql <> 'drifted'"
+        ),
+        1,
+        "the view was replaced"
+    );
+    let expected = orders.expected();
+    assert_eq!(sb.daily(), expected);
+    assert_whole(&sb, &expected, "after the view was replaced");
 }
