@@ -90,7 +90,7 @@ pub fn dates(start: &str, end: &str) -> Vec<String> {
 }
 
 /// Makes every date take about `ms` milliseconds inside its transaction.
-fn slow_dates(sb: &Sandbox, ms: u32) {
+pub fn slow_dates(sb: &Sandbox, ms: u32) {
     // slow_inserts sleeps 0.3 µs a row
     sb.slow_inserts("daily_revenue", ms * 10_000 / 3);
 }
@@ -344,7 +344,7 @@ fn assert_rerun_finished(
 
 /// Logs every committed write to daily_revenue (a row per date's INSERT), with the run
 /// that wrote it: a rolled-back date leaves no log row either.
-fn audit_writes(sb: &Sandbox) {
+pub fn audit_writes(sb: &Sandbox) {
     let (_, schema) = sb.url();
     sb.exec(&format!(
         "CREATE TABLE faults_writes (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, \

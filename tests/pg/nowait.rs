@@ -1058,3 +1058,173 @@ fn replacing_a_view_a_date_in_flight_reads_is_refused_at_once_and_said() {
     assert_eq!(sb.daily(), expected);
     assert_whole(&sb, &expected, "after the view was replaced");
 }
+
+// ---------------------------------------------------------------------------------------
+// A campaign: a crowd whose runners are stopped, continued and released at random
+
+/// Rounds of five runners over random overlapping intervals (dates made slow, every write
+/// logged) while a controller stops (SIGSTOP) random runners for random moments, anywhere
+/// in their lives, releases a random running run, and seals a random interval. Every
+/// rule must hold: no runner waits past a bound (no exit 2, no lock timeout anywhere), no
+/// date fails, a skip names a run that held the date, no run writes a date it does not
+/// record as done (never overwrites), nothing is left held, the numbers equal a clean run.
+#[test]
+fn a_crowd_stopped_continued_and_released_at_random_keeps_every_rule() {
+    use rand::{Rng, SeedableRng};
+    // A fixed seed, so that a failure can be replayed; NOWAIT_SEED=N tries another.
+    let seed = std::env::var("NOWAIT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(9_2026);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let start = "2025-12-01";
+    let (sb, orders, all) = story(928, start, 24);
+    slow_dates(&sb, 100);
+    audit_writes(&sb);
+    let expected = orders.expected();
+    let (mut stops, mut releases, mut seals) = (0, 0, 0);
+    for round in 1..=4 {
+        let first_write = sb.count("SELECT coalesce(max(id), 0) FROM faults_writes");
+        let first_run = max_run_id(&sb) + 1;
+        let mut runners: Vec<(String, Proc)> = (0..5)
+            .map(|k| {
+                let a = rng.random_range(0..20);
+                let b = rng.random_range(a..24);
+                let by = format!("crowd{k}r{round}");
+                let interval = format!("{}..{}", all[a], all[b]);
+                let args = [
+                    "apply",
+                    "--interval",
+                    interval.as_str(),
+                    "--by",
+                    by.as_str(),
+                ];
+                let proc = Proc::spawn(&by, impatient(&sb, &app_name(&sb, &by), &args));
+                (by, proc)
+            })
+            .collect();
+        // The controller: stops and continues, one release, one seal.
+        let mut others: Vec<Run> = Vec::new();
+        let (release_at, seal_at) = (rng.random_range(0..10), rng.random_range(0..10));
+        for step in 0..10 {
+            let k = rng.random_range(0..runners.len());
+            let (_, victim) = &mut runners[k];
+            if !victim.has_exited() {
+                victim.signal(libc::SIGSTOP);
+                std::thread::sleep(Duration::from_millis(rng.random_range(50..800)));
+                victim.signal(libc::SIGCONT);
+                stops += 1;
+            }
+            if step == release_at {
+                let running = sb.rows(&format!(
+                    "SELECT run_id FROM runs WHERE status = 'running' AND run_id >= {first_run} \
+                     ORDER BY run_id LIMIT 1"
+                ));
+                if let Some(row) = running.first() {
+                    let released = finished(&sb, "rel", &["release", &row[0]]);
+                    assert!(
+                        released.code == 0 || released.code == 2,
+                        "{}",
+                        released.stderr
+                    );
+                    releases += i32::from(released.code == 0);
+                    others.push(released);
+                }
+            }
+            if step == seal_at {
+                let a = rng.random_range(0..21);
+                let interval = format!("{}..{}", all[a], all[a + 2]);
+                let why = format!("round {round}");
+                let sealed = finished(
+                    &sb,
+                    "seal",
+                    &["seal", "--interval", &interval, "--reason", &why],
+                );
+                assert!(sealed.code == 0 || sealed.code == 2, "{}", sealed.stderr);
+                seals += i32::from(sealed.code == 0);
+                others.push(sealed);
+            }
+            std::thread::sleep(Duration::from_millis(rng.random_range(0..150)));
+        }
+        let results: Vec<(String, Run)> = runners
+            .into_iter()
+            .map(|(by, proc)| (by, proc.finish(LIMIT)))
+            .collect();
+        assert_campaign_round(&sb, round, &results, &others, first_write);
+    }
+    eprintln!(
+        "nowait: campaign (seed {seed}): 4 rounds of 5 runners, {stops} stops, {releases} \
+         releases, {seals} seals"
+    );
+    expect_exit(
+        0,
+        finished(
+            &sb,
+            "final",
+            &["apply", "--interval", &format!("{start}..{}", all[23])],
+        ),
+    );
+    assert_eq!(sb.daily(), expected);
+    assert_eq!(sb.current(), expected, "no value changed, so no correction");
+    assert_whole(&sb, &expected, "after the campaign");
+}
+
+/// What every round of the campaign must leave.
+fn assert_campaign_round(
+    sb: &Sandbox,
+    round: i32,
+    results: &[(String, Run)],
+    others: &[Run],
+    first_write: i64,
+) {
+    for run in results.iter().map(|(_, r)| r).chain(others) {
+        assert!(
+            !run.stderr.contains("ran past its bound") && !run.stderr.contains("lock timeout"),
+            "round {round}: nobody waits past a bound:\n{}",
+            run.stderr
+        );
+    }
+    for (by, run) in results {
+        let run_id = run_of(sb, by);
+        let status = status_of(sb, run_id);
+        let allowed = match status.as_str() {
+            "success" => run.code == 0,
+            "partial" => run.code == 99,
+            // Released by the controller: it stops at the next date it no longer holds.
+            "released" => run.code == 0 || run.code == 1 || run.code == 99,
+            _ => false,
+        };
+        assert!(
+            allowed,
+            "round {round}: {by} (run {run_id}) ended {status}, exit {}\nstderr: {}",
+            run.code, run.stderr
+        );
+    }
+    assert_eq!(
+        sb.count("SELECT count(*) FROM run_partitions WHERE status = 'failed'"),
+        0,
+        "round {round}: no date failed"
+    );
+    assert_eq!(
+        sb.count("SELECT count(*) FROM reservations"),
+        0,
+        "round {round}: nothing left held"
+    );
+    let bad_skips = sb.rows(
+        "SELECT s.run_id, s.ds, s.held_by FROM run_partitions AS s \
+         WHERE s.status = 'skipped' AND (s.held_by IS NULL OR s.held_by = s.run_id)",
+    );
+    assert!(
+        bad_skips.is_empty(),
+        "round {round}: every skip names another run: {bad_skips:?}"
+    );
+    let unrecorded = sb.rows(&format!(
+        "SELECT w.run_id, w.ds FROM faults_writes AS w WHERE w.id > {first_write} \
+         AND NOT EXISTS (SELECT 1 FROM run_partitions AS p WHERE p.run_id = w.run_id \
+                         AND p.ds = w.ds AND p.status = 'success')"
+    ));
+    assert!(
+        unrecorded.is_empty(),
+        "round {round}: writes a run does not record as done: {unrecorded:?}"
+    );
+}

@@ -110,6 +110,11 @@ impl Proc {
         self.reap().map(|(_, run)| run)
     }
 
+    /// Whether it has ended (what it said is kept for `finish`).
+    pub fn has_exited(&mut self) -> bool {
+        self.child.try_wait().expect("try_wait").is_some()
+    }
+
     /// Panics, with what the process said, if it has ended already.
     pub fn assert_running(&mut self, waiting_for: &str) {
         if let Some((status, run)) = self.reap() {
