@@ -202,12 +202,16 @@ pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
         out.note(&format!("stopped: {why}"));
     }
 
+    // As the database has it: a run released (or found dead) meanwhile keeps that status.
+    let status = store::existing_run(&mut db, run_id)
+        .map_or_else(|_| end.as_str(), |r| r.status.as_str())
+        .to_string();
     let dates = with_skips(&skips, outcomes.dates);
     let report = ApplyReport {
         run_id,
         kind,
         interval: interval.to_string(),
-        status: end.as_str().to_string(),
+        status,
         exit_code: end.exit_code(),
         ranges: report::outcome_ranges(&dates)?,
         dates,
@@ -392,7 +396,8 @@ fn finish_run(
     stopped: Option<&str>,
 ) -> Result<usize> {
     db.transaction(TxKind::Exclusive, |db| {
-        let released = reserve::release(db, pipeline, run_id, stopped.unwrap_or("run ended"))?
+        let why = stopped.unwrap_or("run ended");
+        let released = reserve::release(db, pipeline, run_id, why, false)?
             .freed
             .len();
         db.execute(

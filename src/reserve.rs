@@ -163,6 +163,11 @@ pub fn sweep(
         // for): the worker finds its run gone before it commits, and a later sweep
         // reclaims the date.
         let dates = releasable(db, run_id)?;
+        // A run that has ended and holds only a date still in flight: nothing to free
+        // yet, and its end was recorded already.
+        if dates.is_empty() && !store::existing_run(db, run_id)?.status.may_hold() {
+            continue;
+        }
         let script = pipeline.bind_system(
             "reclaim",
             context! {
@@ -213,12 +218,20 @@ pub struct Released {
 
 /// Gives up everything `run_id` still holds and can give up now, with the reason
 /// recorded.
-pub fn release(db: &mut Db, pipeline: &Pipeline, run_id: i64, why: &str) -> Result<Released> {
+/// `recorded`: the release is recorded even when it frees nothing (`sqlrun release`: who
+/// released the run, also when its only date was in flight).
+pub fn release(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    run_id: i64,
+    why: &str,
+    recorded: bool,
+) -> Result<Released> {
     let freed = releasable(db, run_id)?;
     let dates = serde_json::to_string(&freed).expect("dates serialize");
     let script = pipeline.bind_system(
         "release",
-        context! { run_id => run_id, why => why, dates => dates },
+        context! { run_id => run_id, why => why, dates => dates, recorded => recorded },
     )?;
     db.run_script(&script.sql, &script.params)?;
     // What is left is in flight (a date that commits meanwhile has let go of it itself).
@@ -396,7 +409,7 @@ pub fn release_command(global: &Global, run_id: i64, by: Option<&str>, out: &Out
             )));
         }
         let why = format!("released by {by} (sqlrun release)");
-        let released = release(db, &pipeline, run_id, &why)?;
+        let released = release(db, &pipeline, run_id, &why, true)?;
         db.execute(&queries::RELEASE_RUN, &[(":run_id", run_id.into())])?;
         Ok(released)
     })?;

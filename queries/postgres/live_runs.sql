@@ -3,7 +3,8 @@
 -- whichever machine it runs on; a lease is judged by the server's clock. Also a run
 -- that has ended (released, finished) but still holds a date: one whose transaction was
 -- in flight when it was released (releasable_of_run.sql), or a worker's whose session
--- broke; its session tells as for a running run.
+-- broke; its session tells as for a running run. Only the run's own exclusive lock
+-- counts: a worker's liveness check (run_alive.sql) takes the key shared for a moment.
 SELECT r.run_id, r.status, r.host, r.pid, r.pid_started,
        (SELECT max(v.expires_at) FROM reservations v WHERE v.run_id = r.run_id) AS lease_until,
        (SELECT count(*) FROM reservations v WHERE v.run_id = r.run_id AND v.expires_at IS NULL) AS unexpiring,
@@ -14,6 +15,7 @@ SELECT r.run_id, r.status, r.host, r.pid, r.pid_started,
                   AND l.classid = CAST(CAST(current_schema() AS regnamespace) AS oid)
                   AND l.objid = CAST(r.run_id AS oid)
                   AND l.objsubid = 2
+                  AND l.mode = 'ExclusiveLock'
                   AND l.granted) AS session_alive
 FROM runs r
 WHERE r.status IN ('reserved', 'running')

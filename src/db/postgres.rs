@@ -209,8 +209,13 @@ impl Conn {
     }
 
     /// Creates the schema if missing, points the session at it, and migrates it. Runners
-    /// started together on a new database take turns (an advisory lock).
+    /// started together on a new database take turns (an advisory lock); a current one
+    /// is only read, without the lock, so a runner stopped while it opens the database
+    /// holds up nobody.
     fn migrate(&mut self, schema: &str, label: &str) -> Result<()> {
+        if self.is_current(schema, label)? {
+            return Ok(());
+        }
         let lock = [(":schema", Value::from(schema))];
         self.execute(
             include_str!("../../queries/postgres/migrate_lock.sql"),
@@ -224,6 +229,25 @@ impl Conn {
         result?;
         unlocked?;
         Ok(())
+    }
+
+    /// Whether the schema exists and is migrated (the session then points at it).
+    fn is_current(&mut self, schema: &str, label: &str) -> Result<bool> {
+        let params = [(":schema", Value::from(schema))];
+        let missing = self.rows(
+            include_str!("../../queries/postgres/create_schema.sql"),
+            &params,
+        )?;
+        if !missing.is_empty() {
+            return Ok(false);
+        }
+        self.execute(
+            include_str!("../../queries/postgres/search_path.sql"),
+            &params,
+        )?;
+        let found = self.schema_version()?;
+        let migrations = embedded::migrations::runner();
+        super::schema_is_current(label, found, migrations.get_migrations())
     }
 
     fn migrate_locked(&mut self, schema: &str, label: &str) -> Result<()> {

@@ -341,8 +341,8 @@ fn a_long_date_makes_no_other_runner_wait_and_seals_beside_it_do_not_wait() {
     assert_eq!(
         sb.count(&format!(
             "SELECT count(*) FROM run_partitions WHERE run_id = {a_id} \
-             AND finished_at >= CAST('{opened_at}' AS timestamptz) - interval '1 second' \
-             AND started_at < CAST('{opened_at}' AS timestamptz) - interval '1 second'"
+             AND finished_at > CAST('{opened_at}' AS timestamptz) \
+             AND started_at <= CAST('{opened_at}' AS timestamptz)"
         )),
         1,
         "a's long date records when it started and when its work ended (not when its \
@@ -648,20 +648,21 @@ fn a_runner_whose_clock_is_two_hours_ahead_records_the_servers_time() {
     );
 
     let interval = format!("{start}..{}", day(start, 4));
-    let run = wrapped(
-        faketime(),
-        &sb.cmd(&[
-            "apply",
-            "--interval",
-            &interval,
-            "--keep-going",
-            "--by",
-            "ahead",
-        ]),
+    let run = Proc::spawn(
+        "sqlrun under faketime",
+        wrapped(
+            faketime(),
+            &sb.cmd(&[
+                "apply",
+                "--interval",
+                &interval,
+                "--keep-going",
+                "--by",
+                "ahead",
+            ]),
+        ),
     )
-    .output()
-    .expect("sqlrun under faketime");
-    let run = Run::from(run);
+    .finish(LIMIT);
     assert_eq!(
         run.code, 1,
         "one date fails on purpose\nstderr: {}",
@@ -1228,4 +1229,96 @@ fn assert_campaign_round(
         unrecorded.is_empty(),
         "round {round}: writes a run does not record as done: {unrecorded:?}"
     );
+}
+
+/// `sqlrun release` of a run whose only date is in flight frees nothing, and still records
+/// who released it; the run commits that date and ends as the database has it: released.
+#[test]
+fn releasing_a_run_whose_only_date_is_in_flight_is_recorded_and_the_run_ends_released() {
+    let start = "2026-02-01";
+    let (sb, orders, all) = story(938, start, 3);
+    let gate = Gate::close(&sb, &all[1]);
+    let a_app = app_name(&sb, "a");
+    let mut a = Proc::spawn(
+        "runner a (one long date)",
+        impatient(
+            &sb,
+            &a_app,
+            &["--json", "apply", "--interval", &all[1], "--by", "a"],
+        ),
+    );
+    wait_at_gate(&sb, &mut a, &a_app);
+    let a_id = run_of(&sb, "a");
+    let released = expect_exit(
+        0,
+        finished(
+            &sb,
+            "rel",
+            &["--json", "release", &a_id.to_string(), "--by", "alice"],
+        ),
+    );
+    let json: serde_json::Value = serde_json::from_str(&released.stdout).expect("JSON");
+    assert_eq!(json["released_dates"], 0, "{json}");
+    assert_eq!(json["in_flight"], serde_json::json!([all[1]]), "{json}");
+    assert_eq!(
+        sb.rows(&format!(
+            "SELECT date_count, detail FROM run_events WHERE run_id = {a_id} AND event = 'released'"
+        )),
+        [[
+            "0".to_string(),
+            "released by alice (sqlrun release)".to_string()
+        ]],
+        "who released the run is recorded"
+    );
+    gate.open();
+    let a = expect_exit(0, a.finish(LIMIT));
+    let report: serde_json::Value = serde_json::from_str(&a.stdout).expect("JSON");
+    assert_eq!(report["status"], "released", "{report}");
+    assert_eq!(status_of(&sb, a_id), "released");
+    assert_eq!(with_status(&sb, a_id, "success"), one(&all[1]));
+    assert_eq!(sb.daily().get(&all[1]), orders.expected().get(&all[1]));
+}
+
+/// A dead run whose key someone holds shared for a moment (as a worker's liveness check
+/// does) is still dead: only the run's own exclusive lock says it is alive.
+#[test]
+fn a_shared_hold_on_a_dead_runs_key_does_not_make_it_look_alive() {
+    let start = "2026-03-01";
+    let (sb, orders, all) = story(948, start, 4);
+    slow_dates(&sb, 300);
+    let a_app = app_name(&sb, "a");
+    let interval = format!("{start}..{}", all[3]);
+    let mut a = Proc::spawn(
+        "runner a",
+        impatient(
+            &sb,
+            &a_app,
+            &["apply", "--interval", &interval, "--by", "a"],
+        ),
+    );
+    let a_id = wait_for_dates(&sb, &mut a, 1, LIMIT);
+    a.sigkill();
+    wait_sessions_gone(&sb, &a_app);
+    let mut holder = sb.pg_client();
+    holder
+        .batch_execute(&format!(
+            "SELECT pg_advisory_lock_shared(\
+               CAST(CAST(CAST(current_schema() AS regnamespace) AS oid) AS integer), {a_id})"
+        ))
+        .expect("a shared hold on the run's key");
+    sb.exec("DROP TRIGGER burn_time ON daily_revenue");
+    let b = expect_exit(
+        0,
+        finished(&sb, "b", &["apply", "--interval", &interval, "--by", "b"]),
+    );
+    assert_eq!(
+        reclaims(&sb).len(),
+        1,
+        "b reclaims the dead run\n{}",
+        b.stderr
+    );
+    assert_eq!(status_of(&sb, a_id), "interrupted");
+    let expected = orders.expected();
+    assert_eq!(sb.daily(), expected);
+    assert_whole(&sb, &expected, "after the reclaim");
 }
