@@ -233,17 +233,26 @@ impl Conn {
 
     /// Whether the schema exists and is migrated (the session then points at it).
     fn is_current(&mut self, schema: &str, label: &str) -> Result<bool> {
-        let params = [(":schema", Value::from(schema))];
-        let missing = self.rows(
-            include_str!("../../queries/postgres/create_schema.sql"),
-            &params,
-        )?;
-        if !missing.is_empty() {
+        if self.missing_schema_ddl(schema)?.is_some() {
             return Ok(false);
         }
+        self.current_in(schema, label)
+    }
+
+    /// The DDL that creates the schema, if it is missing.
+    fn missing_schema_ddl(&mut self, schema: &str) -> Result<Option<String>> {
+        let create = self.rows(
+            include_str!("../../queries/postgres/create_schema.sql"),
+            &[(":schema", Value::from(schema))],
+        )?;
+        Ok(create.first().and_then(|r| r.opt_text(0).ok().flatten()))
+    }
+
+    /// Points the session at the schema; whether it is migrated.
+    fn current_in(&mut self, schema: &str, label: &str) -> Result<bool> {
         self.execute(
             include_str!("../../queries/postgres/search_path.sql"),
-            &params,
+            &[(":schema", Value::from(schema))],
         )?;
         let found = self.schema_version()?;
         let migrations = embedded::migrations::runner();
@@ -251,12 +260,7 @@ impl Conn {
     }
 
     fn migrate_locked(&mut self, schema: &str, label: &str) -> Result<()> {
-        let params = [(":schema", Value::from(schema))];
-        let create = self.rows(
-            include_str!("../../queries/postgres/create_schema.sql"),
-            &params,
-        )?;
-        if let Some(ddl) = create.first().and_then(|r| r.opt_text(0).ok().flatten()) {
+        if let Some(ddl) = self.missing_schema_ddl(schema)? {
             self.batch(&ddl).map_err(|e| Error::Open {
                 target: label.to_string(),
                 message: e.message,
@@ -265,13 +269,7 @@ impl Conn {
                 ),
             })?;
         }
-        self.execute(
-            include_str!("../../queries/postgres/search_path.sql"),
-            &params,
-        )?;
-        let found = self.schema_version()?;
-        let migrations = embedded::migrations::runner();
-        if !super::schema_is_current(label, found, migrations.get_migrations())? {
+        if !self.current_in(schema, label)? {
             embedded::migrations::runner()
                 .set_grouped(true)
                 .set_migration_table_name(HISTORY_TABLE)
