@@ -208,7 +208,7 @@ pub fn reserve(
 }
 
 /// What a release gave up, and what it left to a date in flight.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Released {
     pub freed: Vec<String>,
     /// Dates whose transaction was in flight (PostgreSQL): each gives up its reservation

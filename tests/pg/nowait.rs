@@ -239,6 +239,24 @@ fn wait_in_gates(sb: &Sandbox, runner: &mut Proc, app: &str, n: i64) {
     );
 }
 
+/// A runner (sessions named `app`) running `args`, once it is inside a gate.
+fn at_gate(sb: &Sandbox, app: &str, args: &[&str]) -> Proc {
+    let mut runner = Proc::spawn(&format!("runner {app}"), impatient(sb, app, args));
+    wait_at_gate(sb, &mut runner, app);
+    runner
+}
+
+/// After every runner has ended: nothing is held, and the numbers are a clean run's.
+fn assert_ends_clean(sb: &Sandbox, expected: &Daily, what: &str) {
+    assert_eq!(
+        sb.count("SELECT count(*) FROM reservations"),
+        0,
+        "{what}: nothing is left held"
+    );
+    assert_eq!(sb.daily(), *expected, "{what}");
+    assert_whole(sb, expected, what);
+}
+
 /// a is still inside its long date `ds`: running, holding it, nothing recorded for it.
 fn assert_still_in_long_date(sb: &Sandbox, a: &mut Proc, a_id: i64, ds: &str, after: &str) {
     a.assert_running(after);
@@ -256,11 +274,7 @@ fn a_long_date_makes_no_other_runner_wait_and_seals_beside_it_do_not_wait() {
     let gate = Gate::close(&sb, &long);
 
     let a_app = app_name(&sb, "a");
-    let mut a = Proc::spawn(
-        "runner a (one long date)",
-        impatient(&sb, &a_app, &["apply", "--interval", &long, "--by", "a"]),
-    );
-    wait_at_gate(&sb, &mut a, &a_app);
+    let mut a = at_gate(&sb, &a_app, &["apply", "--interval", &long, "--by", "a"]);
     let a_id = run_of(&sb, "a");
 
     // b over 40 dates, 39 of them free.
@@ -354,14 +368,7 @@ fn a_long_date_makes_no_other_runner_wait_and_seals_beside_it_do_not_wait() {
         "a computed its date\n{}",
         a.stderr
     );
-    assert_eq!(
-        sb.count("SELECT count(*) FROM reservations"),
-        0,
-        "nothing is left held"
-    );
-    let expected = orders.expected();
-    assert_eq!(sb.daily(), expected);
-    assert_whole(&sb, &expected, "after a and b");
+    assert_ends_clean(&sb, &orders.expected(), "after a and b");
 }
 
 /// `sqlrun release` of a run whose date is in flight: it frees the rest at once and says
@@ -375,15 +382,11 @@ fn release_beside_a_long_date(then_killed: bool) {
     let gate = Gate::close(&sb, &long);
     let a_app = app_name(&sb, "a");
     let interval = format!("{}..{}", mine[0], mine[3]);
-    let mut a = Proc::spawn(
-        "runner a (its first date long)",
-        impatient(
-            &sb,
-            &a_app,
-            &["apply", "--interval", &interval, "--by", "a"],
-        ),
+    let mut a = at_gate(
+        &sb,
+        &a_app,
+        &["apply", "--interval", &interval, "--by", "a"],
     );
-    wait_at_gate(&sb, &mut a, &a_app);
     let a_id = run_of(&sb, "a");
 
     let clock = Instant::now();
@@ -826,14 +829,7 @@ fn a_runner_stopped_inside_its_reserve_holds_others_up_only_until_the_server_end
         a.stderr
     );
     eprintln!("nowait: a, continued: exit {}: {}", a.code, a.stderr.trim());
-    assert_eq!(
-        sb.count("SELECT count(*) FROM reservations"),
-        0,
-        "nothing is left held"
-    );
-    let expected = orders.expected();
-    assert_eq!(sb.daily(), expected);
-    assert_whole(&sb, &expected, "after b");
+    assert_ends_clean(&sb, &orders.expected(), "after b");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -850,29 +846,21 @@ fn a_released_runs_next_date_held_by_a_date_in_flight_stops_it_without_waiting()
     let gate_a = Gate::close(&sb, &first);
     let gate_b = Gate::close(&sb, &second);
     let a_app = app_name(&sb, "a");
-    let mut a = Proc::spawn(
-        "runner a",
-        impatient(
-            &sb,
-            &a_app,
-            &[
-                "apply",
-                "--interval",
-                &format!("{first}..{second}"),
-                "--by",
-                "a",
-            ],
-        ),
+    let a = at_gate(
+        &sb,
+        &a_app,
+        &[
+            "apply",
+            "--interval",
+            &format!("{first}..{second}"),
+            "--by",
+            "a",
+        ],
     );
-    wait_at_gate(&sb, &mut a, &a_app);
     let a_id = run_of(&sb, "a");
     expect_exit(0, finished(&sb, "rel", &["release", &a_id.to_string()]));
     let b_app = app_name(&sb, "b");
-    let mut b = Proc::spawn(
-        "runner b",
-        impatient(&sb, &b_app, &["apply", "--interval", &second, "--by", "b"]),
-    );
-    wait_at_gate(&sb, &mut b, &b_app);
+    let mut b = at_gate(&sb, &b_app, &["apply", "--interval", &second, "--by", "b"]);
     let b_id = run_of(&sb, "b");
 
     gate_a.open();
@@ -996,14 +984,7 @@ fn a_worker_of_a_dead_run_never_commits_and_the_reclaim_does_not_wait_for_it() {
         "{}",
         c.stderr
     );
-    assert_eq!(
-        sb.count("SELECT count(*) FROM reservations"),
-        0,
-        "nothing is left held"
-    );
-    let expected = orders.expected();
-    assert_eq!(sb.daily(), expected);
-    assert_whole(&sb, &expected, "after the reclaims");
+    assert_ends_clean(&sb, &orders.expected(), "after the reclaims");
 }
 
 /// A view that must be replaced (its text drifted) while a date of another run reads it:
@@ -1016,11 +997,7 @@ fn replacing_a_view_a_date_in_flight_reads_is_refused_at_once_and_said() {
     let (sb, orders, all) = story(918, start, 4);
     let gate = Gate::close(&sb, &all[0]);
     let a_app = app_name(&sb, "a");
-    let mut a = Proc::spawn(
-        "runner a",
-        impatient(&sb, &a_app, &["apply", "--interval", &all[0], "--by", "a"]),
-    );
-    wait_at_gate(&sb, &mut a, &a_app);
+    let mut a = at_gate(&sb, &a_app, &["apply", "--interval", &all[0], "--by", "a"]);
     sb.exec("UPDATE sqlrun_views SET create_sql = 'drifted' WHERE name = 'orders_latest'");
 
     let rest = format!("{}..{}", all[1], all[3]);
@@ -1239,15 +1216,11 @@ fn releasing_a_run_whose_only_date_is_in_flight_is_recorded_and_the_run_ends_rel
     let (sb, orders, all) = story(938, start, 3);
     let gate = Gate::close(&sb, &all[1]);
     let a_app = app_name(&sb, "a");
-    let mut a = Proc::spawn(
-        "runner a (one long date)",
-        impatient(
-            &sb,
-            &a_app,
-            &["--json", "apply", "--interval", &all[1], "--by", "a"],
-        ),
+    let a = at_gate(
+        &sb,
+        &a_app,
+        &["--json", "apply", "--interval", &all[1], "--by", "a"],
     );
-    wait_at_gate(&sb, &mut a, &a_app);
     let a_id = run_of(&sb, "a");
     let released = expect_exit(
         0,
