@@ -16,6 +16,7 @@ mod core;
 mod environment;
 mod failure;
 mod glance;
+mod golden;
 mod jobs;
 mod late;
 mod literals;

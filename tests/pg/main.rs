@@ -26,6 +26,8 @@ mod failure;
 mod faults;
 #[path = "../cli/glance.rs"]
 mod glance;
+#[path = "../cli/golden.rs"]
+mod golden;
 #[path = "../cli/jobs.rs"]
 mod jobs;
 #[path = "../cli/late.rs"]
