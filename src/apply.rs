@@ -11,8 +11,8 @@ use chrono::Utc;
 use chrono_tz::Tz;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::{ApplyArgs, Global, Kind, Only};
-use crate::dates::{DateState, DateStatus, RunStatus, Selection, Skip};
+use crate::cli::ApplyArgs;
+use crate::dates::{DateState, Selection, Skip};
 use crate::db::{Db, DbError, DbErrorKind, Dialect, Interrupter, Target, TxKind, Value};
 use crate::error::{CommittedDate, Error, Result};
 use crate::holder::Identity;
@@ -24,7 +24,10 @@ use crate::queries;
 use crate::report::{self, ApplyReport, DateOutcome, Output};
 use crate::requester::{default_user, Scheduler};
 use crate::reserve::{self, Reclaim};
+use crate::settings::Settings;
 use crate::store::{self, now};
+use crate::vocabulary::{DateStatus, RunStatus};
+use crate::vocabulary::{OnlyFilter as Only, RunKind as Kind};
 use crate::workers::{self, Halt, Step, Stop};
 
 /// What `apply` was asked to do, validated before the database is touched.
@@ -36,7 +39,7 @@ struct Request {
     selection: Selection,
 }
 
-pub fn run(global: &Global, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
+pub fn run(global: &Settings, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
     let args = &global.apply.fill(args);
     let request = match args.run {
         Some(_) => None,
@@ -511,7 +514,7 @@ fn request_from(args: &ApplyArgs, zone: Tz) -> Result<Request> {
         (None, None) => Interval::yesterday_of(today_in(zone))?,
     };
     let (interval, selection) = match args.lookback {
-        None => (interval, Selection::Only(args.only)),
+        None => (interval, Selection::Only(args.only.map(Only::from))),
         Some(days) => (
             interval.looking_back(days)?,
             Selection::Lookback {
@@ -520,11 +523,14 @@ fn request_from(args: &ApplyArgs, zone: Tz) -> Result<Request> {
             },
         ),
     };
-    let kind = args.kind.unwrap_or(if args.interval.is_some() {
-        Kind::Backfill
-    } else {
-        Kind::Regular
-    });
+    let kind = args
+        .kind
+        .map(Kind::from)
+        .unwrap_or(if args.interval.is_some() {
+            Kind::Backfill
+        } else {
+            Kind::Regular
+        });
     Ok(Request {
         interval,
         kind,

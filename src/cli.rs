@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::project::ApplyDefaults;
+use crate::settings::Flags;
+use crate::vocabulary::{OnlyFilter, RunKind};
 
 /// The most dates `apply --jobs` computes at once (each is a database session).
 pub const MAX_JOBS: i64 = 64;
@@ -80,42 +81,6 @@ pub struct GlobalArgs {
     /// Say more: per-date timings, where templates and settings come from
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-}
-
-/// The global settings every command runs with, resolved from the flags, the
-/// environment, the project file and the built-in defaults (`project::resolve`).
-#[derive(Debug, Clone)]
-pub struct Global {
-    /// A SQLite file path or a PostgreSQL URL.
-    pub db: String,
-    pub schema: Option<String>,
-    /// None: the built-in pipeline.
-    pub templates: Option<PathBuf>,
-    /// The zone whose calendar days the dates are (UTC unless the project names one).
-    pub timezone: chrono_tz::Tz,
-    pub json: bool,
-    pub verbose: u8,
-    /// The project file these settings were read from, if one was found.
-    pub project: Option<PathBuf>,
-    /// The project's defaults for `apply`.
-    pub apply: ApplyDefaults,
-}
-
-impl Global {
-    /// Settings that name a database and nothing else: no project, the built-in
-    /// pipeline, quiet (the demo's scratch database).
-    pub fn scratch(db: String, schema: Option<String>) -> Self {
-        Global {
-            db,
-            schema,
-            templates: None,
-            timezone: chrono_tz::Tz::UTC,
-            json: false,
-            verbose: 0,
-            project: None,
-            apply: ApplyDefaults::default(),
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -292,11 +257,11 @@ pub enum Kind {
     Backfill,
 }
 
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Regular => "regular",
-            Kind::Backfill => "backfill",
+impl From<Kind> for RunKind {
+    fn from(kind: Kind) -> RunKind {
+        match kind {
+            Kind::Regular => RunKind::Regular,
+            Kind::Backfill => RunKind::Backfill,
         }
     }
 }
@@ -313,13 +278,25 @@ pub enum Only {
     Changed,
 }
 
-impl Only {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Only::Missing => "missing",
-            Only::Failed => "failed",
-            Only::Stale => "stale",
-            Only::Changed => "changed",
+impl From<Only> for OnlyFilter {
+    fn from(only: Only) -> OnlyFilter {
+        match only {
+            Only::Missing => OnlyFilter::Missing,
+            Only::Failed => OnlyFilter::Failed,
+            Only::Stale => OnlyFilter::Stale,
+            Only::Changed => OnlyFilter::Changed,
+        }
+    }
+}
+
+impl From<&GlobalArgs> for Flags {
+    fn from(args: &GlobalArgs) -> Flags {
+        Flags {
+            db: args.db.clone(),
+            schema: args.schema.clone(),
+            templates: args.templates.clone(),
+            json: args.json,
+            verbose: args.verbose,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! sealed, held), the dates a run skipped, and the dates it reclaimed. Plain values that
 //! the domain fills and the output prints.
 
-use crate::cli::Only;
+use crate::vocabulary::OnlyFilter as Only;
 
 /// What the state store knows about one date (`system/date_states.sql`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -187,104 +187,4 @@ pub struct Skip {
     pub holder_by: Option<String>,
     pub holder_status: Option<String>,
     pub held_since: Option<String>,
-}
-
-/// How a date ended in a run (`run_partitions.status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DateStatus {
-    Success,
-    /// A sealed date whose recomputed value differed: a correction row was written.
-    Corrected,
-    /// A sealed date whose recomputed value was the same.
-    Unchanged,
-    /// Another live run holds it.
-    Skipped,
-    Failed,
-}
-
-impl DateStatus {
-    pub const ALL: [DateStatus; 5] = [
-        DateStatus::Success,
-        DateStatus::Corrected,
-        DateStatus::Unchanged,
-        DateStatus::Skipped,
-        DateStatus::Failed,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DateStatus::Success => "success",
-            DateStatus::Corrected => "corrected",
-            DateStatus::Unchanged => "unchanged",
-            DateStatus::Skipped => "skipped",
-            DateStatus::Failed => "failed",
-        }
-    }
-
-    /// The status as the state store spells it.
-    pub fn parse(text: &str) -> Option<DateStatus> {
-        DateStatus::ALL.into_iter().find(|s| s.as_str() == text)
-    }
-}
-
-impl std::fmt::Display for DateStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Where a run is in its life (`runs.status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunStatus {
-    /// Made by `sqlrun reserve`, not started.
-    Reserved,
-    Running,
-    Success,
-    /// Finished; some dates were skipped because another live run held them.
-    Partial,
-    Failed,
-    /// Stopped by a signal, or its process died and a later run found out.
-    Interrupted,
-    Released,
-}
-
-impl RunStatus {
-    pub const ALL: [RunStatus; 7] = [
-        RunStatus::Reserved,
-        RunStatus::Running,
-        RunStatus::Success,
-        RunStatus::Partial,
-        RunStatus::Failed,
-        RunStatus::Interrupted,
-        RunStatus::Released,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Reserved => "reserved",
-            RunStatus::Running => "running",
-            RunStatus::Success => "success",
-            RunStatus::Partial => "partial",
-            RunStatus::Failed => "failed",
-            RunStatus::Interrupted => "interrupted",
-            RunStatus::Released => "released",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<RunStatus> {
-        RunStatus::ALL.into_iter().find(|s| s.as_str() == text)
-    }
-
-    /// Whether a run in this state may still hold dates.
-    pub fn may_hold(self) -> bool {
-        matches!(self, RunStatus::Reserved | RunStatus::Running)
-    }
-}
-
-impl std::fmt::Display for RunStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }

@@ -4,24 +4,25 @@
 //! finds by itself (`--lookback`) and records as a correction.
 
 use crate::apply;
-use crate::cli::{ApplyArgs, Global, Kind, SealArgs};
+use crate::cli::{ApplyArgs, Kind, SealArgs};
 use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::queries;
 use crate::report::{table, won, Output};
 use crate::seal;
+use crate::settings::Settings;
 use crate::store;
 
 /// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)
 /// a scratch schema in that database, dropped when the demo ends, however it ends.
-pub fn run(given: &Global, out: &Output) -> Result<u8> {
+pub fn run(given: &Settings, out: &Output) -> Result<u8> {
     let scratch = tempfile::Builder::new().prefix("sqlrun-demo-").tempdir()?;
     let global = match store::target(given)? {
         Target::Sqlite(_) => {
-            Global::scratch(scratch.path().join("demo.db").display().to_string(), None)
+            Settings::scratch(scratch.path().join("demo.db").display().to_string(), None)
         }
         Target::Postgres { url, .. } => {
-            Global::scratch(url, Some(format!("sqlrun_demo_{}", std::process::id())))
+            Settings::scratch(url, Some(format!("sqlrun_demo_{}", std::process::id())))
         }
     };
     let mut db = store::open(&global)?;
@@ -45,7 +46,7 @@ fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
     db.batch(&ddl)
 }
 
-fn tell(global: &Global, conn: &mut Db) -> Result<(String, serde_json::Value)> {
+fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)> {
     let where_ = match &conn.target {
         Target::Sqlite(_) => "a scratch database that is deleted when it ends",
         Target::Postgres { .. } => "a scratch schema that is dropped when it ends",
@@ -213,7 +214,7 @@ fn backfill(interval: &str) -> ApplyArgs {
 
 /// Runs `apply` and returns its run id and each date's status.
 fn apply_quietly(
-    global: &Global,
+    global: &Settings,
     conn: &mut Db,
     args: ApplyArgs,
 ) -> Result<(i64, Vec<(String, String)>)> {

@@ -213,7 +213,7 @@ pub struct RunStopped {
 #[derive(Debug, Clone, Serialize)]
 pub struct CommittedDate {
     pub ds: String,
-    pub status: crate::dates::DateStatus,
+    pub status: crate::vocabulary::DateStatus,
 }
 
 /// The details of an edited template, boxed to keep `Error` small.

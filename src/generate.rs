@@ -1,17 +1,18 @@
 //! `sqlrun generate`: seeded synthetic orders, with re-sent records (same order_id, later
 //! created_at, another amount, sometimes another date) and refunds, at any size.
 
-use crate::cli::{GenerateArgs, Global};
+use crate::cli::GenerateArgs;
 use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
 use crate::interval::{fmt_date, parse_date};
 use crate::queries;
 use crate::report::Output;
+use crate::settings::Settings;
 use crate::store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub fn run(global: &Global, args: &GenerateArgs, out: &Output) -> Result<u8> {
+pub fn run(global: &Settings, args: &GenerateArgs, out: &Output) -> Result<u8> {
     let start = parse_date(&args.start, "--start")?;
     if args.days == 0 || args.per_day == 0 {
         return Err(Error::bad("--days and --per-day must be at least 1"));

@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 use minijinja::context;
 use serde_json::{Map, Value as Json};
 
-use crate::cli::Global;
-use crate::dates::DateStatus;
 use crate::db::{Db, Params, Sql};
 use crate::error::{Error, Result};
 use crate::interval::{contiguous, fmt_date, parse_date, Interval};
@@ -15,11 +13,13 @@ use crate::pipeline::{DateVars, Pipeline};
 use crate::queries;
 use crate::report::{self, table, DateOutcome, Output};
 use crate::reserve;
+use crate::settings::Settings;
 use crate::store::{self, now};
+use crate::vocabulary::DateStatus;
 
 /// The pipeline and its database, for a command that only reads: read-only when nothing
 /// needs writing (see `store::open_to_read`).
-fn open(global: &Global, select: &[String]) -> Result<(Pipeline, Db)> {
+fn open(global: &Settings, select: &[String]) -> Result<(Pipeline, Db)> {
     let target = store::target(global)?;
     let mut pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     if !select.is_empty() {
@@ -29,7 +29,7 @@ fn open(global: &Global, select: &[String]) -> Result<(Pipeline, Db)> {
     Ok((pipeline, db))
 }
 
-pub fn init(global: &Global, out: &Output) -> Result<u8> {
+pub fn init(global: &Settings, out: &Output) -> Result<u8> {
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     let mut db = Db::open(&target)?;
@@ -55,7 +55,7 @@ pub fn init(global: &Global, out: &Output) -> Result<u8> {
 /// date. Without `--interval` the span runs from the first to the last date the
 /// database knows, source rows included, so gaps inside it show.
 pub fn status(
-    global: &Global,
+    global: &Settings,
     interval: Option<&str>,
     select: &[String],
     list: bool,
@@ -89,7 +89,7 @@ pub fn status(
 /// `sqlrun runs`: the runs, newest first, each with its dates in brief; `runs N`: one
 /// run, its dates as ranges per status (`--dates`: each date), events and templates.
 pub fn runs(
-    global: &Global,
+    global: &Settings,
     run_id: Option<i64>,
     limit: u32,
     each_date: bool,
@@ -172,7 +172,7 @@ fn runs_list(db: &mut Db, limit: u32, out: &Output) -> Result<()> {
 /// (2026-04-02..2026-04-05), holding 3`; at most two ranges each, then how many more.
 fn dates_in_brief(r: &Map<String, Json>) -> String {
     let mut parts = Vec::new();
-    for status in DateStatus::ALL {
+    for &status in DateStatus::ALL {
         let n = r[status.as_str()].as_i64().unwrap_or(0);
         if n == 0 {
             continue;
@@ -362,7 +362,7 @@ fn events_table(events: &[Map<String, Json>]) -> String {
     table(&["at", "event", "who", "dates", "detail"], &rows)
 }
 
-pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Result<u8> {
+pub fn corrections(global: &Settings, interval: Option<&str>, out: &Output) -> Result<u8> {
     let interval = interval.map(Interval::parse).transpose()?;
     let (pipeline, mut db) = open(global, &[])?;
     let (start, end) = match interval {
@@ -472,7 +472,7 @@ pub fn corrections(global: &Global, interval: Option<&str>, out: &Output) -> Res
 }
 
 pub fn render(
-    global: &Global,
+    global: &Settings,
     date: &str,
     model: Option<&str>,
     select: &[String],
@@ -515,7 +515,7 @@ pub fn render(
     Ok(0)
 }
 
-pub fn templates(global: &Global, show: Option<&str>, out: &Output) -> Result<u8> {
+pub fn templates(global: &Settings, show: Option<&str>, out: &Output) -> Result<u8> {
     let (pipeline, mut db) = open(global, &[])?;
     if let Some(spec) = show {
         let (name, version) = spec

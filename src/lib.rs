@@ -27,17 +27,20 @@ pub mod requester;
 pub mod reserve;
 pub mod scaffold;
 pub mod seal;
+pub mod settings;
 pub mod shell;
 pub mod store;
 pub mod templates;
+pub mod vocabulary;
 pub mod workers;
 
 use std::process::ExitCode;
 
 pub use error::{Error, Result};
 
-use cli::{Cli, Command, Global};
+use cli::{Cli, Command};
 use report::Output;
+use settings::Settings;
 
 /// Runs one command; the exit code follows the contract (0, 1, 2, 99).
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -80,7 +83,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
     let args = &cli.global;
     let code = match &cli.command {
         // `new` writes a project; the one it may stand in does not matter to it.
-        Command::New { dir } => scaffold::run(args, dir, out)?,
+        Command::New { dir } => scaffold::run(&args.into(), dir, out)?,
         Command::Help { command } => {
             let help = cli::help_text(command).map_err(Error::BadInput)?;
             out.json(&serde_json::json!({ "help": help }))?;
@@ -90,14 +93,14 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
         // The demo tells the same story anywhere: a scratch database and the built-in
         // pipeline, whatever a project file says (only the backend comes from --db).
         Command::Demo => {
-            let global = project::resolve(args, &project::Env::from_process(), None)?;
+            let global = project::resolve(&args.into(), &project::Env::from_process(), None)?;
             demo::run(&global, out)?
         }
         // The shell's kit describes the command line: no database, no project file.
         Command::Completions { shell } => shell::completions(*shell, out)?,
         Command::Man { command, dir } => shell::man(command.as_deref(), dir.as_deref(), out)?,
         command => {
-            let global = project::resolve_here(args)?;
+            let global = project::resolve_here(&args.into())?;
             if let Some(path) = global.project.as_deref().filter(|_| out.verbose > 0) {
                 out.note(&format!("project file {}", path.display()));
             }
@@ -107,7 +110,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
     Ok(code)
 }
 
-fn dispatch(global: &Global, command: &Command, out: &mut Output) -> Result<u8> {
+fn dispatch(global: &Settings, command: &Command, out: &mut Output) -> Result<u8> {
     Ok(match command {
         Command::Init => inspect::init(global, out)?,
         Command::Apply(args) => apply::run(global, args, out)?,

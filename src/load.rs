@@ -15,13 +15,13 @@ use std::io::Read;
 use chrono::{DateTime, NaiveDateTime};
 use minijinja::context;
 
-use crate::cli::Global;
 use crate::db::{Db, DbError, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::kinds::Kind;
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::report::Output;
+use crate::settings::Settings;
 use crate::store;
 
 /// The FILE that means standard input.
@@ -58,7 +58,7 @@ const PARAMETERS_PER_STATEMENT: usize = 30_000;
 /// not a date prints as a bare parameter (a date would get a cast on PostgreSQL).
 const PARAMETER: &str = "value";
 
-pub fn run(global: &Global, table: &str, file: &str, out: &Output) -> Result<u8> {
+pub fn run(global: &Settings, table: &str, file: &str, out: &Output) -> Result<u8> {
     let input = Input::open(file)?;
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;

@@ -7,13 +7,13 @@
 //! and rows stay, and templates without it are accepted from then on. A retired model that
 //! is in the templates again is restored, and that is recorded.
 
-use crate::cli::Global;
 use crate::db::{Db, Row, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::report::Output;
 use crate::requester::default_user;
+use crate::settings::Settings;
 use crate::store;
 
 /// A model as the database knows it.
@@ -299,7 +299,7 @@ fn event_row(db: &mut Db, model: &str, event: &str, by: &str, detail: &str) -> R
 /// `sqlrun retire MODEL --reason TEXT [--by NAME]`: the model is gone from the pipeline
 /// for good. Its table and rows stay; templates without it are accepted from now on.
 pub fn retire_command(
-    global: &Global,
+    global: &Settings,
     name: &str,
     reason: &str,
     by: Option<&str>,

@@ -24,11 +24,12 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use chrono_tz::Tz;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::cli::{ApplyArgs, Global, GlobalArgs};
+use crate::cli::ApplyArgs;
 use crate::db::{is_postgres_url, plain_schema};
 use crate::error::{Error, Result};
+use crate::settings::{ApplyDefaults, Flags, Settings};
 
 pub const FILE_NAME: &str = "sqlrun.toml";
 
@@ -45,17 +46,6 @@ pub struct ProjectFile {
     pub timezone: Option<String>,
     #[serde(default)]
     pub apply: ApplyDefaults,
-}
-
-/// `[apply]`: defaults of `sqlrun apply` that a team shares.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, expecting = "a table")]
-pub struct ApplyDefaults {
-    /// The regular run's `--lookback` when none is given.
-    pub lookback: Option<u32>,
-    /// `apply --jobs` when none is given. Only for a PostgreSQL database: a SQLite file
-    /// named on the command line or in the environment does not inherit it.
-    pub jobs: Option<u32>,
 }
 
 impl ApplyDefaults {
@@ -303,7 +293,7 @@ fn locate(text: &str, span: Range<usize>) -> (Option<usize>, Option<String>) {
 
 /// The settings of this invocation: the project file that applies in the current folder
 /// (if any) under the command line and the environment.
-pub fn resolve_here(args: &GlobalArgs) -> Result<Global> {
+pub fn resolve_here(args: &Flags) -> Result<Settings> {
     // A current folder that is gone has no project; the default database then fails to
     // open with its own message.
     let project = std::env::current_dir()
@@ -316,7 +306,7 @@ pub fn resolve_here(args: &GlobalArgs) -> Result<Global> {
 
 /// Each setting from the first that gives it: `args` (the command line), `env`, the
 /// project file, the built-in default.
-pub fn resolve(args: &GlobalArgs, env: &Env, project: Option<Project>) -> Result<Global> {
+pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Settings> {
     let file = project.as_ref().map(|p| &p.file);
     let folder = project.as_ref().map(Project::folder);
     let db = args
@@ -364,7 +354,7 @@ pub fn resolve(args: &GlobalArgs, env: &Env, project: Option<Project>) -> Result
             .filter(|_| is_postgres_url(&db)),
         ..file.map(|f| f.apply).unwrap_or_default()
     };
-    Ok(Global {
+    Ok(Settings {
         db,
         schema,
         templates,
@@ -409,8 +399,8 @@ mod tests {
         file(text).unwrap_err().to_string()
     }
 
-    fn args() -> GlobalArgs {
-        GlobalArgs::default()
+    fn args() -> Flags {
+        Flags::default()
     }
 
     fn project(text: &str) -> Project {
@@ -522,7 +512,7 @@ mod tests {
             resolve(&args(), &env, Some(p.clone())).unwrap().db,
             "env.db"
         );
-        let flag = GlobalArgs {
+        let flag = Flags {
             db: Some("flag.db".into()),
             ..args()
         };
@@ -552,7 +542,7 @@ mod tests {
         };
         let g = resolve(&args(), &env, Some(p.clone())).unwrap();
         assert_eq!(g.schema.as_deref(), Some("sales"));
-        let sqlite = GlobalArgs {
+        let sqlite = Flags {
             db: Some("local.db".into()),
             ..args()
         };
@@ -594,7 +584,7 @@ mod tests {
         };
         let g = resolve(&args(), &env, Some(with("templates = \"nope\"\n"))).unwrap();
         assert_eq!(g.templates, Some(PathBuf::from("env-dir")));
-        let flag = GlobalArgs {
+        let flag = Flags {
             templates: Some("flag-dir".into()),
             ..args()
         };
@@ -666,7 +656,7 @@ mod tests {
         let g = resolve(&args(), &Env::default(), Some(p.clone())).unwrap();
         assert_eq!((g.apply.jobs, g.apply.lookback), (Some(4), Some(2)));
         // A SQLite file named on the command line does not inherit them: it has one writer.
-        let sqlite = GlobalArgs {
+        let sqlite = Flags {
             db: Some("local.db".into()),
             ..args()
         };

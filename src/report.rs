@@ -7,11 +7,12 @@ use std::io::{IsTerminal, Write};
 use serde::Serialize;
 
 use crate::calendar::{self, Glance, Summary};
-use crate::dates::{DateState, DateStatus, ModelState, Reclaim, Skip};
+use crate::dates::{DateState, ModelState, Reclaim, Skip};
 use crate::error::Result;
 use crate::interval::{fmt_date, parse_date, Interval};
 use crate::pipeline::RUN_ID_PLACEHOLDER;
 use crate::plan::{Action, Reason, Step};
+use crate::vocabulary::DateStatus;
 
 pub struct Output {
     pub json: bool,
@@ -241,7 +242,8 @@ pub fn apply_summary(report: &ApplyReport, skips: &[Skip], out: &Output) -> Resu
 /// `DateStatus::ALL`, leaving out the statuses no date has.
 pub fn status_counts(dates: &[DateOutcome]) -> Vec<String> {
     DateStatus::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter_map(|s| {
             let n = dates.iter().filter(|d| d.status == s).count();
             (n > 0).then(|| format!("{} {s}", thousands(n as i64)))

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use minijinja::context;
 
-use crate::cli::{Global, ReserveArgs};
+use crate::cli::ReserveArgs;
 pub use crate::dates::{DateState, Reclaim, Skip};
 use crate::db::{Db, TxKind, Value};
 use crate::error::{Error, Result};
@@ -15,6 +15,7 @@ use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::report::Output;
 use crate::requester::default_user;
+use crate::settings::Settings;
 use crate::store;
 
 /// A running run's lease on the dates it holds. Renewed as it commits dates, so it only
@@ -321,7 +322,7 @@ pub fn reclaim_lines(reclaims: &[Reclaim]) -> Vec<String> {
 
 /// `sqlrun reserve`: a planned backfill holds its dates from now on; `apply --run` carries
 /// it out, `release` cancels it. Prints the run id alone on stdout.
-pub fn reserve_command(global: &Global, args: &ReserveArgs, out: &Output) -> Result<u8> {
+pub fn reserve_command(global: &Settings, args: &ReserveArgs, out: &Output) -> Result<u8> {
     let interval = Interval::parse(&args.interval)?;
     let hold_for = args.hold_for.as_deref().map(parse_hold).transpose()?;
     let by = args.by.clone().unwrap_or_else(default_user);
@@ -394,7 +395,12 @@ fn parse_hold(text: &str) -> Result<Duration> {
 }
 
 /// `sqlrun release RUN_ID`: a reserved or running run gives up what it still holds.
-pub fn release_command(global: &Global, run_id: i64, by: Option<&str>, out: &Output) -> Result<u8> {
+pub fn release_command(
+    global: &Settings,
+    run_id: i64,
+    by: Option<&str>,
+    out: &Output,
+) -> Result<u8> {
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     let mut db = Db::open(&target)?;

@@ -6,11 +6,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::cli::GlobalArgs;
 use crate::db::is_postgres_url;
 use crate::error::{Error, Result};
 use crate::project::{self, FILE_NAME};
 use crate::report::Output;
+use crate::settings::Flags;
 use crate::templates::BUILTIN_TEMPLATES;
 
 /// The project file `new` writes; `{db}` and `{schema}` are filled in by `project_file`.
@@ -103,7 +103,7 @@ fn project_file(db: &str, schema: Option<&str>) -> String {
         .replace("{schema}\n", &schema)
 }
 
-pub fn run(args: &GlobalArgs, dir: &Path, out: &Output) -> Result<u8> {
+pub fn run(args: &Flags, dir: &Path, out: &Output) -> Result<u8> {
     if args.templates.is_some() {
         return Err(Error::bad(
             "sqlrun new writes the project's own templates (models/, views/); --templates does \

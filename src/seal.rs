@@ -4,7 +4,7 @@
 
 use minijinja::context;
 
-use crate::cli::{Global, SealArgs};
+use crate::cli::SealArgs;
 use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
@@ -13,9 +13,10 @@ use crate::pipeline::Pipeline;
 use crate::report::Output;
 use crate::requester::default_user;
 use crate::reserve;
+use crate::settings::Settings;
 use crate::store;
 
-pub fn run(global: &Global, args: &SealArgs, out: &Output) -> Result<u8> {
+pub fn run(global: &Settings, args: &SealArgs, out: &Output) -> Result<u8> {
     let interval = Interval::parse(&args.interval)?;
     if args.reason.trim().is_empty() {
         return Err(Error::bad(

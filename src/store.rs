@@ -1,16 +1,16 @@
 //! The state-store records every command shares: opening the database named by the
 //! global flags, runs, and template versions.
 
-use crate::cli::Global;
-use crate::dates::RunStatus;
 use crate::db::{Db, DbErrorKind, ReadOpen, Row, Target, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::requester::Scheduler;
+use crate::settings::Settings;
+use crate::vocabulary::RunStatus;
 
 /// The database the global flags name, opened and migrated.
-pub fn open(global: &Global) -> Result<Db> {
+pub fn open(global: &Settings) -> Result<Db> {
     Db::open(&target(global)?)
 }
 
@@ -63,7 +63,7 @@ fn needs_init(e: Error, target: &Target, what: Option<&str>) -> Error {
     }
 }
 
-pub fn target(global: &Global) -> Result<Target> {
+pub fn target(global: &Settings) -> Result<Target> {
     Target::parse(&global.db, global.schema.as_deref())
 }
 

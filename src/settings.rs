@@ -1,0 +1,64 @@
+//! The settings every command runs with, resolved from the flags, the environment, the
+//! project file and the built-in defaults (`project::resolve`): plain values, no clap.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The global flags as given (each optional: what is not given comes from the environment,
+/// then the project file, then the built-in default).
+#[derive(Debug, Clone, Default)]
+pub struct Flags {
+    pub db: Option<String>,
+    pub schema: Option<String>,
+    pub templates: Option<PathBuf>,
+    pub json: bool,
+    pub verbose: u8,
+}
+
+/// `[apply]`: defaults of `sqlrun apply` that a team shares.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub struct ApplyDefaults {
+    /// The regular run's `--lookback` when none is given.
+    pub lookback: Option<u32>,
+    /// `apply --jobs` when none is given. Only for a PostgreSQL database: a SQLite file
+    /// named on the command line or in the environment does not inherit it.
+    pub jobs: Option<u32>,
+}
+
+/// The global settings every command runs with, resolved from the flags, the
+/// environment, the project file and the built-in defaults (`project::resolve`).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// A SQLite file path or a PostgreSQL URL.
+    pub db: String,
+    pub schema: Option<String>,
+    /// None: the built-in pipeline.
+    pub templates: Option<PathBuf>,
+    /// The zone whose calendar days the dates are (UTC unless the project names one).
+    pub timezone: chrono_tz::Tz,
+    pub json: bool,
+    pub verbose: u8,
+    /// The project file these settings were read from, if one was found.
+    pub project: Option<PathBuf>,
+    /// The project's defaults for `apply`.
+    pub apply: ApplyDefaults,
+}
+
+impl Settings {
+    /// Settings that name a database and nothing else: no project, the built-in
+    /// pipeline, quiet (the demo's scratch database).
+    pub fn scratch(db: String, schema: Option<String>) -> Self {
+        Settings {
+            db,
+            schema,
+            templates: None,
+            timezone: chrono_tz::Tz::UTC,
+            json: false,
+            verbose: 0,
+            project: None,
+            apply: ApplyDefaults::default(),
+        }
+    }
+}
