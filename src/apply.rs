@@ -15,6 +15,7 @@ use crate::cli::ApplyArgs;
 use crate::dates::{DateState, Selection, Skip};
 use crate::db::{Db, DbError, DbErrorKind, Dialect, Interrupter, Target, TxKind, Value};
 use crate::error::{CommittedDate, Error, Result};
+use crate::exit::Exit;
 use crate::holder::Identity;
 use crate::interval::{first_unfinished, fmt_date, parse_date, today_in, Interval};
 use crate::pause;
@@ -39,7 +40,7 @@ struct Request {
     selection: Selection,
 }
 
-pub fn run(global: &Settings, args: &ApplyArgs, out: &mut Output) -> Result<u8> {
+pub fn run(global: &Settings, args: &ApplyArgs, out: &mut Output) -> Result<Exit> {
     let args = &global.apply.fill(args);
     let request = match args.run {
         Some(_) => None,
@@ -98,7 +99,7 @@ pub fn run(global: &Settings, args: &ApplyArgs, out: &mut Output) -> Result<u8> 
             begin: db.dialect().begin(),
         };
         report::dry_run(&plan, out)?;
-        return Ok(0);
+        return Ok(Exit::Done);
     }
     // The workers beside the run's own session get sessions of their own, opened
     // before anything is written (a server out of connections is exit 2, nothing written).
@@ -215,14 +216,14 @@ pub fn run(global: &Settings, args: &ApplyArgs, out: &mut Output) -> Result<u8> 
         kind,
         interval: interval.to_string(),
         status,
-        exit_code: end.exit_code(),
+        exit_code: end.exit().code(),
         ranges: report::outcome_ranges(&dates)?,
         dates,
         reclaimed,
         stopped,
     };
     report::apply_summary(&report, &skips, out)?;
-    Ok(end.exit_code())
+    Ok(end.exit())
 }
 
 /// How many dates a run computes at once (`--jobs`, or the project's `[apply] jobs`).
@@ -378,12 +379,12 @@ impl RunEnd {
         status.as_str()
     }
 
-    fn exit_code(self) -> u8 {
+    fn exit(self) -> Exit {
         match self {
-            RunEnd::Success => 0,
-            RunEnd::Partial => 99,
-            RunEnd::Failed | RunEnd::Interrupted(None) => 1,
-            RunEnd::Interrupted(Some(sig)) => 128 + sig as u8,
+            RunEnd::Success => Exit::Done,
+            RunEnd::Partial => Exit::Skipped,
+            RunEnd::Failed | RunEnd::Interrupted(None) => Exit::Failed,
+            RunEnd::Interrupted(Some(sig)) => Exit::Signal(sig),
         }
     }
 }

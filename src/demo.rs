@@ -7,6 +7,7 @@ use crate::apply;
 use crate::cli::{ApplyArgs, Kind, SealArgs};
 use crate::db::{Db, Target};
 use crate::error::Result;
+use crate::exit::Exit;
 use crate::queries;
 use crate::report::{table, won, Output};
 use crate::seal;
@@ -15,7 +16,7 @@ use crate::store;
 
 /// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)
 /// a scratch schema in that database, dropped when the demo ends, however it ends.
-pub fn run(given: &Settings, out: &Output) -> Result<u8> {
+pub fn run(given: &Settings, out: &Output) -> Result<Exit> {
     let scratch = tempfile::Builder::new().prefix("sqlrun-demo-").tempdir()?;
     let global = match store::target(given)? {
         Target::Sqlite(_) => {
@@ -36,7 +37,7 @@ pub fn run(given: &Settings, out: &Output) -> Result<u8> {
     let (say, summary) = story?;
     out.json(&summary)?;
     out.text(&say)?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
@@ -228,9 +229,10 @@ fn apply_quietly(
         &mut out,
     )?;
     let run_id = conn.one(&queries::LAST_RUN_ID, &[])?.i64(0)?;
-    if code != 0 {
+    if code != Exit::Done {
         return Err(crate::Error::bad(format!(
-            "demo: run {run_id} ended with exit {code}"
+            "demo: run {run_id} ended with exit {}",
+            code.code()
         )));
     }
     let dates = conn

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::db::{DbError, DbErrorKind};
+use crate::exit::Exit;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -94,6 +95,11 @@ pub enum Error {
 
 impl Error {
     pub fn exit_code(&self) -> u8 {
+        self.exit().code()
+    }
+
+    /// How a command that failed with this error ends.
+    pub fn exit(&self) -> Exit {
         match self {
             Error::BadInput(_)
             | Error::Usage(_)
@@ -105,8 +111,8 @@ impl Error {
             | Error::Migration(_)
             | Error::Environment { .. }
             | Error::NeedsInit { .. }
-            | Error::Database(_) => 2,
-            Error::RunStopped(_) | Error::Io(_) => 1,
+            | Error::Database(_) => Exit::BadInput,
+            Error::RunStopped(_) | Error::Io(_) => Exit::Failed,
         }
     }
 

@@ -4,6 +4,7 @@
 use crate::cli::GenerateArgs;
 use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
+use crate::exit::Exit;
 use crate::interval::{fmt_date, parse_date};
 use crate::queries;
 use crate::report::Output;
@@ -12,7 +13,7 @@ use crate::store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub fn run(global: &Settings, args: &GenerateArgs, out: &Output) -> Result<u8> {
+pub fn run(global: &Settings, args: &GenerateArgs, out: &Output) -> Result<Exit> {
     let start = parse_date(&args.start, "--start")?;
     if args.days == 0 || args.per_day == 0 {
         return Err(Error::bad("--days and --per-day must be at least 1"));
@@ -27,7 +28,7 @@ pub fn run(global: &Settings, args: &GenerateArgs, out: &Output) -> Result<u8> {
         fmt_date(end),
         args.seed
     ))?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 fn insert_order(db: &mut Db, id: &str, ds: &str, amount: i64, created: String) -> Result<()> {

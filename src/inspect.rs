@@ -7,6 +7,7 @@ use serde_json::{Map, Value as Json};
 
 use crate::db::{Db, Params, Sql};
 use crate::error::{Error, Result};
+use crate::exit::Exit;
 use crate::interval::{contiguous, fmt_date, parse_date, Interval};
 use crate::kinds::Kind;
 use crate::pipeline::{DateVars, Pipeline};
@@ -29,7 +30,7 @@ fn open(global: &Settings, select: &[String]) -> Result<(Pipeline, Db)> {
     Ok((pipeline, db))
 }
 
-pub fn init(global: &Settings, out: &Output) -> Result<u8> {
+pub fn init(global: &Settings, out: &Output) -> Result<Exit> {
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     let mut db = Db::open(&target)?;
@@ -48,7 +49,7 @@ pub fn init(global: &Settings, out: &Output) -> Result<u8> {
         pipeline.templates.origin,
         models.join(", ")
     ))?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 /// `sqlrun status`: a span at a glance (summary and calendar), or `--list` a line per
@@ -60,7 +61,7 @@ pub fn status(
     select: &[String],
     list: bool,
     out: &Output,
-) -> Result<u8> {
+) -> Result<Exit> {
     let interval = interval.map(Interval::parse).transpose()?;
     let (pipeline, mut db) = open(global, select)?;
     let span = match interval {
@@ -72,7 +73,7 @@ pub fn status(
         }
     };
     let Some(span) = span else {
-        return report::status_empty(out).map(|()| 0);
+        return report::status_empty(out).map(|()| Exit::Done);
     };
     let states = reserve::date_states(&mut db, &pipeline, span)?;
     // A holder that is gone still holds its dates until the next writer reclaims them; say so.
@@ -83,7 +84,7 @@ pub fn status(
         list,
     };
     report::status(&view, &states, &pipeline.signature(), &dead, out)?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 /// `sqlrun runs`: the runs, newest first, each with its dates in brief; `runs N`: one
@@ -94,13 +95,13 @@ pub fn runs(
     limit: u32,
     each_date: bool,
     out: &Output,
-) -> Result<u8> {
+) -> Result<Exit> {
     let mut db = store::open_to_read(&store::target(global)?, None)?;
     match run_id {
         None => runs_list(&mut db, limit, out)?,
         Some(run_id) => run_detail(&mut db, run_id, each_date, out)?,
     }
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 /// The runs list: per run, its dates counted per status, with where the failed and
@@ -362,7 +363,7 @@ fn events_table(events: &[Map<String, Json>]) -> String {
     table(&["at", "event", "who", "dates", "detail"], &rows)
 }
 
-pub fn corrections(global: &Settings, interval: Option<&str>, out: &Output) -> Result<u8> {
+pub fn corrections(global: &Settings, interval: Option<&str>, out: &Output) -> Result<Exit> {
     let interval = interval.map(Interval::parse).transpose()?;
     let (pipeline, mut db) = open(global, &[])?;
     let (start, end) = match interval {
@@ -468,7 +469,7 @@ pub fn corrections(global: &Settings, interval: Option<&str>, out: &Output) -> R
         text = "no corrections".into();
     }
     out.text(&text)?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 pub fn render(
@@ -477,7 +478,7 @@ pub fn render(
     model: Option<&str>,
     select: &[String],
     out: &Output,
-) -> Result<u8> {
+) -> Result<Exit> {
     let ds = fmt_date(parse_date(date, "--date")?);
     let (pipeline, mut db) = open(global, select)?;
     let run_id = db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?;
@@ -512,10 +513,10 @@ pub fn render(
     };
     out.json(&serde_json::json!({"ds": ds, "run_id": run_id, "model": model, "sql": sql}))?;
     out.text(&sql)?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
-pub fn templates(global: &Settings, show: Option<&str>, out: &Output) -> Result<u8> {
+pub fn templates(global: &Settings, show: Option<&str>, out: &Output) -> Result<Exit> {
     let (pipeline, mut db) = open(global, &[])?;
     if let Some(spec) = show {
         let (name, version) = spec
@@ -540,7 +541,7 @@ pub fn templates(global: &Settings, show: Option<&str>, out: &Output) -> Result<
         })?;
         out.json(&serde_json::json!({"name": name, "version": version, "body": body}))?;
         out.text(&body)?;
-        return Ok(0);
+        return Ok(Exit::Done);
     }
     let mut rows = Vec::new();
     let mut doc = Vec::new();
@@ -574,7 +575,7 @@ pub fn templates(global: &Settings, show: Option<&str>, out: &Output) -> Result<
         &["template", "version", "checksum", "state", "file"],
         &rows,
     ))?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 fn rows_as_json<S: Sql + ?Sized>(

@@ -6,10 +6,12 @@
 pub mod apply;
 pub mod calendar;
 pub mod cli;
+pub mod commands;
 pub mod dates;
 pub mod db;
 pub mod demo;
 pub mod error;
+pub mod exit;
 pub mod generate;
 pub mod holder;
 pub mod inspect;
@@ -17,6 +19,7 @@ pub mod interval;
 pub mod kinds;
 pub mod load;
 pub mod models;
+pub mod output;
 pub mod pause;
 pub mod pipeline;
 pub mod plan;
@@ -39,6 +42,7 @@ use std::process::ExitCode;
 pub use error::{Error, Result};
 
 use cli::{Cli, Command};
+use exit::Exit;
 use report::Output;
 use settings::Settings;
 
@@ -46,7 +50,7 @@ use settings::Settings;
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let mut out = Output::new(cli.global.json, cli.global.verbose);
     match execute(&cli, &mut out) {
-        Ok(code) => Ok(ExitCode::from(code)),
+        Ok(code) => Ok(code.into()),
         Err(e) => {
             // A closed stdout must not hide the error: stderr still gets it (main).
             let _ = out.json_error(&e);
@@ -79,7 +83,7 @@ pub fn command_line_not_run(e: &clap::Error, json: bool) -> ExitCode {
     ExitCode::from(usage.exit_code())
 }
 
-fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
+fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
     let args = &cli.global;
     let code = match &cli.command {
         // `new` writes a project; the one it may stand in does not matter to it.
@@ -88,7 +92,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
             let help = cli::help_text(command).map_err(Error::BadInput)?;
             out.json(&serde_json::json!({ "help": help }))?;
             out.text(&help)?;
-            0
+            Exit::Done
         }
         // The demo tells the same story anywhere: a scratch database and the built-in
         // pipeline, whatever a project file says (only the backend comes from --db).
@@ -110,7 +114,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<u8> {
     Ok(code)
 }
 
-fn dispatch(global: &Settings, command: &Command, out: &mut Output) -> Result<u8> {
+fn dispatch(global: &Settings, command: &Command, out: &mut Output) -> Result<Exit> {
     Ok(match command {
         Command::Init => inspect::init(global, out)?,
         Command::Apply(args) => apply::run(global, args, out)?,

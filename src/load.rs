@@ -17,6 +17,7 @@ use minijinja::context;
 
 use crate::db::{Db, DbError, TxKind, Value};
 use crate::error::{Error, Result};
+use crate::exit::Exit;
 use crate::kinds::Kind;
 use crate::pipeline::Pipeline;
 use crate::queries;
@@ -58,7 +59,7 @@ const PARAMETERS_PER_STATEMENT: usize = 30_000;
 /// not a date prints as a bare parameter (a date would get a cast on PostgreSQL).
 const PARAMETER: &str = "value";
 
-pub fn run(global: &Settings, table: &str, file: &str, out: &Output) -> Result<u8> {
+pub fn run(global: &Settings, table: &str, file: &str, out: &Output) -> Result<Exit> {
     let input = Input::open(file)?;
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
@@ -72,7 +73,7 @@ pub fn run(global: &Settings, table: &str, file: &str, out: &Output) -> Result<u
     let statements = Statements::new(&pipeline, table, &rows.columns)?;
     let loaded = load(&mut db, &statements, &mut rows)?;
     say_loaded(&pipeline, table, loaded, out)?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 /// `loaded N rows into TABLE` (JSON: table and rows); for a source, what follows.

@@ -9,6 +9,7 @@
 
 use crate::db::{Db, Row, TxKind, Value};
 use crate::error::{Error, Result};
+use crate::exit::Exit;
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::report::Output;
@@ -304,7 +305,7 @@ pub fn retire_command(
     reason: &str,
     by: Option<&str>,
     out: &Output,
-) -> Result<u8> {
+) -> Result<Exit> {
     if reason.trim().is_empty() {
         return Err(Error::bad(
             "--reason is empty; say why the model is gone, e.g. --reason \"replaced by daily_revenue_v2\"",
@@ -369,5 +370,5 @@ pub fn retire_command(
          from now on",
         model.name, model.table
     ))?;
-    Ok(0)
+    Ok(Exit::Done)
 }

@@ -9,6 +9,7 @@ use crate::cli::ReserveArgs;
 pub use crate::dates::{DateState, Reclaim, Skip};
 use crate::db::{Db, TxKind, Value};
 use crate::error::{Error, Result};
+use crate::exit::Exit;
 use crate::holder::{liveness, Holder, Identity, Liveness};
 use crate::interval::{contiguous, fmt_date, parse_date, Interval};
 use crate::pipeline::Pipeline;
@@ -322,7 +323,7 @@ pub fn reclaim_lines(reclaims: &[Reclaim]) -> Vec<String> {
 
 /// `sqlrun reserve`: a planned backfill holds its dates from now on; `apply --run` carries
 /// it out, `release` cancels it. Prints the run id alone on stdout.
-pub fn reserve_command(global: &Settings, args: &ReserveArgs, out: &Output) -> Result<u8> {
+pub fn reserve_command(global: &Settings, args: &ReserveArgs, out: &Output) -> Result<Exit> {
     let interval = Interval::parse(&args.interval)?;
     let hold_for = args.hold_for.as_deref().map(parse_hold).transpose()?;
     let by = args.by.clone().unwrap_or_else(default_user);
@@ -378,7 +379,11 @@ pub fn reserve_command(global: &Settings, args: &ReserveArgs, out: &Output) -> R
         "skipped": skips, "reclaimed": reclaimed,
     }))?;
     out.text(&run_id.to_string())?;
-    Ok(if skips.is_empty() { 0 } else { 99 })
+    Ok(if skips.is_empty() {
+        Exit::Done
+    } else {
+        Exit::Skipped
+    })
 }
 
 fn parse_hold(text: &str) -> Result<Duration> {
@@ -400,7 +405,7 @@ pub fn release_command(
     run_id: i64,
     by: Option<&str>,
     out: &Output,
-) -> Result<u8> {
+) -> Result<Exit> {
     let target = store::target(global)?;
     let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
     let mut db = Db::open(&target)?;
@@ -441,5 +446,5 @@ pub fn release_command(
             }
         ));
     }
-    Ok(0)
+    Ok(Exit::Done)
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::db::is_postgres_url;
 use crate::error::{Error, Result};
+use crate::exit::Exit;
 use crate::project::{self, FILE_NAME};
 use crate::report::Output;
 use crate::settings::Flags;
@@ -103,7 +104,7 @@ fn project_file(db: &str, schema: Option<&str>) -> String {
         .replace("{schema}\n", &schema)
 }
 
-pub fn run(args: &Flags, dir: &Path, out: &Output) -> Result<u8> {
+pub fn run(args: &Flags, dir: &Path, out: &Output) -> Result<Exit> {
     if args.templates.is_some() {
         return Err(Error::bad(
             "sqlrun new writes the project's own templates (models/, views/); --templates does \
@@ -162,7 +163,7 @@ pub fn run(args: &Flags, dir: &Path, out: &Output) -> Result<u8> {
         dir.display()
     ));
     out.text(&say)?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use minijinja::context;
 use crate::cli::SealArgs;
 use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
+use crate::exit::Exit;
 use crate::holder::Identity;
 use crate::interval::{contiguous, parse_date, Interval};
 use crate::pipeline::Pipeline;
@@ -16,7 +17,7 @@ use crate::reserve;
 use crate::settings::Settings;
 use crate::store;
 
-pub fn run(global: &Settings, args: &SealArgs, out: &Output) -> Result<u8> {
+pub fn run(global: &Settings, args: &SealArgs, out: &Output) -> Result<Exit> {
     let interval = Interval::parse(&args.interval)?;
     if args.reason.trim().is_empty() {
         return Err(Error::bad(
@@ -58,7 +59,7 @@ pub fn run(global: &Settings, args: &SealArgs, out: &Output) -> Result<u8> {
         ));
     }
     out.text(&text)?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 type Sealed = (Vec<reserve::Reclaim>, Vec<String>, Vec<String>);

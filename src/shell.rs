@@ -9,35 +9,36 @@ use clap_complete::Shell;
 
 use crate::cli::Cli;
 use crate::error::{Error, Result};
+use crate::exit::Exit;
 use crate::report::Output;
 
 /// The name the scripts complete and the pages describe.
 const BIN: &str = "sqlrun";
 
 /// `sqlrun completions SHELL`: the script on stdout (with --json, inside a document).
-pub fn completions(shell: Shell, out: &Output) -> Result<u8> {
+pub fn completions(shell: Shell, out: &Output) -> Result<Exit> {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), BIN, &mut script);
     let script = String::from_utf8(script).map_err(|e| Error::Io(std::io::Error::other(e)))?;
     out.json(&serde_json::json!({"shell": shell.to_string(), "script": script}))?;
     out.text(&script)?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 /// `sqlrun man [COMMAND]` prints one page (sqlrun(1), or sqlrun-COMMAND(1)) on stdout;
 /// `sqlrun man --dir DIR` writes every page there and names the files.
-pub fn man(command: Option<&str>, dir: Option<&Path>, out: &Output) -> Result<u8> {
+pub fn man(command: Option<&str>, dir: Option<&Path>, out: &Output) -> Result<Exit> {
     if let Some(dir) = dir {
         let written = write_pages(dir)?;
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         out.json(&serde_json::json!({"dir": dir.display().to_string(), "pages": names}))?;
         out.text(&names.join("\n"))?;
-        return Ok(0);
+        return Ok(Exit::Done);
     }
     let (name, page) = page(command)?;
     out.json(&serde_json::json!({"page": name, "roff": page}))?;
     out.text(&page)?;
-    Ok(0)
+    Ok(Exit::Done)
 }
 
 /// The command line as the pages describe it: every command has a page of its own, so

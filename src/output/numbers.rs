@@ -1,0 +1,22 @@
+//! Numbers as people read them.
+
+/// An amount in won, as the demo and the reports print it: `51820000` -> `51,820,000`.
+pub fn won(amount: i64) -> String {
+    thousands(amount)
+}
+
+/// Any whole number with thousands separators: `51820000` -> `51,820,000`, `-1,000`.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
