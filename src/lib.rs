@@ -33,6 +33,7 @@ pub mod seal;
 pub mod settings;
 pub mod shell;
 pub mod store;
+pub mod sync;
 pub mod templates;
 pub mod vocabulary;
 pub mod workers;

@@ -1,0 +1,500 @@
+//! The pipeline's objects in a database: model tables, `<table>_corrections`,
+//! `<table>_current`, views and source triggers, created or brought up to date in one
+//! transaction, and the template versions a run used. Apart from pipeline.rs, which only
+//! loads and renders, so that the record of models (models.rs) can sit between them.
+
+use minijinja::context;
+
+use crate::db::{Db, DbErrorKind, Dialect, TxKind};
+use crate::error::{Error, Result};
+use crate::pipeline::{to_value, DateVars, Pipeline, Source};
+use crate::queries;
+use crate::templates::{versioned_text, TemplateSet};
+
+impl Pipeline {
+    /// Creates what the pipeline needs and is missing: model tables (from `-- create:`,
+    /// with a run_id column when the DDL has none), corrections tables, views whose SQL
+    /// differs from their template's, source triggers; and records the models in
+    /// `models`. Reads first, so that the usual case (nothing to do) takes no write lock.
+    /// The objects and the checks are one transaction (the templates are this database's
+    /// pipeline, every model table has its columns, a date's statements prepare against
+    /// the new objects): a refusal leaves nothing behind, so the fixed header then just
+    /// works. Returns what is worth saying (a model added, or back from a retirement).
+    pub fn sync(&self, db: &mut Db) -> Result<Vec<String>> {
+        self.sync_checking(db, None)
+    }
+
+    /// `sync`, checking that the statements of date `ds` prepare (apply: its first date),
+    /// also when nothing needed creating. Without `ds`, a creating sync checks today's.
+    pub fn sync_checking(&self, db: &mut Db, ds: Option<&str>) -> Result<Vec<String>> {
+        if self.is_current(db)? {
+            if let Some(ds) = ds {
+                self.check_tables(db)?;
+                self.check_date(db, ds)?;
+            }
+            return Ok(Vec::new());
+        }
+        db.transaction(TxKind::Exclusive, |db| self.sync_in(db, ds))
+    }
+
+    /// `sync_checking`'s work, in the caller's transaction (`apply --dry-run` rolls it
+    /// back).
+    pub fn sync_in(&self, db: &mut Db, ds: Option<&str>) -> Result<Vec<String>> {
+        let ds = ds.map_or_else(
+            || crate::interval::fmt_date(crate::interval::today_utc()),
+            str::to_string,
+        );
+        // Again under the lock: another process may have changed things meanwhile.
+        let notes = crate::models::record(db, self, None)?;
+        let (tables, rest) = self.pending_ddl(db)?;
+        if db.dialect() == Dialect::Postgres && !(tables.is_empty() && rest.is_empty()) {
+            // DDL waits for every date that reads the object, and while it waits every new
+            // reader queues behind it: a short bound, not the bookkeeping turn's.
+            db.batch(include_str!("../queries/postgres/ddl_lock_bound.sql"))?;
+        }
+        for step in &tables {
+            self.run_step(db, step)?;
+        }
+        // Before anything is built on the tables (PostgreSQL's corrections tables copy
+        // their columns).
+        self.check_tables(db)?;
+        for step in &rest {
+            self.run_step(db, step)?;
+        }
+        self.check_date(db, &ds)?;
+        Ok(notes)
+    }
+
+    fn run_step(&self, db: &mut Db, step: &Ddl) -> Result<()> {
+        let dialect = db.dialect();
+        db.batch(step.sql()).map_err(|e| step.failed(e, dialect))?;
+        match step {
+            Ddl::Plain(_) => {}
+            Ddl::Table { table, .. } => {
+                // sqlrun's own column, which a `-- create:` need not spell out. No
+                // table at all is said by check_tables, with the model's other problems.
+                let columns = table_columns(db, table)?;
+                if !columns.is_empty() && !columns.iter().any(|c| c == "run_id") {
+                    let sql = self.render_system("add_run_id", context! { table => table })?;
+                    db.batch(&sql).map_err(|e| step.failed(e, dialect))?;
+                }
+            }
+            Ddl::View { name, sql } => db.record_view(name, create_statement(sql))?,
+            Ddl::Tracking { source, sql, gap } => self.record_tracking(db, source, sql, *gap)?,
+        }
+        Ok(())
+    }
+
+    /// Every model's table has the columns its header names, and run_id: all the
+    /// problems at once, per model file, each with its fix.
+    fn check_tables(&self, db: &mut Db) -> Result<()> {
+        let mut errors = Vec::new();
+        for model in &self.models {
+            let columns = table_columns(db, &model.table)?;
+            let mut problems = Vec::new();
+            if columns.is_empty() {
+                problems.push(format!(
+                    "there is no table {} after its `-- create:` ran; the DDL must create the table the model fills (`-- table:`, by default the model's name)",
+                    model.table
+                ));
+            }
+            let named = (model.key.iter().map(|c| (c, "key")))
+                .chain(model.values.iter().map(|c| (c, "values")));
+            for (column, line) in named.filter(|_| !columns.is_empty()) {
+                if !columns.contains(column) {
+                    problems.push(format!(
+                        "table {} has no column {column}, which `-- {line}:` names; add the column to the table (it has: {}) or fix the header",
+                        model.table,
+                        columns.join(", ")
+                    ));
+                }
+            }
+            if !columns.is_empty() && !columns.iter().any(|c| c == "run_id") {
+                let alter = self.render_system("add_run_id", context! { table => &model.table })?;
+                problems.push(format!(
+                    "table {} has no run_id column, which sqlrun fills with the run that computed each row; add it: `{}`",
+                    model.table,
+                    statement_text(&alter)
+                ));
+            }
+            if !problems.is_empty() {
+                errors.push(Error::problems(self.path_of(model), "its table", problems));
+            }
+        }
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(Error::all(errors)),
+        }
+    }
+
+    /// The statements of one date, replaced and sealed, prepare against the database as
+    /// it is: SQL syntax errors and unknown tables or columns show before anything is
+    /// written (bad input, exit 2, not a failed date).
+    pub fn check_date(&self, db: &mut Db, ds: &str) -> Result<()> {
+        let started_at = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string();
+        for sealed in [false, true] {
+            let sql = self.render_date(&DateVars {
+                ds,
+                run_id: 0,
+                sealed,
+                started_at: &started_at,
+                lease_seconds: 0,
+            })?;
+            db.check_statements(&sql).map_err(|e| match e {
+                Error::Database(e) => {
+                    let model = e.context.as_deref().and_then(|m| self.model(m));
+                    Error::Template {
+                        file: match model {
+                            Some(m) => {
+                                format!("{} (model {}, as rendered for {ds})", m.file, m.name)
+                            }
+                            None => format!("SQL rendered for {ds}"),
+                        },
+                        message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                    }
+                }
+                other => other,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// After a source's triggers are (re)installed: if they had gone missing, its dates are
+    /// marked changed; then what was installed is remembered.
+    fn record_tracking(&self, db: &mut Db, source: &str, sql: &str, gap: bool) -> Result<()> {
+        if gap {
+            let script = self.bind_system("source_untracked", context! { source => source })?;
+            db.run_script(&script.sql, &script.params)?;
+        }
+        let triggers = db
+            .one(&queries::SOURCE_TRIGGERS, &[(":table", source.into())])?
+            .i64(0)?;
+        db.execute(
+            &queries::RECORD_SOURCE_TRACKING,
+            &[
+                (":source", source.into()),
+                (":triggers", triggers.into()),
+                (":install_sql", sql.into()),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Whether every object the pipeline needs is there as its template says and its
+    /// models are recorded, so that nothing needs writing (reads only). Templates that
+    /// are not this database's pipeline, and an edited template, are refused here, before
+    /// they change anything, views included.
+    pub fn is_current(&self, db: &mut Db) -> Result<bool> {
+        verify_versions(db, &self.templates)?;
+        let unrecorded = crate::models::check(db, self)?;
+        let (tables, rest) = self.pending_ddl(db)?;
+        Ok(!unrecorded && tables.is_empty() && rest.is_empty())
+    }
+
+    /// What is missing: the model tables to create, then everything else.
+    fn pending_ddl(&self, db: &mut Db) -> Result<(Vec<Ddl>, Vec<Ddl>)> {
+        let mut tables = Vec::new();
+        let mut out = Vec::new();
+        let mut missing = Vec::new();
+        for model in &self.models {
+            if db.object(&model.table)?.is_none() {
+                match &model.create {
+                    Some(ddl) => tables.push(Ddl::Table {
+                        file: self.path_of(model).to_string(),
+                        table: model.table.clone(),
+                        sql: ddl.clone(),
+                    }),
+                    None => missing.push(Error::Template {
+                        file: self.path_of(model).to_string(),
+                        message: format!(
+                            "table {} does not exist; declare it in the header (`-- create: CREATE TABLE {} (...)`) or in a migration",
+                            model.table, model.table
+                        ),
+                    }),
+                }
+            }
+            if db.object(&model.corrections_table)?.is_none() {
+                out.push(Ddl::Plain(self.render_system(
+                    "corrections_table",
+                    context! { model => to_value(model) },
+                )?));
+            }
+            if db.object(&model.sent_table)?.is_none() {
+                out.push(Ddl::Plain(self.render_system(
+                    "sent_table",
+                    context! { model => to_value(model) },
+                )?));
+            }
+        }
+        if !missing.is_empty() {
+            return Err(Error::all(missing));
+        }
+        let mut stored = |name: &str| db.object(name);
+        let mut views: Vec<(String, String)> = Vec::new();
+        for model in &self.models {
+            let sql = self.render_system("current_view", context! { model => to_value(model) })?;
+            views.push((model.current_view.clone(), sql));
+            let sql = self.render_system("sent_view", context! { model => to_value(model) })?;
+            views.push((model.sent_view.clone(), sql));
+        }
+        for view in &self.views {
+            let sql = self.render_system("view", context! { view => to_value(view) })?;
+            views.push((view.name.clone(), sql));
+        }
+        // Views are dropped and created again all together, dependents first, when any
+        // of them changed: PostgreSQL refuses to drop a view another view reads.
+        let mut stale = false;
+        for (name, sql) in &views {
+            stale |= stored(name)?.as_deref() != Some(create_statement(sql));
+        }
+        if stale {
+            for (name, _) in views.iter().rev() {
+                out.push(Ddl::Plain(
+                    self.render_system("drop_view", context! { name => name })?,
+                ));
+            }
+            for (name, sql) in views {
+                out.push(Ddl::View { name, sql });
+            }
+        }
+        for source in &self.sources {
+            out.extend(self.tracking_ddl(db, source)?);
+        }
+        Ok((tables, out))
+    }
+
+    /// A source's change triggers, when they are not installed as this sqlrun would
+    /// install them: never installed, installed from other SQL, or some gone missing
+    /// since (then its changes meanwhile went untracked: `gap`).
+    fn tracking_ddl(&self, db: &mut Db, source: &Source) -> Result<Option<Ddl>> {
+        let table = [(":table", source.table.as_str().into())];
+        let columns = table_columns(db, &source.table)?;
+        self.check_source(source, &columns)?;
+        let sql = self.render_system(
+            "source_tracking",
+            context! { source => to_value(source), columns => columns },
+        )?;
+        let triggers = db.one(&queries::SOURCE_TRIGGERS, &table)?.i64(0)?;
+        let installed = db.row(
+            &queries::SOURCE_TRACKING_OF,
+            &[(":source", source.table.as_str().into())],
+        )?;
+        let (gap, same) = match installed {
+            None => (false, false),
+            Some(row) => {
+                let gap = row.i64(0)? != triggers;
+                (gap, !gap && row.text(1)? == sql)
+            }
+        };
+        Ok((!same).then(|| Ddl::Tracking {
+            source: source.table.clone(),
+            sql,
+            gap,
+        }))
+    }
+
+    /// A declared source must exist with the columns its declaration names.
+    fn check_source(&self, source: &Source, columns: &[String]) -> Result<()> {
+        let model = self
+            .models
+            .iter()
+            .find(|m| m.sources.contains(source))
+            .expect("every source comes from a model");
+        let bad = |message: String| Error::Template {
+            file: model.template.clone(),
+            message,
+        };
+        if columns.is_empty() {
+            return Err(bad(format!(
+                "`-- sources:` names {}, which does not exist; create the table first (a \
+                 migration, or by hand) or leave it out of `-- sources:`",
+                source.table
+            )));
+        }
+        let named = std::iter::once(&source.date_column).chain(source.key.as_ref());
+        for column in named {
+            if !columns.contains(column) {
+                return Err(bad(format!(
+                    "`-- sources:` names column {column} of {}, which has: {}",
+                    source.table,
+                    columns.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One step of bringing the pipeline's objects up to date.
+enum Ddl {
+    Plain(String),
+    /// A model's table, from its `-- create:` in `file`.
+    Table {
+        file: String,
+        table: String,
+        sql: String,
+    },
+    /// A view, whose SQL is remembered.
+    View {
+        name: String,
+        sql: String,
+    },
+    /// A source's change triggers (`gap`: some had gone missing).
+    Tracking {
+        source: String,
+        sql: String,
+        gap: bool,
+    },
+}
+
+impl Ddl {
+    fn sql(&self) -> &str {
+        match self {
+            Ddl::Plain(sql)
+            | Ddl::Table { sql, .. }
+            | Ddl::View { sql, .. }
+            | Ddl::Tracking { sql, .. } => sql,
+        }
+    }
+
+    /// A step that failed, said as the pipeline's problem, unless the database itself is
+    /// the problem (a read-only file, a full disk: said on one line).
+    fn failed(&self, e: Error, dialect: Dialect) -> Error {
+        if let (
+            Error::Environment {
+                kind: DbErrorKind::Timeout,
+                cause,
+                ..
+            },
+            Dialect::Postgres,
+        ) = (&e, dialect)
+        {
+            let line = format!(
+                "creating or replacing the pipeline's objects waits for the dates of other \
+                 runs that read them ({cause}; at most 2 s, so that no run's dates queue \
+                 behind it): nothing was changed; run it again when no date is being \
+                 computed (`sqlrun status` shows who holds dates)\n{}",
+                self.sql()
+            );
+            let cause = cause.clone();
+            return Error::Environment {
+                kind: DbErrorKind::Timeout,
+                cause,
+                line,
+            };
+        }
+        if let Error::Environment { .. } = e {
+            return e;
+        }
+        let message = match self {
+            Ddl::Tracking { source, .. } => format!(
+                "installing the change triggers on source {source} failed: {e}; sqlrun must be \
+                 allowed to create triggers on it (own it, or hold the TRIGGER privilege)"
+            ),
+            Ddl::Table { file, table, .. } => {
+                return Error::Template {
+                    file: file.clone(),
+                    message: format!(
+                        "creating table {table} from its `-- create:` failed: {e}; fix the DDL \
+                         (nothing was created)\n{}",
+                        self.sql()
+                    ),
+                }
+            }
+            _ => format!("creating them failed: {e}"),
+        };
+        Error::Template {
+            file: "pipeline objects".into(),
+            message: format!("{message}\n{}", self.sql()),
+        }
+    }
+}
+
+/// Refuses a template whose text changed while its version did not, as a migration tool
+/// refuses an edited migration.
+pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<()> {
+    for file in &templates.files {
+        let recorded = db.row(
+            &queries::TEMPLATE_VERSION,
+            &[
+                (":name", file.name.as_str().into()),
+                (":version", file.version.into()),
+            ],
+        )?;
+        if let Some(row) = recorded {
+            let (checksum, first_used, body) = (row.text(0)?, row.text(1)?, row.text(2)?);
+            let same_sql = || versioned_text(&body) == versioned_text(&file.source);
+            if checksum != file.checksum && !same_sql() {
+                return Err(Error::EditedTemplate(Box::new(
+                    crate::error::EditedTemplate {
+                        file: file.path.clone(),
+                        name: file.name.clone(),
+                        version: file.version,
+                        next: file.version + 1,
+                        recorded: checksum[..12.min(checksum.len())].to_string(),
+                        found: file.checksum[..12].to_string(),
+                        first_used,
+                    },
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Records the template versions a run uses (and each version's text the first time).
+pub fn record_versions(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Result<()> {
+    verify_versions(db, templates)?;
+    for file in &templates.files {
+        db.execute(
+            &queries::RECORD_TEMPLATE_VERSION,
+            &[
+                (":name", file.name.as_str().into()),
+                (":version", file.version.into()),
+                (":kind", file.kind.as_str().into()),
+                (":checksum", file.checksum.as_str().into()),
+                (":body", file.source.as_str().into()),
+                (":run_id", run_id.into()),
+            ],
+        )?;
+        db.execute(
+            &queries::RECORD_RUN_TEMPLATE,
+            &[
+                (":run_id", run_id.into()),
+                (":name", file.name.as_str().into()),
+                (":version", file.version.into()),
+                (":kind", file.kind.as_str().into()),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// A rendered one-statement template as a person would type it: without its header
+/// comments, blank lines and final semicolon.
+fn statement_text(rendered: &str) -> String {
+    let lines: Vec<&str> = rendered
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.trim_start().starts_with("--"))
+        .collect();
+    lines.join(" ").trim_end_matches(';').trim_end().to_string()
+}
+
+/// The columns of a table, in order (none: there is no such table).
+fn table_columns(db: &mut Db, table: &str) -> Result<Vec<String>> {
+    db.rows(&queries::COLUMN_TYPES, &[(":table", table.into())])?
+        .iter()
+        .map(|r| r.text(0))
+        .collect()
+}
+
+/// The text SQLite keeps in sqlite_schema for a rendered CREATE: from CREATE to the end,
+/// without the header comments and the final semicolon.
+fn create_statement(rendered: &str) -> &str {
+    let start = rendered.find("CREATE ").unwrap_or(0);
+    rendered[start..]
+        .trim_end()
+        .trim_end_matches(';')
+        .trim_end()
+}
