@@ -320,7 +320,7 @@ fn begin_run(
             start_run(db, pipeline, start.args, &me, start.reserved, start.request)?;
         // Taken before the run row becomes visible: nobody can see it running and gone.
         db.hold_run(run_id)?;
-        crate::sync::record_versions(db, &pipeline.templates, run_id)?;
+        crate::versions::record_versions(db, &pipeline.templates, run_id)?;
         // Under the lock again (a model may have been retired meanwhile); the run's
         // model versions are the current ones.
         crate::models::record(db, pipeline, Some(run_id))?;

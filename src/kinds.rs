@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::report::thousands;
+use crate::numbers::thousands;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -7,24 +7,28 @@ pub mod apply;
 pub mod calendar;
 pub mod cli;
 pub mod commands;
+pub mod corrections;
 pub mod dates;
 pub mod db;
 pub mod demo;
 pub mod error;
 pub mod exit;
 pub mod generate;
+pub mod history;
 pub mod holder;
 pub mod inspect;
 pub mod interval;
 pub mod kinds;
 pub mod load;
 pub mod models;
+pub mod numbers;
 pub mod output;
 pub mod pause;
 pub mod pipeline;
 pub mod plan;
 pub mod project;
 pub mod queries;
+pub mod render;
 pub mod report;
 pub mod requester;
 pub mod reserve;
@@ -35,6 +39,7 @@ pub mod shell;
 pub mod store;
 pub mod sync;
 pub mod templates;
+pub mod versions;
 pub mod vocabulary;
 pub mod workers;
 
@@ -117,7 +122,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
 
 fn dispatch(global: &Settings, command: &Command, out: &mut Output) -> Result<Exit> {
     Ok(match command {
-        Command::Init => inspect::init(global, out)?,
+        Command::Init => commands::init::run(global, out)?,
         Command::Apply(args) => apply::run(global, args, out)?,
         Command::Reserve(args) => reserve::reserve_command(global, args, out)?,
         Command::Release { run_id, by } => {
@@ -136,16 +141,16 @@ fn dispatch(global: &Settings, command: &Command, out: &mut Output) -> Result<Ex
             run_id,
             limit,
             dates,
-        } => inspect::runs(global, *run_id, *limit, *dates, out)?,
+        } => commands::runs::run(global, *run_id, *limit, *dates, out)?,
         Command::Corrections { interval } => {
-            inspect::corrections(global, interval.as_deref(), out)?
+            commands::corrections::run(global, interval.as_deref(), out)?
         }
         Command::Render {
             date,
             model,
             select,
-        } => inspect::render(global, date, model.as_deref(), select, out)?,
-        Command::Templates { show } => inspect::templates(global, show.as_deref(), out)?,
+        } => commands::render::run(global, date, model.as_deref(), select, out)?,
+        Command::Templates { show } => commands::templates::run(global, show.as_deref(), out)?,
         Command::Generate(args) => generate::run(global, args, out)?,
         Command::Load { table, file } => load::run(global, table, file, out)?,
         Command::New { .. }

@@ -13,7 +13,7 @@ use crate::pipeline::RUN_ID_PLACEHOLDER;
 use crate::plan::{Action, Reason, Step};
 use crate::vocabulary::DateStatus;
 
-pub use crate::output::numbers::{thousands, won};
+pub use crate::numbers::{thousands, won};
 pub use crate::output::table::{aligned, table};
 pub use crate::output::{scheduler_line, Output};
 

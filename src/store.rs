@@ -1,7 +1,7 @@
 //! The state-store records every command shares: opening the database named by the
 //! global flags, runs, and template versions.
 
-use crate::db::{Db, DbErrorKind, ReadOpen, Row, Target, Value};
+use crate::db::{Db, DbErrorKind, Params, ReadOpen, Row, Sql, Target, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
 use crate::queries;
@@ -186,4 +186,23 @@ pub fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
 
 pub fn now() -> String {
     timestamp(chrono::Utc::now())
+}
+
+/// The rows of a query as JSON objects keyed by column: what `--json` prints of them.
+pub fn rows_as_json<S: Sql + ?Sized>(
+    db: &mut Db,
+    sql: &S,
+    params: Params,
+) -> Result<Vec<serde_json::Map<String, serde_json::Value>>> {
+    Ok(db
+        .rows(sql, params)?
+        .iter()
+        .map(|row| {
+            row.names()
+                .iter()
+                .enumerate()
+                .map(|(i, name)| (name.clone(), row.value(i).to_json()))
+                .collect()
+        })
+        .collect())
 }

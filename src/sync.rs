@@ -1,7 +1,6 @@
 //! The pipeline's objects in a database: model tables, `<table>_corrections`,
 //! `<table>_current`, views and source triggers, created or brought up to date in one
-//! transaction, and the template versions a run used. Apart from pipeline.rs, which only
-//! loads and renders, so that the record of models (models.rs) can sit between them.
+//! transaction. Apart from pipeline.rs, which only loads and renders, so that the record of models (models.rs) can sit between them.
 
 use minijinja::context;
 
@@ -9,7 +8,6 @@ use crate::db::{Db, DbErrorKind, Dialect, TxKind};
 use crate::error::{Error, Result};
 use crate::pipeline::{to_value, DateVars, Pipeline, Source};
 use crate::queries;
-use crate::templates::{versioned_text, TemplateSet};
 
 impl Pipeline {
     /// Creates what the pipeline needs and is missing: model tables (from `-- create:`,
@@ -185,7 +183,7 @@ impl Pipeline {
     /// are not this database's pipeline, and an edited template, are refused here, before
     /// they change anything, views included.
     pub fn is_current(&self, db: &mut Db) -> Result<bool> {
-        verify_versions(db, &self.templates)?;
+        crate::versions::verify_versions(db, &self.templates)?;
         let unrecorded = crate::models::check(db, self)?;
         let (tables, rest) = self.pending_ddl(db)?;
         Ok(!unrecorded && tables.is_empty() && rest.is_empty())
@@ -408,66 +406,6 @@ impl Ddl {
             message: format!("{message}\n{}", self.sql()),
         }
     }
-}
-
-/// Refuses a template whose text changed while its version did not, as a migration tool
-/// refuses an edited migration.
-pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<()> {
-    for file in &templates.files {
-        let recorded = db.row(
-            &queries::TEMPLATE_VERSION,
-            &[
-                (":name", file.name.as_str().into()),
-                (":version", file.version.into()),
-            ],
-        )?;
-        if let Some(row) = recorded {
-            let (checksum, first_used, body) = (row.text(0)?, row.text(1)?, row.text(2)?);
-            let same_sql = || versioned_text(&body) == versioned_text(&file.source);
-            if checksum != file.checksum && !same_sql() {
-                return Err(Error::EditedTemplate(Box::new(
-                    crate::error::EditedTemplate {
-                        file: file.path.clone(),
-                        name: file.name.clone(),
-                        version: file.version,
-                        next: file.version + 1,
-                        recorded: checksum[..12.min(checksum.len())].to_string(),
-                        found: file.checksum[..12].to_string(),
-                        first_used,
-                    },
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Records the template versions a run uses (and each version's text the first time).
-pub fn record_versions(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Result<()> {
-    verify_versions(db, templates)?;
-    for file in &templates.files {
-        db.execute(
-            &queries::RECORD_TEMPLATE_VERSION,
-            &[
-                (":name", file.name.as_str().into()),
-                (":version", file.version.into()),
-                (":kind", file.kind.as_str().into()),
-                (":checksum", file.checksum.as_str().into()),
-                (":body", file.source.as_str().into()),
-                (":run_id", run_id.into()),
-            ],
-        )?;
-        db.execute(
-            &queries::RECORD_RUN_TEMPLATE,
-            &[
-                (":run_id", run_id.into()),
-                (":name", file.name.as_str().into()),
-                (":version", file.version.into()),
-                (":kind", file.kind.as_str().into()),
-            ],
-        )?;
-    }
-    Ok(())
 }
 
 /// A rendered one-statement template as a person would type it: without its header

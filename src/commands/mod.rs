@@ -2,6 +2,12 @@
 //! result to output. What every command that touches the database does first is here,
 //! once: settings → pipeline → database → sync.
 
+pub mod corrections;
+pub mod init;
+pub mod render;
+pub mod runs;
+pub mod templates;
+
 use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::pipeline::Pipeline;

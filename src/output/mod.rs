@@ -2,8 +2,12 @@
 //! Results go to stdout; notes (skips, reclaims, per-date progress) go to stderr. This is
 //! the only layer that writes to either; nothing below it imports it.
 
-pub mod numbers;
+pub mod corrections;
+pub mod init;
+pub mod render;
+pub mod runs;
 pub mod table;
+pub mod templates;
 
 use std::io::{IsTerminal, Write};
 

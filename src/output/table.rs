@@ -34,3 +34,12 @@ pub fn aligned(rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// A JSON value as a table cell: text as it is, NULL as `-`.
+pub fn cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "-".into(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,4 +1,5 @@
-//! Numbers as people read them.
+//! Numbers as people read them. Pure formatting, below every layer that shows a value
+//! (value kinds, output), so that none of them imports another for it.
 
 /// An amount in won, as the demo and the reports print it: `51820000` -> `51,820,000`.
 pub fn won(amount: i64) -> String {

@@ -1,0 +1,24 @@
+//! `sqlrun runs`: the runs, newest first, each with its dates in brief; `runs N`: one run,
+//! its dates as ranges per status (`--dates`: each date), events and templates.
+
+use crate::error::Result;
+use crate::exit::Exit;
+use crate::history;
+use crate::output::{runs as show, Output};
+use crate::settings::Settings;
+use crate::store;
+
+pub fn run(
+    settings: &Settings,
+    run_id: Option<i64>,
+    limit: u32,
+    each_date: bool,
+    out: &Output,
+) -> Result<Exit> {
+    let mut db = store::open_to_read(&store::target(settings)?, None)?;
+    match run_id {
+        None => show::runs_list(&history::newest_runs(&mut db, limit)?, out)?,
+        Some(run_id) => show::run_detail(&history::run_detail(&mut db, run_id)?, each_date, out)?,
+    }
+    Ok(Exit::Done)
+}

@@ -1,0 +1,218 @@
+//! `sqlrun runs`: the runs list and one run in detail.
+
+use serde_json::Value as Json;
+
+use crate::error::Result;
+use crate::history::{Record, RunDetail};
+use crate::numbers;
+use crate::output::table::{cell, table};
+use crate::output::Output;
+use crate::report;
+use crate::store::RunRow;
+use crate::vocabulary::DateStatus;
+
+/// The runs, newest first, each with its dates in brief.
+pub fn runs_list(rows: &[Record], out: &Output) -> Result<()> {
+    out.json(&rows)?;
+    let table_rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                cell(&r["run_id"]),
+                cell(&r["kind"]),
+                report::range_text(&cell(&r["interval_start"]), &cell(&r["interval_end"])),
+                cell(&r["status"]),
+                cell(&r["requested_by"]),
+                cell(&r["created_at"]),
+                cell(&r["finished_at"]),
+                dates_in_brief(r),
+            ]
+        })
+        .collect();
+    out.text(&table(
+        &[
+            "run", "kind", "interval", "status", "by", "created", "finished", "dates",
+        ],
+        &table_rows,
+    ))
+}
+
+/// A run's dates in one cell: `88 success, 1 failed (2026-04-01), 4 skipped
+/// (2026-04-02..2026-04-05), holding 3`; at most two ranges each, then how many more.
+fn dates_in_brief(r: &Record) -> String {
+    let mut parts = Vec::new();
+    for &status in DateStatus::ALL {
+        let n = r[status.as_str()].as_i64().unwrap_or(0);
+        if n == 0 {
+            continue;
+        }
+        let ranges: Vec<String> = match r.get(&format!("{status}_ranges")) {
+            Some(Json::Array(ranges)) => ranges.iter().map(cell).collect(),
+            _ => Vec::new(),
+        };
+        let place = match ranges.as_slice() {
+            [] => String::new(),
+            [a] => format!(" ({a})"),
+            [a, b] => format!(" ({a}, {b})"),
+            [a, b, rest @ ..] => format!(" ({a}, {b}, +{} more)", rest.len()),
+        };
+        parts.push(format!("{} {status}{place}", numbers::thousands(n)));
+    }
+    let holding = r["holding"].as_i64().unwrap_or(0);
+    if holding > 0 {
+        parts.push(format!("holding {}", numbers::thousands(holding)));
+    }
+    if parts.is_empty() {
+        return "no dates".into();
+    }
+    parts.join(", ")
+}
+
+/// One run: what it was, its dates (ranges, or each with `each_date`), its events.
+pub fn run_detail(detail: &RunDetail, each_date: bool, out: &Output) -> Result<()> {
+    let RunDetail {
+        run,
+        dates,
+        outcomes,
+        events,
+        templates,
+    } = detail;
+    let ranges = report::outcome_ranges(outcomes)?;
+    out.json(&serde_json::json!({"run": run, "dates": dates, "ranges": ranges, "events": events, "templates": templates}))?;
+    let mut text = run_header(run, templates);
+    text.push('\n');
+    if outcomes.is_empty() {
+        text.push_str("no dates recorded yet\n");
+    } else if each_date {
+        text.push_str(&dates_table(dates));
+    } else {
+        text.push_str(&format!(
+            "dates: {} (`sqlrun runs {} --dates` lists each)\n",
+            report::status_counts(outcomes).join(", "),
+            run.run_id
+        ));
+        text.push_str(&report::outcome_lines(&ranges, &|h| {
+            format!("held by run {h}")
+        }));
+    }
+    if !events.is_empty() {
+        text.push('\n');
+        text.push_str(&events_table(events));
+    }
+    out.text(&text)
+}
+
+/// Who ran it, when, how, with which templates.
+fn run_header(run: &RunRow, templates: &[Record]) -> String {
+    let mut text = format!(
+        "run {} ({}) {}: {}\n  requested by {}{}\n  created {}, started {}, finished {}\n",
+        run.run_id,
+        run.kind,
+        report::range_text(&run.interval_start, &run.interval_end),
+        run.status,
+        run.requested_by,
+        run.reason
+            .as_deref()
+            .map(|r| format!(", reason: {r}"))
+            .unwrap_or_default(),
+        run.created_at,
+        run.started_at.as_deref().unwrap_or("-"),
+        run.finished_at.as_deref().unwrap_or("-"),
+    );
+    if let Some(c) = &run.command {
+        text.push_str(&format!("  command: {c}\n"));
+    }
+    if let Some(s) = &run.scheduler {
+        text.push_str(&format!("  started by {}\n", report::scheduler_line(s)));
+    }
+    if let Some(days) = run.lookback {
+        text.push_str(&format!(
+            "  looked back {days} days before {} for missing, failed and changed dates\n",
+            run.interval_end
+        ));
+    }
+    text.push_str(&process_line(run));
+    if let Some(e) = &run.error {
+        text.push_str(&format!("  note: {e}\n"));
+    }
+    if !templates.is_empty() {
+        let list: Vec<String> = templates
+            .iter()
+            .filter(|t| t["kind"] != "system")
+            .map(|t| format!("{}@{}", cell(&t["name"]), cell(&t["version"])))
+            .collect();
+        text.push_str(&format!("  templates: {}\n", list.join(", ")));
+    }
+    text
+}
+
+/// Where the run ran: `process 123 on host, database postgres, 2 dates at a time`.
+fn process_line(run: &RunRow) -> String {
+    let (Some(host), Some(pid)) = (&run.host, run.pid) else {
+        return String::new();
+    };
+    let on = run.dialect.as_deref().unwrap_or("sqlite");
+    let jobs = match run.jobs {
+        Some(1) => ", 1 date at a time".to_string(),
+        Some(n) => format!(", {n} dates at a time (--jobs {n})"),
+        None => String::new(),
+    };
+    format!("  process {pid} on {host}, database {on}{jobs}\n")
+}
+
+/// `runs N --dates`: each date on its own line.
+fn dates_table(dates: &[Record]) -> String {
+    let rows: Vec<Vec<String>> = dates
+        .iter()
+        .map(|d| {
+            vec![
+                cell(&d["ds"]),
+                cell(&d["status"]),
+                if d["held_by"].is_null() {
+                    "-".into()
+                } else {
+                    format!("held by run {}", cell(&d["held_by"]))
+                },
+                cell(&d["finished_at"]),
+                cell(&d["error"]),
+            ]
+        })
+        .collect();
+    table(&["date", "status", "held", "finished", "error"], &rows)
+}
+
+/// Reservations, skips, reclaims and releases of the run.
+fn events_table(events: &[Record]) -> String {
+    let rows: Vec<Vec<String>> = events
+        .iter()
+        .map(|e| {
+            let range = if e["ds_start"].is_null() {
+                "-".to_string()
+            } else {
+                format!(
+                    "{}..{} ({})",
+                    cell(&e["ds_start"]),
+                    cell(&e["ds_end"]),
+                    cell(&e["date_count"])
+                )
+            };
+            let who = if e["event"] == "reclaimed" {
+                format!(
+                    "run {} reclaimed by run {}",
+                    cell(&e["run_id"]),
+                    cell(&e["other_run_id"])
+                )
+            } else {
+                format!("run {}", cell(&e["run_id"]))
+            };
+            vec![
+                cell(&e["at"]),
+                cell(&e["event"]),
+                who,
+                range,
+                cell(&e["detail"]),
+            ]
+        })
+        .collect();
+    table(&["at", "event", "who", "dates", "detail"], &rows)
+}

@@ -1,0 +1,63 @@
+//! `sqlrun render`: the SQL a date would run, exactly as `apply` would run it (its whole
+//! transaction, or one model's SELECT), without running it.
+
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::pipeline::{DateVars, Pipeline};
+use crate::queries;
+use crate::reserve;
+use crate::store::now;
+
+/// What `render` shows of a date.
+pub struct Rendered<'a> {
+    pub ds: String,
+    /// The id the next run would get (the SQL names it).
+    pub run_id: i64,
+    pub model: Option<&'a str>,
+    pub body: String,
+    /// How the date's transaction begins on this backend; None for one model's SELECT.
+    pub begin: Option<&'static str>,
+}
+
+pub fn date<'a>(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    ds: String,
+    model: Option<&'a str>,
+) -> Result<Rendered<'a>> {
+    let run_id = db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?;
+    let (body, begin) = match model {
+        Some(name) => (model_sql(pipeline, name, &ds, run_id)?, None),
+        None => {
+            let sealed = db
+                .one(&queries::IS_SEALED, &[(":ds", ds.as_str().into())])?
+                .bool(0)?;
+            let body = pipeline.render_date(&DateVars {
+                ds: &ds,
+                run_id,
+                sealed,
+                started_at: &now(),
+                lease_seconds: reserve::lease_seconds(),
+            })?;
+            (body, Some(db.dialect().begin()))
+        }
+    };
+    Ok(Rendered {
+        ds,
+        run_id,
+        model,
+        body,
+        begin,
+    })
+}
+
+fn model_sql(pipeline: &Pipeline, name: &str, ds: &str, run_id: i64) -> Result<String> {
+    let model = pipeline.model(name).ok_or_else(|| {
+        let names: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
+        Error::bad(format!(
+            "no model named {name}; this pipeline's models are: {}",
+            names.join(", ")
+        ))
+    })?;
+    pipeline.render_model(model, ds, run_id)
+}
