@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::hold::ReserveRequest;
+use crate::seal::SealRequest;
 use crate::settings::Flags;
 use crate::vocabulary::{OnlyFilter, RunKind};
 
@@ -285,6 +287,27 @@ impl From<Only> for OnlyFilter {
             Only::Failed => OnlyFilter::Failed,
             Only::Stale => OnlyFilter::Stale,
             Only::Changed => OnlyFilter::Changed,
+        }
+    }
+}
+
+impl From<&ReserveArgs> for ReserveRequest {
+    fn from(args: &ReserveArgs) -> ReserveRequest {
+        ReserveRequest {
+            interval: args.interval.clone(),
+            by: args.by.clone(),
+            reason: args.reason.clone(),
+            hold_for: args.hold_for.clone(),
+        }
+    }
+}
+
+impl From<&SealArgs> for SealRequest {
+    fn from(args: &SealArgs) -> SealRequest {
+        SealRequest {
+            interval: args.interval.clone(),
+            reason: args.reason.clone(),
+            by: args.by.clone(),
         }
     }
 }

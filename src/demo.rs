@@ -4,13 +4,13 @@
 //! finds by itself (`--lookback`) and records as a correction.
 
 use crate::apply;
-use crate::cli::{ApplyArgs, Kind, SealArgs};
+use crate::cli::{ApplyArgs, Kind};
 use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::queries;
 use crate::report::{table, won, Output};
-use crate::seal;
+use crate::seal::SealRequest;
 use crate::settings::Settings;
 use crate::store;
 
@@ -118,9 +118,9 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
     say.push_str("\n   The derived total does not move however often the backfill runs.\n\n");
 
     // 4. The first week went out in a report; a voucher for 2026-02-03 arrives late.
-    seal::run(
+    crate::commands::seal::run(
         global,
-        &SealArgs {
+        &SealRequest {
             interval: "2026-02-01..2026-02-07".into(),
             reason: "weekly report, week 1".into(),
             by: Some("demo".into()),

@@ -15,6 +15,7 @@ pub mod error;
 pub mod exit;
 pub mod generate;
 pub mod history;
+pub mod hold;
 pub mod holder;
 pub mod inspect;
 pub mod interval;
@@ -124,11 +125,11 @@ fn dispatch(global: &Settings, command: &Command, out: &mut Output) -> Result<Ex
     Ok(match command {
         Command::Init => commands::init::run(global, out)?,
         Command::Apply(args) => apply::run(global, args, out)?,
-        Command::Reserve(args) => reserve::reserve_command(global, args, out)?,
+        Command::Reserve(args) => commands::reserve::run(global, &args.into(), out)?,
         Command::Release { run_id, by } => {
-            reserve::release_command(global, *run_id, by.as_deref(), out)?
+            commands::release::run(global, *run_id, by.as_deref(), out)?
         }
-        Command::Seal(args) => seal::run(global, args, out)?,
+        Command::Seal(args) => commands::seal::run(global, &args.into(), out)?,
         Command::Retire { model, reason, by } => {
             models::retire_command(global, model, reason, by.as_deref(), out)?
         }

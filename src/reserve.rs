@@ -5,18 +5,13 @@ use std::time::Duration;
 
 use minijinja::context;
 
-use crate::cli::ReserveArgs;
 pub use crate::dates::{DateState, Reclaim, Skip};
-use crate::db::{Db, TxKind, Value};
-use crate::error::{Error, Result};
-use crate::exit::Exit;
+use crate::db::{Db, Value};
+use crate::error::Result;
 use crate::holder::{liveness, Holder, Identity, Liveness};
 use crate::interval::{contiguous, fmt_date, parse_date, Interval};
 use crate::pipeline::Pipeline;
 use crate::queries;
-use crate::report::Output;
-use crate::requester::default_user;
-use crate::settings::Settings;
 use crate::store;
 
 /// A running run's lease on the dates it holds. Renewed as it commits dates, so it only
@@ -319,132 +314,4 @@ pub fn reclaim_lines(reclaims: &[Reclaim]) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// `sqlrun reserve`: a planned backfill holds its dates from now on; `apply --run` carries
-/// it out, `release` cancels it. Prints the run id alone on stdout.
-pub fn reserve_command(global: &Settings, args: &ReserveArgs, out: &Output) -> Result<Exit> {
-    let interval = Interval::parse(&args.interval)?;
-    let hold_for = args.hold_for.as_deref().map(parse_hold).transpose()?;
-    let by = args.by.clone().unwrap_or_else(default_user);
-    let target = store::target(global)?;
-    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
-    let mut db = Db::open(&target)?;
-    for note in pipeline.sync(&mut db)? {
-        out.note(&note);
-    }
-    let me = Identity::current();
-
-    let (run_id, reclaimed) = db.transaction(TxKind::Exclusive, |db| {
-        let run_id = store::insert_run(
-            db,
-            &[
-                (":kind", "backfill".into()),
-                (":start", fmt_date(interval.start).into()),
-                (":end", fmt_date(interval.end).into()),
-                (":by", by.as_str().into()),
-                (":reason", Value::opt_text(args.reason.as_deref())),
-                (":status", "reserved".into()),
-                (":only", Value::Null),
-                (":lookback", Value::Null),
-                (":selected", Value::Null),
-                (":keep_going", false.into()),
-                (":command", store::command_line().into()),
-                (":templates_from", Value::Null),
-                (":version", env!("CARGO_PKG_VERSION").into()),
-                (":host", Value::Null),
-                (":pid", Value::Null),
-                (":pid_started", Value::Null),
-                (":dialect", db.dialect().as_str().into()),
-                (":jobs", Value::Null),
-            ],
-        )?;
-        let reclaimed = sweep(db, &pipeline, &me, Some(run_id))?;
-        let dates: Vec<String> = interval.dates().map(fmt_date).collect();
-        let hold_seconds = hold_for.map(|d| d.as_secs() as i64);
-        reserve(db, &pipeline, run_id, &dates, hold_seconds)?;
-        Ok((run_id, reclaimed))
-    })?;
-
-    for line in reclaim_lines(&reclaimed) {
-        out.note(&line);
-    }
-    let skips = skipped_of_run(&mut db, run_id)?;
-    for line in skip_lines(&skips) {
-        out.note(&line);
-    }
-    let held = held_by_run(&mut db, run_id)?;
-    out.json(&serde_json::json!({
-        "run_id": run_id, "interval": interval.to_string(), "held": held,
-        "skipped": skips, "reclaimed": reclaimed,
-    }))?;
-    out.text(&run_id.to_string())?;
-    Ok(if skips.is_empty() {
-        Exit::Done
-    } else {
-        Exit::Skipped
-    })
-}
-
-fn parse_hold(text: &str) -> Result<Duration> {
-    // The expiry must stay a timestamp SQLite can compare: at most ten years ahead.
-    const LONGEST: Duration = Duration::from_secs(10 * 366 * 24 * 3600);
-    humantime::parse_duration(text)
-        .ok()
-        .filter(|d| !d.is_zero() && *d <= LONGEST)
-        .ok_or_else(|| {
-            Error::bad(format!(
-                "--for `{text}` is not a duration; write e.g. 90m, 2h or 1d, at most ten years (or leave it out to hold until `apply --run` or `release`)"
-            ))
-        })
-}
-
-/// `sqlrun release RUN_ID`: a reserved or running run gives up what it still holds.
-pub fn release_command(
-    global: &Settings,
-    run_id: i64,
-    by: Option<&str>,
-    out: &Output,
-) -> Result<Exit> {
-    let target = store::target(global)?;
-    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
-    let mut db = Db::open(&target)?;
-    let by = by.map(str::to_string).unwrap_or_else(default_user);
-    // Checked under the write lock: the run may have ended while this one waited for it.
-    let released = db.transaction(TxKind::Exclusive, |db| {
-        let run = store::existing_run(db, run_id)?;
-        if !run.status.may_hold() {
-            return Err(Error::bad(format!(
-                "run {run_id} is {}: only a reserved or running run holds dates to release",
-                run.status
-            )));
-        }
-        let why = format!("released by {by} (sqlrun release)");
-        let released = release(db, &pipeline, run_id, &why, true)?;
-        db.execute(&queries::RELEASE_RUN, &[(":run_id", run_id.into())])?;
-        Ok(released)
-    })?;
-    let n = released.freed.len();
-    out.json(&serde_json::json!({
-        "run_id": run_id, "released_dates": n, "status": "released",
-        "in_flight": released.in_flight,
-    }))?;
-    out.text(&format!(
-        "run {run_id} released: {n} date{} freed",
-        if n == 1 { "" } else { "s" }
-    ))?;
-    if !released.in_flight.is_empty() {
-        out.note(&format!(
-            "{}: run {run_id} is computing {} this instant; it is not waited for: the date \
-             commits or rolls back whole, gives up its reservation itself, and then the run \
-             stops (it was released)",
-            released.in_flight.join(", "),
-            if released.in_flight.len() == 1 {
-                "it"
-            } else {
-                "them"
-            }
-        ));
-    }
-    Ok(Exit::Done)
 }

@@ -4,62 +4,62 @@
 
 use minijinja::context;
 
-use crate::cli::SealArgs;
 use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
-use crate::exit::Exit;
 use crate::holder::Identity;
 use crate::interval::{contiguous, parse_date, Interval};
 use crate::pipeline::Pipeline;
-use crate::report::Output;
 use crate::requester::default_user;
 use crate::reserve;
-use crate::settings::Settings;
-use crate::store;
 
-pub fn run(global: &Settings, args: &SealArgs, out: &Output) -> Result<Exit> {
-    let interval = Interval::parse(&args.interval)?;
-    if args.reason.trim().is_empty() {
+/// `sqlrun seal` as asked (text as given; checked by `check`).
+#[derive(Debug, Clone, Default)]
+pub struct SealRequest {
+    pub interval: String,
+    /// What went out: a seal without a reason is refused.
+    pub reason: String,
+    pub by: Option<String>,
+}
+
+/// A seal request whose input is valid, before anything is opened.
+pub struct CheckedSeal {
+    pub interval: Interval,
+    pub reason: String,
+    pub by: String,
+}
+
+/// What a seal did: the dates it sealed, those sealed before (left as they were), and
+/// the dates it took back from runs that are gone.
+pub struct Sealing {
+    pub reclaimed: Vec<reserve::Reclaim>,
+    pub new: Vec<String>,
+    pub already: Vec<String>,
+}
+
+pub fn check(request: &SealRequest) -> Result<CheckedSeal> {
+    let interval = Interval::parse(&request.interval)?;
+    if request.reason.trim().is_empty() {
         return Err(Error::bad(
             "--reason is empty; say what went out, e.g. --reason \"weekly report to finance\"",
         ));
     }
-    let by = args.by.clone().unwrap_or_else(default_user);
-    let target = store::target(global)?;
-    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
-    let mut db = Db::open(&target)?;
-    for note in pipeline.sync(&mut db)? {
-        out.note(&note);
-    }
-    let (reclaimed, new, already) = db.transaction(TxKind::Exclusive, |db| {
-        seal_dates(db, &pipeline, interval, &by, &args.reason)
-    })?;
+    Ok(CheckedSeal {
+        interval,
+        reason: request.reason.clone(),
+        by: request.by.clone().unwrap_or_else(default_user),
+    })
+}
 
-    for line in reserve::reclaim_lines(&reclaimed) {
-        out.note(&line);
-    }
-    out.json(&serde_json::json!({
-        "interval": interval.to_string(), "sealed": new, "already_sealed": already,
-        "sealed_by": by, "reason": args.reason,
-    }))?;
-    let mut text = if new.is_empty() {
-        "nothing new to seal".to_string()
-    } else {
-        format!(
-            "sealed {} ({} date{})",
-            ranges(&new),
-            new.len(),
-            if new.len() == 1 { "" } else { "s" }
-        )
-    };
-    if !already.is_empty() {
-        text.push_str(&format!(
-            "; already sealed, left as they were: {}",
-            ranges(&already)
-        ));
-    }
-    out.text(&text)?;
-    Ok(Exit::Done)
+/// Seals the request's dates, all or nothing, in one transaction.
+pub fn seal(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal) -> Result<Sealing> {
+    let (reclaimed, new, already) = db.transaction(TxKind::Exclusive, |db| {
+        seal_dates(db, pipeline, r.interval, &r.by, &r.reason)
+    })?;
+    Ok(Sealing {
+        reclaimed,
+        new,
+        already,
+    })
 }
 
 type Sealed = (Vec<reserve::Reclaim>, Vec<String>, Vec<String>);
@@ -124,7 +124,8 @@ fn seal_dates(
     Ok((reclaimed, new, already))
 }
 
-fn ranges(dates: &[String]) -> String {
+/// Dates as ranges of consecutive days: `2026-01-03..2026-01-05, 2026-01-09`.
+pub fn ranges(dates: &[String]) -> String {
     let parsed: Vec<_> = dates
         .iter()
         .filter_map(|d| parse_date(d, "date").ok())

@@ -4,8 +4,11 @@
 
 pub mod corrections;
 pub mod init;
+pub mod release;
 pub mod render;
+pub mod reserve;
 pub mod runs;
+pub mod seal;
 pub mod templates;
 
 use crate::db::{Db, Target};

@@ -3,9 +3,11 @@
 //! the only layer that writes to either; nothing below it imports it.
 
 pub mod corrections;
+pub mod hold;
 pub mod init;
 pub mod render;
 pub mod runs;
+pub mod seal;
 pub mod table;
 pub mod templates;
 

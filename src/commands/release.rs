@@ -1,0 +1,15 @@
+//! `sqlrun release RUN_ID`: a reserved or running run gives up what it still holds.
+
+use crate::commands::{open, Access};
+use crate::error::Result;
+use crate::exit::Exit;
+use crate::hold;
+use crate::output::{hold as show, Output};
+use crate::settings::Settings;
+
+pub fn run(settings: &Settings, run_id: i64, by: Option<&str>, out: &Output) -> Result<Exit> {
+    let mut opened = open(settings, &[], Access::Open)?;
+    let released = hold::release_run(&mut opened.db, &opened.pipeline, run_id, by)?;
+    show::released(run_id, &released, out)?;
+    Ok(Exit::Done)
+}

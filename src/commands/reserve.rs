@@ -1,0 +1,22 @@
+//! `sqlrun reserve`: a planned backfill holds its dates from now on; `apply --run` carries
+//! it out, `release` cancels it. Exit 99 when another live run holds some of them.
+
+use crate::commands::{open, Access};
+use crate::error::Result;
+use crate::exit::Exit;
+use crate::hold::{self, ReserveRequest};
+use crate::output::{hold as show, Output};
+use crate::settings::Settings;
+
+pub fn run(settings: &Settings, request: &ReserveRequest, out: &Output) -> Result<Exit> {
+    let checked = hold::check(request)?;
+    let mut opened = open(settings, &[], Access::Sync)?;
+    out.notes(&opened.notes);
+    let reservation = hold::reserve_dates(&mut opened.db, &opened.pipeline, &checked)?;
+    show::reserved(&reservation, out)?;
+    Ok(if reservation.skips.is_empty() {
+        Exit::Done
+    } else {
+        Exit::Skipped
+    })
+}
