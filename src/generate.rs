@@ -1,34 +1,58 @@
 //! `sqlrun generate`: seeded synthetic orders, with re-sent records (same order_id, later
 //! created_at, another amount, sometimes another date) and refunds, at any size.
 
-use crate::cli::GenerateArgs;
 use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
-use crate::exit::Exit;
 use crate::interval::{fmt_date, parse_date};
 use crate::queries;
-use crate::report::Output;
-use crate::settings::Settings;
 use crate::store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub fn run(global: &Settings, args: &GenerateArgs, out: &Output) -> Result<Exit> {
-    let start = parse_date(&args.start, "--start")?;
-    if args.days == 0 || args.per_day == 0 {
+/// `sqlrun generate` as asked.
+#[derive(Debug, Clone)]
+pub struct GenerateRequest {
+    /// The first order date, as given.
+    pub start: String,
+    pub days: u32,
+    pub per_day: u32,
+    pub seed: u64,
+}
+
+/// What went in.
+pub struct Generated {
+    pub rows: u64,
+    pub resent: u64,
+    pub start: String,
+    pub end: String,
+    pub seed: u64,
+}
+
+/// The first date, checked with the sizes before anything is opened.
+pub fn check(request: &GenerateRequest) -> Result<chrono::NaiveDate> {
+    let start = parse_date(&request.start, "--start")?;
+    if request.days == 0 || request.per_day == 0 {
         return Err(Error::bad("--days and --per-day must be at least 1"));
     }
-    let mut db = store::open(global)?;
-    let (rows, resent) = db.transaction(TxKind::Exclusive, |db| insert_orders(db, args, start))?;
-    let end = start + chrono::Days::new(args.days as u64 - 1);
-    out.json(&serde_json::json!({"rows": rows, "resent": resent, "start": fmt_date(start), "end": fmt_date(end), "seed": args.seed}))?;
-    out.text(&format!(
-        "inserted {rows} order rows ({resent} re-sent) for {}..{} (seed {})",
-        fmt_date(start),
-        fmt_date(end),
-        args.seed
-    ))?;
-    Ok(Exit::Done)
+    Ok(start)
+}
+
+/// Inserts the orders in one transaction.
+pub fn generate(
+    db: &mut Db,
+    request: &GenerateRequest,
+    start: chrono::NaiveDate,
+) -> Result<Generated> {
+    let (rows, resent) =
+        db.transaction(TxKind::Exclusive, |db| insert_orders(db, request, start))?;
+    let end = start + chrono::Days::new(request.days as u64 - 1);
+    Ok(Generated {
+        rows,
+        resent,
+        start: fmt_date(start),
+        end: fmt_date(end),
+        seed: request.seed,
+    })
 }
 
 fn insert_order(db: &mut Db, id: &str, ds: &str, amount: i64, created: String) -> Result<()> {
@@ -45,7 +69,11 @@ fn insert_order(db: &mut Db, id: &str, ds: &str, amount: i64, created: String) -
 }
 
 /// The orders, in one transaction; how many rows, and how many of them re-sent.
-fn insert_orders(db: &mut Db, args: &GenerateArgs, start: chrono::NaiveDate) -> Result<(u64, u64)> {
+fn insert_orders(
+    db: &mut Db,
+    args: &GenerateRequest,
+    start: chrono::NaiveDate,
+) -> Result<(u64, u64)> {
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     let (mut rows, mut resent) = (0u64, 0u64);
     {

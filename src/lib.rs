@@ -36,7 +36,6 @@ pub mod reserve;
 pub mod scaffold;
 pub mod seal;
 pub mod settings;
-pub mod shell;
 pub mod store;
 pub mod sync;
 pub mod templates;
@@ -51,7 +50,7 @@ pub use error::{Error, Result};
 use cli::{Cli, Command};
 use exit::Exit;
 use report::Output;
-use settings::Settings;
+use settings::{Flags, Settings};
 
 /// Runs one command; the exit code follows the contract (0, 1, 2, 99).
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -90,76 +89,71 @@ pub fn command_line_not_run(e: &clap::Error, json: bool) -> ExitCode {
     ExitCode::from(usage.exit_code())
 }
 
+/// One match: each command with its request, converted from clap's values here.
 fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
-    let args = &cli.global;
-    let code = match &cli.command {
+    let flags = Flags::from(&cli.global);
+    match &cli.command {
         // `new` writes a project; the one it may stand in does not matter to it.
-        Command::New { dir } => scaffold::run(&args.into(), dir, out)?,
-        Command::Help { command } => {
-            let help = cli::help_text(command).map_err(Error::BadInput)?;
-            out.json(&serde_json::json!({ "help": help }))?;
-            out.text(&help)?;
-            Exit::Done
-        }
+        Command::New { dir } => commands::new::run(&flags, dir, out),
+        Command::Help { command } => commands::help::run(command, out),
         // The demo tells the same story anywhere: a scratch database and the built-in
         // pipeline, whatever a project file says (only the backend comes from --db).
         Command::Demo => {
-            let global = project::resolve(&args.into(), &project::Env::from_process(), None)?;
-            demo::run(&global, out)?
+            let global = project::resolve(&flags, &project::Env::from_process(), None)?;
+            demo::run(&global, out)
         }
         // The shell's kit describes the command line: no database, no project file.
-        Command::Completions { shell } => shell::completions(*shell, out)?,
-        Command::Man { command, dir } => shell::man(command.as_deref(), dir.as_deref(), out)?,
-        command => {
-            let global = project::resolve_here(&args.into())?;
-            if let Some(path) = global.project.as_deref().filter(|_| out.verbose > 0) {
-                out.note(&format!("project file {}", path.display()));
-            }
-            dispatch(&global, command, out)?
+        Command::Completions { shell } => commands::completions::run(*shell, out),
+        Command::Man { command, dir } => {
+            commands::man::run(command.as_deref(), dir.as_deref(), out)
         }
-    };
-    Ok(code)
-}
-
-fn dispatch(global: &Settings, command: &Command, out: &mut Output) -> Result<Exit> {
-    Ok(match command {
-        Command::Init => commands::init::run(global, out)?,
-        Command::Apply(args) => apply::run(global, args, out)?,
-        Command::Reserve(args) => commands::reserve::run(global, &args.into(), out)?,
+        Command::Init => commands::init::run(&here(&flags, out)?, out),
+        Command::Apply(args) => apply::run(&here(&flags, out)?, args, out),
+        Command::Reserve(args) => commands::reserve::run(&here(&flags, out)?, &args.into(), out),
         Command::Release { run_id, by } => {
-            commands::release::run(global, *run_id, by.as_deref(), out)?
+            commands::release::run(&here(&flags, out)?, *run_id, by.as_deref(), out)
         }
-        Command::Seal(args) => commands::seal::run(global, &args.into(), out)?,
+        Command::Seal(args) => commands::seal::run(&here(&flags, out)?, &args.into(), out),
         Command::Retire { model, reason, by } => {
-            models::retire_command(global, model, reason, by.as_deref(), out)?
+            let request = models::RetireRequest {
+                model: model.clone(),
+                reason: reason.clone(),
+                by: by.clone(),
+            };
+            commands::retire::run(&here(&flags, out)?, &request, out)
         }
         Command::Status {
             interval,
             select,
             list,
-        } => inspect::status(global, interval.as_deref(), select, *list, out)?,
+        } => inspect::status(&here(&flags, out)?, interval.as_deref(), select, *list, out),
         Command::Runs {
             run_id,
             limit,
             dates,
-        } => commands::runs::run(global, *run_id, *limit, *dates, out)?,
+        } => commands::runs::run(&here(&flags, out)?, *run_id, *limit, *dates, out),
         Command::Corrections { interval } => {
-            commands::corrections::run(global, interval.as_deref(), out)?
+            commands::corrections::run(&here(&flags, out)?, interval.as_deref(), out)
         }
         Command::Render {
             date,
             model,
             select,
-        } => commands::render::run(global, date, model.as_deref(), select, out)?,
-        Command::Templates { show } => commands::templates::run(global, show.as_deref(), out)?,
-        Command::Generate(args) => generate::run(global, args, out)?,
-        Command::Load { table, file } => load::run(global, table, file, out)?,
-        Command::New { .. }
-        | Command::Demo
-        | Command::Help { .. }
-        | Command::Completions { .. }
-        | Command::Man { .. } => {
-            unreachable!("execute() handles these without a database")
+        } => commands::render::run(&here(&flags, out)?, date, model.as_deref(), select, out),
+        Command::Templates { show } => {
+            commands::templates::run(&here(&flags, out)?, show.as_deref(), out)
         }
-    })
+        Command::Generate(args) => commands::generate::run(&here(&flags, out)?, &args.into(), out),
+        Command::Load { table, file } => commands::load::run(&here(&flags, out)?, table, file, out),
+    }
+}
+
+/// The settings of a command that works on a project's database: the flags, the
+/// environment, then the project file found from here upward.
+fn here(flags: &Flags, out: &Output) -> Result<Settings> {
+    let settings = project::resolve_here(flags)?;
+    if let Some(path) = settings.project.as_deref().filter(|_| out.verbose > 0) {
+        out.note(&format!("project file {}", path.display()));
+    }
+    Ok(settings)
 }

@@ -17,13 +17,9 @@ use minijinja::context;
 
 use crate::db::{Db, DbError, TxKind, Value};
 use crate::error::{Error, Result};
-use crate::exit::Exit;
 use crate::kinds::Kind;
 use crate::pipeline::Pipeline;
 use crate::queries;
-use crate::report::Output;
-use crate::settings::Settings;
-use crate::store;
 
 /// The FILE that means standard input.
 const STDIN: &str = "-";
@@ -59,52 +55,25 @@ const PARAMETERS_PER_STATEMENT: usize = 30_000;
 /// not a date prints as a bare parameter (a date would get a cast on PostgreSQL).
 const PARAMETER: &str = "value";
 
-pub fn run(global: &Settings, table: &str, file: &str, out: &Output) -> Result<Exit> {
-    let input = Input::open(file)?;
-    let target = store::target(global)?;
-    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
-    let mut db = Db::open(&target)?;
-    // The sources' change triggers are in place before their rows go in.
-    for note in pipeline.sync(&mut db)? {
-        out.note(&note);
-    }
-    let columns = loadable_columns(&mut db, &pipeline, table)?;
+/// Loads the CSV `file` (or stdin) into `table`, all rows in one transaction or none.
+/// The database must be open with the pipeline synced: a source's change triggers are in
+/// place before its rows go in. Returns how many rows went in.
+pub fn load_file(db: &mut Db, pipeline: &Pipeline, table: &str, input: Input) -> Result<u64> {
+    let columns = loadable_columns(db, pipeline, table)?;
     let mut rows = Rows::new(input, table, columns)?;
-    let statements = Statements::new(&pipeline, table, &rows.columns)?;
-    let loaded = load(&mut db, &statements, &mut rows)?;
-    say_loaded(&pipeline, table, loaded, out)?;
-    Ok(Exit::Done)
-}
-
-/// `loaded N rows into TABLE` (JSON: table and rows); for a source, what follows.
-fn say_loaded(pipeline: &Pipeline, table: &str, loaded: u64, out: &Output) -> Result<()> {
-    out.json(&serde_json::json!({"table": table, "rows": loaded}))?;
-    let noun = if loaded == 1 { "row" } else { "rows" };
-    out.text(&format!("loaded {loaded} {noun} into {table}"))?;
-    let readers: Vec<&str> = pipeline
-        .models
-        .iter()
-        .filter(|m| m.sources.iter().any(|s| s.table == table))
-        .map(|m| m.name.as_str())
-        .collect();
-    if loaded > 0 && !readers.is_empty() {
-        out.note(&format!(
-            "{table} is a source of {}: computed dates these rows touch now show as changed \
-             (`sqlrun status`); `sqlrun apply --only changed --interval START..END` recomputes them",
-            readers.join(", ")
-        ));
-    }
-    Ok(())
+    let statements = Statements::new(pipeline, table, &rows.columns)?;
+    load(db, &statements, &mut rows)
 }
 
 /// The rows' source: a file, or stdin; `name` is how messages call it.
-struct Input {
+pub struct Input {
     name: String,
     reader: Box<dyn Read>,
 }
 
 impl Input {
-    fn open(file: &str) -> Result<Input> {
+    /// Opens the file first: a missing file is bad input, before anything is written.
+    pub fn open(file: &str) -> Result<Input> {
         if file == STDIN {
             return Ok(Input {
                 name: "stdin".into(),

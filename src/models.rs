@@ -9,13 +9,9 @@
 
 use crate::db::{Db, Row, TxKind, Value};
 use crate::error::{Error, Result};
-use crate::exit::Exit;
 use crate::pipeline::Pipeline;
 use crate::queries;
-use crate::report::Output;
 use crate::requester::default_user;
-use crate::settings::Settings;
-use crate::store;
 
 /// A model as the database knows it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -297,78 +293,96 @@ fn event_row(db: &mut Db, model: &str, event: &str, by: &str, detail: &str) -> R
     Ok(())
 }
 
-/// `sqlrun retire MODEL --reason TEXT [--by NAME]`: the model is gone from the pipeline
-/// for good. Its table and rows stay; templates without it are accepted from now on.
-pub fn retire_command(
-    global: &Settings,
-    name: &str,
-    reason: &str,
-    by: Option<&str>,
-    out: &Output,
-) -> Result<Exit> {
-    if reason.trim().is_empty() {
+/// `sqlrun retire MODEL --reason TEXT [--by NAME]` as asked.
+#[derive(Debug, Clone, Default)]
+pub struct RetireRequest {
+    pub model: String,
+    pub reason: String,
+    pub by: Option<String>,
+}
+
+/// A retirement whose input is valid: a reason, and a model the templates no longer have.
+pub struct CheckedRetire {
+    pub model: String,
+    pub reason: String,
+    pub by: String,
+}
+
+/// Refuses an empty reason.
+pub fn check_retire(request: &RetireRequest) -> Result<CheckedRetire> {
+    if request.reason.trim().is_empty() {
         return Err(Error::bad(
             "--reason is empty; say why the model is gone, e.g. --reason \"replaced by daily_revenue_v2\"",
         ));
     }
-    let by = by.map_or_else(default_user, str::to_string);
-    let target = store::target(global)?;
-    let pipeline = Pipeline::load(global.templates.as_deref(), target.dialect())?;
-    // It would be restored by the next command that uses these templates.
-    if let Some(m) = pipeline.model(name) {
-        return Err(Error::bad(format!(
+    Ok(CheckedRetire {
+        model: request.model.clone(),
+        reason: request.reason.clone(),
+        by: request.by.clone().unwrap_or_else(default_user),
+    })
+}
+
+/// Refuses a model still in the templates: it would be restored by the next command that
+/// uses them.
+pub fn refuse_if_in_templates(r: &CheckedRetire, pipeline: &Pipeline) -> Result<()> {
+    let name = &r.model;
+    match pipeline.model(name) {
+        None => Ok(()),
+        Some(m) => Err(Error::bad(format!(
             "model {name} is still in the templates ({}): remove that file first (or name the \
              templates without it), then retire it; a retired model that is in the templates \
              is restored by the next command",
             pipeline.path_of(m)
-        )));
+        ))),
     }
-    let mut db = Db::open(&target)?;
-    let model = db.transaction(TxKind::Exclusive, |db| {
+}
+
+/// The model is gone from the pipeline for good: recorded, with who and why. Its table and
+/// rows stay; templates without it are accepted from now on.
+pub fn retire(db: &mut Db, r: &CheckedRetire) -> Result<Known> {
+    let (name, by, reason) = (r.model.as_str(), r.by.as_str(), r.reason.as_str());
+    db.transaction(TxKind::Exclusive, |db| {
         let (known, recorded) = known(db)?;
-        let Some(model) = known.iter().find(|k| k.name == name).cloned() else {
-            let live: Vec<&str> = known
-                .iter()
-                .filter(|k| k.live())
-                .map(|k| k.name.as_str())
-                .collect();
-            return Err(Error::bad(format!(
-                "database {} knows no model {name}; its models are: {}",
-                db.target,
-                if live.is_empty() {
-                    "none yet".to_string()
-                } else {
-                    live.join(", ")
-                }
-            )));
-        };
-        if let Some(r) = &model.retired {
-            return Err(Error::bad(format!(
-                "model {name} was already retired {} by {}: {}",
-                r.at, r.by, r.reason
-            )));
-        }
+        let model = retirable(db, &known, name)?;
         if !recorded {
-            record_history(db, &known, &by)?;
+            record_history(db, &known, by)?;
         }
         db.execute(
             &queries::RETIRE_MODEL,
             &[
                 (":name", name.into()),
-                (":by", by.as_str().into()),
+                (":by", by.into()),
                 (":reason", reason.into()),
             ],
         )?;
-        event_row(db, name, "retired", &by, reason)?;
+        event_row(db, name, "retired", by, reason)?;
         Ok(model)
-    })?;
-    out.json(&serde_json::json!({
-        "model": model.name, "table": model.table, "retired_by": by, "reason": reason,
-    }))?;
-    out.text(&format!(
-        "retired model {}: its table {} and its rows stay; templates without it are accepted \
-         from now on",
-        model.name, model.table
-    ))?;
-    Ok(Exit::Done)
+    })
+}
+
+/// The known model of that name, unless there is none or it is retired already.
+fn retirable(db: &Db, known: &[Known], name: &str) -> Result<Known> {
+    let Some(model) = known.iter().find(|k| k.name == name).cloned() else {
+        let live: Vec<&str> = known
+            .iter()
+            .filter(|k| k.live())
+            .map(|k| k.name.as_str())
+            .collect();
+        return Err(Error::bad(format!(
+            "database {} knows no model {name}; its models are: {}",
+            db.target,
+            if live.is_empty() {
+                "none yet".to_string()
+            } else {
+                live.join(", ")
+            }
+        )));
+    };
+    if let Some(r) = &model.retired {
+        return Err(Error::bad(format!(
+            "model {name} was already retired {} by {}: {}",
+            r.at, r.by, r.reason
+        )));
+    }
+    Ok(model)
 }

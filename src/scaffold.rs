@@ -8,9 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::db::is_postgres_url;
 use crate::error::{Error, Result};
-use crate::exit::Exit;
 use crate::project::{self, FILE_NAME};
-use crate::report::Output;
 use crate::settings::Flags;
 use crate::templates::BUILTIN_TEMPLATES;
 
@@ -104,7 +102,17 @@ fn project_file(db: &str, schema: Option<&str>) -> String {
         .replace("{schema}\n", &schema)
 }
 
-pub fn run(args: &Flags, dir: &Path, out: &Output) -> Result<Exit> {
+/// What `sqlrun new` wrote: the project file, the database it names, every file.
+pub struct Scaffolded {
+    pub project_file: PathBuf,
+    /// The database as the file names it, its password left out.
+    pub db: String,
+    pub files: Vec<PathBuf>,
+}
+
+/// Writes a new project into `dir` (new, or empty). --db and --schema, when given, go
+/// into its sqlrun.toml.
+pub fn write_project(args: &Flags, dir: &Path) -> Result<Scaffolded> {
     if args.templates.is_some() {
         return Err(Error::bad(
             "sqlrun new writes the project's own templates (models/, views/); --templates does \
@@ -119,27 +127,10 @@ pub fn run(args: &Flags, dir: &Path, out: &Output) -> Result<Exit> {
         Some(db) if is_postgres_url(db) => db.to_string(),
         Some(db) => std::path::absolute(db)?.display().to_string(),
     };
-    let schema = args.schema.as_deref();
     // The same checks as reading the file: `new` never writes one that sqlrun refuses.
-    let files = files(&db, schema);
+    let files = files(&db, args.schema.as_deref());
     project::parse(&dir.join(FILE_NAME), &files[0].1)?;
-
-    if dir.exists() {
-        if !dir.is_dir() {
-            return Err(Error::bad(format!(
-                "{} exists and is not a folder; give sqlrun new a new folder or an empty one",
-                dir.display()
-            )));
-        }
-        if fs::read_dir(dir)?.next().is_some() {
-            return Err(Error::bad(format!(
-                "{} exists and is not empty; sqlrun new writes into a new folder or an empty \
-                 one (to use a folder you have, write its sqlrun.toml by hand: see `sqlrun \
-                 --help`)",
-                dir.display()
-            )));
-        }
-    }
+    refuse_used_folder(dir)?;
     for (rel, text) in &files {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
@@ -147,23 +138,32 @@ pub fn run(args: &Flags, dir: &Path, out: &Output) -> Result<Exit> {
         }
         fs::write(&path, text)?;
     }
+    Ok(Scaffolded {
+        project_file: dir.join(FILE_NAME),
+        db: crate::db::redact_url(&db),
+        files: files.iter().map(|(rel, _)| dir.join(rel)).collect(),
+    })
+}
 
-    let made: Vec<String> = files
-        .iter()
-        .map(|(rel, _)| dir.join(rel).display().to_string())
-        .collect();
-    out.json(&serde_json::json!({"project": dir.join(FILE_NAME).display().to_string(), "db": crate::db::redact_url(&db), "files": made}))?;
-    let mut say = format!("created project {}:\n", dir.display());
-    for path in &made {
-        say.push_str(&format!("  {path}\n"));
+fn refuse_used_folder(dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
     }
-    say.push_str(&format!(
-        "next:\n  cd {}\n  sqlrun init\n  sqlrun generate --start 2026-02-01 --days 14\n  \
-         sqlrun apply --interval 2026-02-01..2026-02-14\n  sqlrun status\n",
-        dir.display()
-    ));
-    out.text(&say)?;
-    Ok(Exit::Done)
+    if !dir.is_dir() {
+        return Err(Error::bad(format!(
+            "{} exists and is not a folder; give sqlrun new a new folder or an empty one",
+            dir.display()
+        )));
+    }
+    if fs::read_dir(dir)?.next().is_some() {
+        return Err(Error::bad(format!(
+            "{} exists and is not empty; sqlrun new writes into a new folder or an empty \
+             one (to use a folder you have, write its sqlrun.toml by hand: see `sqlrun \
+             --help`)",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,11 +2,18 @@
 //! result to output. What every command that touches the database does first is here,
 //! once: settings → pipeline → database → sync.
 
+pub mod completions;
 pub mod corrections;
+pub mod generate;
+pub mod help;
 pub mod init;
+pub mod load;
+pub mod man;
+pub mod new;
 pub mod release;
 pub mod render;
 pub mod reserve;
+pub mod retire;
 pub mod runs;
 pub mod seal;
 pub mod templates;

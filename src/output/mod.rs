@@ -3,9 +3,13 @@
 //! the only layer that writes to either; nothing below it imports it.
 
 pub mod corrections;
+pub mod generate;
 pub mod hold;
 pub mod init;
+pub mod load;
+pub mod new;
 pub mod render;
+pub mod retire;
 pub mod runs;
 pub mod seal;
 pub mod table;

@@ -1,6 +1,6 @@
 //! The shell user's kit: completion scripts (clap_complete) and man pages (clap_mangen),
 //! both generated from the command line's own definition (src/cli.rs), so they never
-//! drift from it. Neither opens a database nor reads a project file.
+//! drift from it. Neither opens a database nor reads a project file; commands/ prints them.
 
 use std::path::{Path, PathBuf};
 
@@ -9,36 +9,15 @@ use clap_complete::Shell;
 
 use crate::cli::Cli;
 use crate::error::{Error, Result};
-use crate::exit::Exit;
-use crate::report::Output;
 
 /// The name the scripts complete and the pages describe.
 const BIN: &str = "sqlrun";
 
-/// `sqlrun completions SHELL`: the script on stdout (with --json, inside a document).
-pub fn completions(shell: Shell, out: &Output) -> Result<Exit> {
+/// `sqlrun completions SHELL`: the script.
+pub fn completion_script(shell: Shell) -> Result<String> {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), BIN, &mut script);
-    let script = String::from_utf8(script).map_err(|e| Error::Io(std::io::Error::other(e)))?;
-    out.json(&serde_json::json!({"shell": shell.to_string(), "script": script}))?;
-    out.text(&script)?;
-    Ok(Exit::Done)
-}
-
-/// `sqlrun man [COMMAND]` prints one page (sqlrun(1), or sqlrun-COMMAND(1)) on stdout;
-/// `sqlrun man --dir DIR` writes every page there and names the files.
-pub fn man(command: Option<&str>, dir: Option<&Path>, out: &Output) -> Result<Exit> {
-    if let Some(dir) = dir {
-        let written = write_pages(dir)?;
-        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-        out.json(&serde_json::json!({"dir": dir.display().to_string(), "pages": names}))?;
-        out.text(&names.join("\n"))?;
-        return Ok(Exit::Done);
-    }
-    let (name, page) = page(command)?;
-    out.json(&serde_json::json!({"page": name, "roff": page}))?;
-    out.text(&page)?;
-    Ok(Exit::Done)
+    String::from_utf8(script).map_err(|e| Error::Io(std::io::Error::other(e)))
 }
 
 /// The command line as the pages describe it: every command has a page of its own, so
@@ -52,7 +31,7 @@ fn documented() -> clap::Command {
 }
 
 /// One page, rendered: its file name (`sqlrun-apply.1`) and its roff text.
-fn page(command: Option<&str>) -> Result<(String, String)> {
+pub fn page(command: Option<&str>) -> Result<(String, String)> {
     let cmd = documented();
     let cmd = match command {
         None => cmd,
@@ -72,7 +51,7 @@ fn page(command: Option<&str>) -> Result<(String, String)> {
 }
 
 /// sqlrun.1 and sqlrun-COMMAND.1 for every command, in `dir` (created if missing).
-fn write_pages(dir: &Path) -> Result<Vec<PathBuf>> {
+pub fn write_pages(dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::bad(format!(
             "--dir {}: cannot create the folder ({e}); pass a folder you may write, e.g. ~/.local/share/man/man1",

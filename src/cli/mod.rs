@@ -2,8 +2,11 @@
 
 use std::path::PathBuf;
 
+pub mod shell;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::generate::GenerateRequest;
 use crate::hold::ReserveRequest;
 use crate::seal::SealRequest;
 use crate::settings::Flags;
@@ -308,6 +311,17 @@ impl From<&SealArgs> for SealRequest {
             interval: args.interval.clone(),
             reason: args.reason.clone(),
             by: args.by.clone(),
+        }
+    }
+}
+
+impl From<&GenerateArgs> for GenerateRequest {
+    fn from(args: &GenerateArgs) -> GenerateRequest {
+        GenerateRequest {
+            start: args.start.clone(),
+            days: args.days,
+            per_day: args.per_day,
+            seed: args.seed,
         }
     }
 }

@@ -1,0 +1,17 @@
+//! `sqlrun load TABLE FILE`: rows from a CSV file into a table, tracked like any insert.
+
+use crate::commands::{open, Access};
+use crate::error::Result;
+use crate::exit::Exit;
+use crate::load::{self, Input};
+use crate::output::{load as show, Output};
+use crate::settings::Settings;
+
+pub fn run(settings: &Settings, table: &str, file: &str, out: &Output) -> Result<Exit> {
+    let input = Input::open(file)?;
+    let mut opened = open(settings, &[], Access::Sync)?;
+    out.notes(&opened.notes);
+    let loaded = load::load_file(&mut opened.db, &opened.pipeline, table, input)?;
+    show::loaded(&opened.pipeline, table, loaded, out)?;
+    Ok(Exit::Done)
+}

@@ -1,0 +1,13 @@
+//! `sqlrun generate`.
+
+use crate::error::Result;
+use crate::generate::Generated;
+use crate::output::Output;
+
+pub fn generated(g: &Generated, out: &Output) -> Result<()> {
+    out.json(&serde_json::json!({"rows": g.rows, "resent": g.resent, "start": g.start, "end": g.end, "seed": g.seed}))?;
+    out.text(&format!(
+        "inserted {} order rows ({} re-sent) for {}..{} (seed {})",
+        g.rows, g.resent, g.start, g.end, g.seed
+    ))
+}
