@@ -186,7 +186,7 @@ pub fn sweep(
 pub fn held_by_run(db: &mut Db, run_id: i64) -> Result<Vec<String>> {
     db.rows(&queries::HELD_BY_RUN, &[(":run_id", run_id.into())])?
         .iter()
-        .map(|r| r.text(0))
+        .map(|r| Ok(r.text(0)?))
         .collect()
 }
 
@@ -246,7 +246,7 @@ pub fn release(
 fn releasable(db: &mut Db, run_id: i64) -> Result<Vec<String>> {
     db.rows(&queries::RELEASABLE_OF_RUN, &[(":run_id", run_id.into())])?
         .iter()
-        .map(|r| r.text(0))
+        .map(|r| Ok(r.text(0)?))
         .collect()
 }
 
@@ -363,7 +363,7 @@ pub fn reserve_command(global: &Settings, args: &ReserveArgs, out: &Output) -> R
         let dates: Vec<String> = interval.dates().map(fmt_date).collect();
         let hold_seconds = hold_for.map(|d| d.as_secs() as i64);
         reserve(db, &pipeline, run_id, &dates, hold_seconds)?;
-        Ok((run_id, reclaimed))
+        Ok::<_, Error>((run_id, reclaimed))
     })?;
 
     for line in reclaim_lines(&reclaimed) {
