@@ -1046,7 +1046,7 @@ fn lost_or_failed(db: &mut Db, run_id: i64, ds: &str, e: Error) -> Result<DateRe
 /// The run that holds `ds` now, if any (read without a lock).
 fn holder_now(db: &mut Db, ds: &str) -> Result<Option<i64>> {
     db.row(&queries::HOLDER_OF_DATE, &[(":ds", ds.into())])?
-        .map(|r| r.i64(0))
+        .map(|r| Ok(r.i64(0)?))
         .transpose()
 }
 
@@ -1070,7 +1070,7 @@ fn record_failure(db: &mut Db, pipeline: &Pipeline, run_id: i64, f: &Failure) ->
     // READ COMMITTED on PostgreSQL (no snapshot from before a release beside it that
     // deletes the date's reservation).
     db.transaction(TxKind::Plain, |db| {
-        db.run_script(&script.sql, &script.params)
+        Ok(db.run_script(&script.sql, &script.params)?)
     })
 }
 

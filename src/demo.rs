@@ -44,7 +44,7 @@ fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
     let ddl = db
         .one(&queries::DROP_SCHEMA, &[(":schema", schema.into())])?
         .text(0)?;
-    db.batch(&ddl)
+    Ok(db.batch(&ddl)?)
 }
 
 fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)> {
@@ -248,20 +248,22 @@ fn apply_quietly(
 
 fn last_run_total(conn: &mut Db) -> Result<i64> {
     let run_id = conn.one(&queries::LAST_RUN_ID, &[])?.i64(0)?;
-    conn.one(&queries::RUN_TOTAL, &[(":run_id", run_id.into())])?
-        .i64(0)
+    Ok(conn
+        .one(&queries::RUN_TOTAL, &[(":run_id", run_id.into())])?
+        .i64(0)?)
 }
 
 fn last_cumulative(conn: &mut Db) -> Result<i64> {
-    conn.one(&queries::LAST_CUMULATIVE, &[])?.i64(0)
+    Ok(conn.one(&queries::LAST_CUMULATIVE, &[])?.i64(0)?)
 }
 
 fn revenue_between(conn: &mut Db, start: &str, end: &str) -> Result<i64> {
-    conn.one(
-        &queries::REVENUE_BETWEEN,
-        &[(":start", start.into()), (":end", end.into())],
-    )?
-    .i64(0)
+    Ok(conn
+        .one(
+            &queries::REVENUE_BETWEEN,
+            &[(":start", start.into()), (":end", end.into())],
+        )?
+        .i64(0)?)
 }
 
 fn indent(text: &str) -> String {

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::db::{DbError, DbErrorKind};
+use crate::db::{self, DbError, DbErrorKind};
 use crate::exit::Exit;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -195,14 +195,38 @@ impl Error {
 /// database at hand) or an error of the SQL.
 impl From<DbError> for Error {
     fn from(e: DbError) -> Self {
-        if e.kind.is_environment() {
-            Error::Environment {
-                kind: e.kind,
-                line: e.message.clone(),
-                cause: e.message,
+        db::Error::from(e).into()
+    }
+}
+
+/// What the database layer returns, as the variant of the same name.
+impl From<db::Error> for Error {
+    fn from(e: db::Error) -> Self {
+        match e {
+            db::Error::Database(e) => Error::Database(e),
+            db::Error::Environment { kind, cause, line } => {
+                Error::Environment { kind, cause, line }
             }
-        } else {
-            Error::Database(e)
+            db::Error::BadInput(message) => Error::BadInput(message),
+            db::Error::Open {
+                target,
+                message,
+                fix,
+            } => Error::Open {
+                target,
+                message,
+                fix,
+            },
+            db::Error::NewerSchema {
+                target,
+                found,
+                known,
+            } => Error::NewerSchema {
+                target,
+                found,
+                known,
+            },
+            db::Error::Migration(message) => Error::Migration(message),
         }
     }
 }

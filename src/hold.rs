@@ -61,7 +61,7 @@ pub fn reserve_dates(db: &mut Db, pipeline: &Pipeline, r: &CheckedReserve) -> Re
         let dates: Vec<String> = r.interval.dates().map(fmt_date).collect();
         let hold_seconds = r.hold_for.map(|d| d.as_secs() as i64);
         reserve::reserve(db, pipeline, run_id, &dates, hold_seconds)?;
-        Ok((run_id, reclaimed))
+        Ok::<_, Error>((run_id, reclaimed))
     })?;
     Ok(Reservation {
         run_id,

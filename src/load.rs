@@ -117,7 +117,7 @@ fn loadable_columns(db: &mut Db, pipeline: &Pipeline, table: &str) -> Result<Vec
         .rows(&queries::TABLES, &[])?
         .iter()
         .map(|r| r.text(0))
-        .collect::<Result<_>>()?;
+        .collect::<Result<_, _>>()?;
     let loadable: Vec<&str> = tables
         .iter()
         .map(String::as_str)
@@ -544,7 +544,7 @@ fn insert(
         }
         Err(e) => {
             *refused = Some(std::mem::take(batch));
-            Err(e)
+            Err(e.into())
         }
     }
 }
@@ -592,7 +592,10 @@ fn shortest_refused_prefix(
     let refuses = |db: &mut Db, n: usize| -> Result<Option<DbError>> {
         let sql = statements.sql(n)?;
         db.rolled_back(TxKind::Plain, |db| {
-            match db.execute_in_order(&sql, &batch.values[..n * width]) {
+            match db
+                .execute_in_order(&sql, &batch.values[..n * width])
+                .map_err(Error::from)
+            {
                 Ok(_) => Ok(None),
                 Err(Error::Database(e)) => Ok(Some(e)),
                 Err(other) => Err(other),

@@ -181,7 +181,7 @@ pub fn sweep(
 pub fn held_by_run(db: &mut Db, run_id: i64) -> Result<Vec<String>> {
     db.rows(&queries::HELD_BY_RUN, &[(":run_id", run_id.into())])?
         .iter()
-        .map(|r| r.text(0))
+        .map(|r| Ok(r.text(0)?))
         .collect()
 }
 
@@ -241,7 +241,7 @@ pub fn release(
 fn releasable(db: &mut Db, run_id: i64) -> Result<Vec<String>> {
     db.rows(&queries::RELEASABLE_OF_RUN, &[(":run_id", run_id.into())])?
         .iter()
-        .map(|r| r.text(0))
+        .map(|r| Ok(r.text(0)?))
         .collect()
 }
 

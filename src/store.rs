@@ -11,7 +11,7 @@ use crate::vocabulary::RunStatus;
 
 /// The database the global flags name, opened and migrated.
 pub fn open(global: &Settings) -> Result<Db> {
-    Db::open(&target(global)?)
+    Ok(Db::open(&target(global)?)?)
 }
 
 /// The database, for a command that only reads (`status`, `runs`, `corrections`,
@@ -32,10 +32,10 @@ pub fn open_to_read(target: &Target, pipeline: Option<&Pipeline>) -> Result<Db> 
         // A read-only connection cannot do what a writer can (recover a WAL whose -shm
         // it may not write): the ordinary open tries, and says why if it cannot.
         Err(e) if e.db_kind().is_some_and(DbErrorKind::is_unwritable) => None,
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     let needs_init = |e| needs_init(e, target, what);
-    let mut db = Db::open(target).map_err(needs_init)?;
+    let mut db = Db::open(target).map_err(|e| needs_init(e.into()))?;
     if let Some(p) = pipeline {
         // What a sync has to say (a model added) is for the commands that write.
         p.sync(&mut db).map_err(needs_init)?;
@@ -64,7 +64,7 @@ fn needs_init(e: Error, target: &Target, what: Option<&str>) -> Error {
 }
 
 pub fn target(global: &Settings) -> Result<Target> {
-    Target::parse(&global.db, global.schema.as_deref())
+    Ok(Target::parse(&global.db, global.schema.as_deref())?)
 }
 
 /// A run's row, as `runs` and `apply --run` read it.
@@ -168,7 +168,7 @@ pub fn insert_run(db: &mut Db, params: &[(&str, Value)]) -> Result<i64> {
     let scheduler = Scheduler::from_process();
     let mut params = params.to_vec();
     params.extend(Scheduler::params(scheduler.as_ref()));
-    db.one(&queries::INSERT_RUN, &params)?.i64(0)
+    Ok(db.one(&queries::INSERT_RUN, &params)?.i64(0)?)
 }
 
 /// The command line as it was given, for the audit trail, without the password of a

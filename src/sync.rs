@@ -65,7 +65,8 @@ impl Pipeline {
 
     fn run_step(&self, db: &mut Db, step: &Ddl) -> Result<()> {
         let dialect = db.dialect();
-        db.batch(step.sql()).map_err(|e| step.failed(e, dialect))?;
+        db.batch(step.sql())
+            .map_err(|e| step.failed(e.into(), dialect))?;
         match step {
             Ddl::Plain(_) => {}
             Ddl::Table { table, .. } => {
@@ -74,7 +75,7 @@ impl Pipeline {
                 let columns = table_columns(db, table)?;
                 if !columns.is_empty() && !columns.iter().any(|c| c == "run_id") {
                     let sql = self.render_system("add_run_id", context! { table => table })?;
-                    db.batch(&sql).map_err(|e| step.failed(e, dialect))?;
+                    db.batch(&sql).map_err(|e| step.failed(e.into(), dialect))?;
                 }
             }
             Ddl::View { name, sql } => db.record_view(name, create_statement(sql))?,
@@ -138,7 +139,8 @@ impl Pipeline {
                 started_at: &started_at,
                 lease_seconds: 0,
             })?;
-            db.check_statements(&sql).map_err(|e| match e {
+            let checked = db.check_statements(&sql).map_err(Error::from);
+            checked.map_err(|e| match e {
                 Error::Database(e) => {
                     let model = e.context.as_deref().and_then(|m| self.model(m));
                     Error::Template {
@@ -423,7 +425,7 @@ fn statement_text(rendered: &str) -> String {
 fn table_columns(db: &mut Db, table: &str) -> Result<Vec<String>> {
     db.rows(&queries::COLUMN_TYPES, &[(":table", table.into())])?
         .iter()
-        .map(|r| r.text(0))
+        .map(|r| Ok(r.text(0)?))
         .collect()
 }
 

@@ -178,7 +178,7 @@ pub fn open_sessions(target: &Target, n: usize) -> Result<Vec<Db>> {
         let opening: Vec<_> = (0..n).map(|_| scope.spawn(|| Db::open(target))).collect();
         opening
             .into_iter()
-            .map(|h| h.join().expect("opening a session does not panic"))
+            .map(|h| Ok(h.join().expect("opening a session does not panic")?))
             .collect()
     })
 }

@@ -4,7 +4,9 @@
 use std::rc::Rc;
 
 use super::DbError;
-use crate::error::{Error, Result};
+
+/// A column read as the wrong type: an error of the SQL that read it.
+type Result<T> = std::result::Result<T, DbError>;
 
 /// One value of a result row, or one bound parameter.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,13 +92,13 @@ impl Row {
         self.values.get(i).unwrap_or(&Value::Null)
     }
 
-    fn mismatch(&self, i: usize, want: &str) -> Error {
-        Error::Database(DbError::other(format!(
+    fn mismatch(&self, i: usize, want: &str) -> DbError {
+        DbError::other(format!(
             "column {} ({}) is {:?}, not {want}",
             i,
             self.names.get(i).map(String::as_str).unwrap_or("?"),
             self.value(i)
-        )))
+        ))
     }
 
     pub fn opt_i64(&self, i: usize) -> Result<Option<i64>> {

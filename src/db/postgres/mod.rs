@@ -3,18 +3,22 @@
 //! session-level advisory lock keyed by its run id, so the server, not a process table,
 //! knows whether a holder is gone. Every wait is bounded (see SESSION_DEFAULTS).
 
-use std::error::Error as StdError;
 use std::rc::Rc;
 use std::time::Duration;
 
-use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls};
 
-use super::{DbError, DbErrorKind, Interrupter, Params, Row, TxKind, Value};
-use crate::error::{Error, Result};
+use super::{
+    Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
+};
 
-use super::pg_types::{Any, TextParam};
+mod explain;
+mod types;
+
+pub use explain::explain;
+use explain::{connect_error, migration_error, with_causes, with_excerpt};
+use types::{Any, TextParam};
 
 mod embedded {
     refinery::embed_migrations!("sql/postgres");
@@ -51,22 +55,6 @@ pub struct Conn {
     prepared: std::collections::HashMap<String, postgres::Statement>,
     /// The run whose lock this session holds (hold_run.sql), if any.
     holds_run: Option<i64>,
-}
-
-/// An error with what caused it (the driver's words, then the system's): "error
-/// communicating with the server: Connection timed out".
-fn with_causes(e: &dyn StdError) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        cause = c.source();
-    }
-    text
 }
 
 /// The URL without its password, for messages.
@@ -117,7 +105,7 @@ fn libpq_defaults(config: &mut Config) {
 
 fn config_from(url: &str) -> Result<Config> {
     let mut config: Config = url.parse().map_err(|e| {
-        Error::bad(format!(
+        Error::BadInput(format!(
             "--db {}: not a usable PostgreSQL URL ({}); write postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, \
              or postgresql:///DATABASE?host=/run/postgresql for a local socket",
             redact(url),
@@ -178,7 +166,7 @@ impl Conn {
     fn session_settings(&mut self) -> Result<()> {
         for (name, value) in SESSION_DEFAULTS {
             self.execute(
-                include_str!("../../queries/postgres/session_default.sql"),
+                include_str!("../../../queries/postgres/session_default.sql"),
                 &[(":name", (*name).into()), (":value", (*value).into())],
             )?;
         }
@@ -190,7 +178,7 @@ impl Conn {
 
     fn schema_version(&mut self) -> Result<i64> {
         let exists = self.rows(
-            include_str!("../../queries/postgres/table_exists.sql"),
+            include_str!("../../../queries/postgres/table_exists.sql"),
             &[(":name", HISTORY_TABLE.into())],
         )?;
         if !exists
@@ -201,7 +189,7 @@ impl Conn {
         {
             return Ok(0);
         }
-        let rows = self.rows(include_str!("../../queries/schema_version.sql"), &[])?;
+        let rows = self.rows(include_str!("../../../queries/schema_version.sql"), &[])?;
         Ok(rows
             .first()
             .and_then(|r| r.opt_i64(0).ok().flatten())
@@ -218,12 +206,12 @@ impl Conn {
         }
         let lock = [(":schema", Value::from(schema))];
         self.execute(
-            include_str!("../../queries/postgres/migrate_lock.sql"),
+            include_str!("../../../queries/postgres/migrate_lock.sql"),
             &lock,
         )?;
         let result = self.migrate_locked(schema, label);
         let unlocked = self.execute(
-            include_str!("../../queries/postgres/migrate_unlock.sql"),
+            include_str!("../../../queries/postgres/migrate_unlock.sql"),
             &lock,
         );
         result?;
@@ -242,7 +230,7 @@ impl Conn {
     /// The DDL that creates the schema, if it is missing.
     fn missing_schema_ddl(&mut self, schema: &str) -> Result<Option<String>> {
         let create = self.rows(
-            include_str!("../../queries/postgres/create_schema.sql"),
+            include_str!("../../../queries/postgres/create_schema.sql"),
             &[(":schema", Value::from(schema))],
         )?;
         Ok(create.first().and_then(|r| r.opt_text(0).ok().flatten()))
@@ -251,7 +239,7 @@ impl Conn {
     /// Points the session at the schema; whether it is migrated.
     fn current_in(&mut self, schema: &str, label: &str) -> Result<bool> {
         self.execute(
-            include_str!("../../queries/postgres/search_path.sql"),
+            include_str!("../../../queries/postgres/search_path.sql"),
             &[(":schema", Value::from(schema))],
         )?;
         let found = self.schema_version()?;
@@ -279,12 +267,23 @@ impl Conn {
         Ok(())
     }
 
-    pub fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+    fn prepared(&mut self, text: String) -> Result<postgres::Statement, DbError> {
+        if let Some(statement) = self.prepared.get(&text) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare(&text)?;
+        self.prepared.insert(text, statement.clone());
+        Ok(statement)
+    }
+}
+
+impl Backend for Conn {
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         Ok(self.client.batch_execute(sql)?)
     }
 
     /// One statement of a bound script, prepared once per text.
-    pub fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
+    fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
         let (text, values) = positional(sql, params);
         let statement = self.prepared(text)?;
         let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
@@ -295,7 +294,7 @@ impl Conn {
     /// A statement whose values come in the order of its parameters, prepared once per
     /// text (kept by the text as given: a bulk load's is long, and is run often); the
     /// server reads each value as the type of the column it goes into.
-    pub fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
+    fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
         let statement = match self.prepared.get(sql) {
             Some(statement) => statement.clone(),
             None => {
@@ -316,22 +315,13 @@ impl Conn {
         Ok(self.client.execute(&statement, &refs)?)
     }
 
-    fn prepared(&mut self, text: String) -> Result<postgres::Statement, DbError> {
-        if let Some(statement) = self.prepared.get(&text) {
-            return Ok(statement.clone());
-        }
-        let statement = self.client.prepare(&text)?;
-        self.prepared.insert(text, statement.clone());
-        Ok(statement)
-    }
-
-    pub fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
+    fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
         let (text, values) = positional(sql, params);
         let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
         Ok(self.client.execute(text.as_str(), &refs)?)
     }
 
-    pub fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
+    fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
         let (text, values) = positional(sql, params);
         let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
         let rows = self.client.query(text.as_str(), &refs)?;
@@ -363,9 +353,9 @@ impl Conn {
     /// reservation row (fencing, own_reservation.sql). So no bookkeeping step of another
     /// runner ever waits for a date in flight, however long it takes or wherever its runner
     /// is stopped.
-    pub fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
+    fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
         let begin = match kind {
-            TxKind::Exclusive => include_str!("../../queries/postgres/bookkeeping_begin.sql"),
+            TxKind::Exclusive => include_str!("../../../queries/postgres/bookkeeping_begin.sql"),
             TxKind::Plain => "BEGIN",
             TxKind::Date => "BEGIN ISOLATION LEVEL REPEATABLE READ",
         };
@@ -377,16 +367,16 @@ impl Conn {
         begun
     }
 
-    pub fn commit(&mut self) -> Result<(), DbError> {
+    fn commit(&mut self) -> Result<(), DbError> {
         self.batch("COMMIT")
     }
 
-    pub fn rollback(&mut self) -> Result<(), DbError> {
+    fn rollback(&mut self) -> Result<(), DbError> {
         self.batch("ROLLBACK")
     }
 
     /// Prepares each statement (parse and analysis, nothing runs).
-    pub fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
+    fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
         for statement in super::split_statements(sql) {
             self.client
                 .prepare(statement)
@@ -395,22 +385,22 @@ impl Conn {
         Ok(())
     }
 
-    pub fn interrupter(&self) -> Interrupter {
+    fn interrupter(&self) -> Interrupter {
         let token = self.client.cancel_token();
-        Interrupter(Box::new(move || {
+        Interrupter::new(move || {
             let _ = token.cancel_query(NoTls);
-        }))
+        })
     }
 
-    pub fn hold_run(&mut self, run_id: i64) -> Result<()> {
+    fn hold_run(&mut self, run_id: i64) -> Result<(), DbError> {
         let rows = self.rows(
-            include_str!("../../queries/postgres/hold_run.sql"),
+            include_str!("../../../queries/postgres/hold_run.sql"),
             &[(":run_id", run_id.into())],
         )?;
         if rows.first().map(|r| r.bool(0)).transpose()? != Some(true) {
-            return Err(Error::Database(DbError::other(format!(
+            return Err(DbError::other(format!(
                 "run {run_id}: another session already holds its lock"
-            ))));
+            )));
         }
         self.holds_run = Some(run_id);
         Ok(())
@@ -418,28 +408,28 @@ impl Conn {
 
     /// Whether the run's own session still holds its lock: this one, or another, asked
     /// (run_alive.sql) inside a date's transaction.
-    pub fn run_alive(&mut self, run_id: i64) -> Result<bool> {
+    fn run_alive(&mut self, run_id: i64) -> Result<bool, DbError> {
         if self.holds_run == Some(run_id) {
             return Ok(true);
         }
         let rows = self.rows(
-            include_str!("../../queries/postgres/run_alive.sql"),
+            include_str!("../../../queries/postgres/run_alive.sql"),
             &[(":run_id", run_id.into())],
         )?;
         Ok(rows.first().map(|r| r.bool(0)).transpose()? == Some(true))
     }
 
-    pub fn object(&mut self, name: &str) -> Result<Option<String>> {
+    fn object(&mut self, name: &str) -> Result<Option<String>, DbError> {
         let rows = self.rows(
-            include_str!("../../queries/postgres/object_sql.sql"),
+            include_str!("../../../queries/postgres/object_sql.sql"),
             &[(":name", name.into())],
         )?;
         Ok(rows.first().map(|r| r.opt_text(0)).transpose()?.flatten())
     }
 
-    pub fn record_view(&mut self, name: &str, create: &str) -> Result<()> {
+    fn record_view(&mut self, name: &str, create: &str) -> Result<(), DbError> {
         self.execute(
-            include_str!("../../queries/postgres/record_view.sql"),
+            include_str!("../../../queries/postgres/record_view.sql"),
             &[(":name", name.into()), (":create", create.into())],
         )?;
         Ok(())
@@ -494,166 +484,6 @@ fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
         })
         .collect();
     (out, values)
-}
-
-/// A connection that could not be made, on one line: the server's or the network's
-/// words, and what to check.
-fn connect_error(e: &postgres::Error, label: &str) -> Error {
-    let code = e.code().map(SqlState::code).unwrap_or("");
-    let message = match (e.as_db_error(), e.source()) {
-        (Some(db), _) => db.message().to_string(),
-        (None, Some(source)) => format!("{e}: {source}"),
-        (None, None) => e.to_string(),
-    };
-    let fix = match code {
-        "3D000" => "create that database (`createdb NAME`) or fix its name in the URL",
-        "28000" | "28P01" => "check the URL's user and password (or PGPASSWORD), and pg_hba.conf",
-        "53300" => "the server has no free connection slot: wait, or raise max_connections",
-        _ => "check that the server is up and that the URL's host and port (or host=/socket/folder) are right",
-    };
-    Error::Open {
-        target: label.to_string(),
-        message,
-        fix: fix.into(),
-    }
-}
-
-/// A migration that failed: by its cause when the server's error says one (no
-/// privilege, a read-only server, a full disk), else as refinery tells it.
-fn migration_error(e: &refinery::Error) -> Error {
-    let source = StdError::source(e).and_then(|s| s.downcast_ref::<postgres::Error>());
-    match source.map(db_error) {
-        Some(db) if db.kind.is_environment() => db.into(),
-        _ => Error::Migration(e.to_string()),
-    }
-}
-
-/// A fault of the surroundings of the database `label` (URL and schema), on one line:
-/// what is wrong and how to fix it.
-pub fn explain(kind: DbErrorKind, label: &str, cause: &str) -> String {
-    match kind {
-        DbErrorKind::ReadOnly => format!(
-            "database {label} only takes reads ({cause}): it is a standby, or the session or \
-             database is set read-only (default_transaction_read_only); point --db at the \
-             primary server"
-        ),
-        DbErrorKind::Denied => format!(
-            "the user may not do this in {label} ({cause}): run sqlrun as a user with rights on \
-             the schema (its owner), or GRANT this user USAGE and CREATE on it and \
-             SELECT, INSERT, UPDATE, DELETE on its tables"
-        ),
-        DbErrorKind::DiskFull => format!(
-            "the PostgreSQL server's disk is full ({cause}) for {label}: free space on the \
-             server's data volume"
-        ),
-        DbErrorKind::Corrupt => format!(
-            "PostgreSQL reports damaged data in {label} ({cause}): the server needs repair \
-             (see its log); restore from a backup"
-        ),
-        DbErrorKind::Timeout => format!(
-            "a wait on {label} ran past its bound ({cause}): another session held a lock too \
-             long (find it in pg_stat_activity and pg_locks, and end it), or a statement ran \
-             past statement_timeout; raise them in the URL's options if that is expected"
-        ),
-        _ => cause.to_string(),
-    }
-}
-
-fn kind_of(e: &postgres::Error) -> DbErrorKind {
-    match e.code() {
-        // A statement that ran past statement_timeout is that date's failure (its SQL is
-        // too slow), recorded like any other; a cancel from sqlrun itself is a signal.
-        Some(code) if *code == SqlState::QUERY_CANCELED => {
-            if e.to_string().contains("statement timeout") {
-                DbErrorKind::Other
-            } else {
-                DbErrorKind::Interrupted
-            }
-        }
-        Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE => DbErrorKind::Timeout,
-        Some(code) if *code == SqlState::T_R_SERIALIZATION_FAILURE => DbErrorKind::Conflict,
-        Some(code) if *code == SqlState::READ_ONLY_SQL_TRANSACTION => DbErrorKind::ReadOnly,
-        Some(code) if *code == SqlState::INSUFFICIENT_PRIVILEGE => DbErrorKind::Denied,
-        Some(code) if *code == SqlState::DISK_FULL => DbErrorKind::DiskFull,
-        Some(code) if *code == SqlState::DATA_CORRUPTED || *code == SqlState::INDEX_CORRUPTED => {
-            DbErrorKind::Corrupt
-        }
-        Some(code)
-            if *code == SqlState::ADMIN_SHUTDOWN
-                || *code == SqlState::CRASH_SHUTDOWN
-                || *code == SqlState::CANNOT_CONNECT_NOW
-                || *code == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT
-                || code.code().starts_with("08") =>
-        {
-            DbErrorKind::ConnectionLost
-        }
-        Some(_) => DbErrorKind::Other,
-        None if e.is_closed() || e.source().is_some_and(|s| s.is::<std::io::Error>()) => {
-            DbErrorKind::ConnectionLost
-        }
-        None => DbErrorKind::Other,
-    }
-}
-
-impl From<postgres::Error> for DbError {
-    fn from(e: postgres::Error) -> Self {
-        db_error(&e)
-    }
-}
-
-/// An error by its cause, from its SQLSTATE or from the connection.
-fn db_error(e: &postgres::Error) -> DbError {
-    let kind = kind_of(e);
-    let message = match e.as_db_error() {
-        Some(db) => {
-            let mut m = db.message().to_string();
-            if let Some(detail) = db.detail() {
-                m.push_str(": ");
-                m.push_str(detail);
-            }
-            if e.code() == Some(&SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT) {
-                m.push_str(
-                    ": this runner stood still inside a transaction past its bound (stopped, \
-                     paused, or starved of CPU), so the server ended its session and nothing \
-                     of that transaction was written; run the command again",
-                );
-            }
-            m
-        }
-        None if kind == DbErrorKind::ConnectionLost => {
-            format!("the connection to PostgreSQL is gone ({})", with_causes(&e))
-        }
-        None => e.to_string(),
-    };
-    DbError {
-        kind,
-        message,
-        context: None,
-    }
-}
-
-impl From<postgres::Error> for Error {
-    fn from(e: postgres::Error) -> Self {
-        DbError::from(e).into()
-    }
-}
-
-/// A statement that does not prepare: the server's message and the text where it stopped.
-fn with_excerpt(e: postgres::Error, statement: &str) -> DbError {
-    let position = e.as_db_error().and_then(|d| match d.position() {
-        Some(postgres::error::ErrorPosition::Original(p)) => Some(*p as usize),
-        _ => None,
-    });
-    let mut err = DbError::from(e);
-    if let Some(chars) = position {
-        let at = statement
-            .char_indices()
-            .nth(chars.saturating_sub(1))
-            .map(|(i, _)| i)
-            .unwrap_or(statement.len());
-        err.message = format!("{}, near: {}", err.message, super::excerpt(statement, at));
-    }
-    err
 }
 
 #[cfg(test)]

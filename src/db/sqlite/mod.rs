@@ -7,10 +7,15 @@ use std::time::{Duration, Instant};
 
 use rusqlite::config::DbConfig;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
-use rusqlite::{ffi, Connection, ErrorCode, OpenFlags, ToSql};
+use rusqlite::{Connection, OpenFlags, ToSql};
 
-use super::{DbError, DbErrorKind, Interrupter, Params, Row, TxKind, Value};
-use crate::error::{Error, Result};
+use super::{
+    Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
+};
+
+mod explain;
+pub use explain::explain;
+use explain::migration_error;
 
 mod embedded {
     refinery::embed_migrations!("sql/sqlite");
@@ -62,63 +67,13 @@ impl ToSql for Value {
     }
 }
 
-impl From<rusqlite::Error> for DbError {
-    fn from(e: rusqlite::Error) -> Self {
-        db_error(&e)
-    }
-}
-
-/// An error by its cause, from SQLite's (extended) result code.
-fn db_error(e: &rusqlite::Error) -> DbError {
-    let extended = match e {
-        rusqlite::Error::SqliteFailure(f, _) => f.extended_code,
-        _ => 0,
-    };
-    let kind = match e.sqlite_error_code() {
-        _ if extended == ffi::SQLITE_READONLY_DIRECTORY => DbErrorKind::ReadOnlyFolder,
-        _ if extended == ffi::SQLITE_IOERR_SHMSIZE => DbErrorKind::DiskFull,
-        Some(ErrorCode::OperationInterrupted) => DbErrorKind::Interrupted,
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => DbErrorKind::Timeout,
-        Some(ErrorCode::ReadOnly) => DbErrorKind::ReadOnly,
-        Some(ErrorCode::PermissionDenied | ErrorCode::AuthorizationForStatementDenied) => {
-            DbErrorKind::Denied
-        }
-        Some(ErrorCode::NotADatabase) => DbErrorKind::NotADatabase,
-        Some(ErrorCode::DatabaseCorrupt) => DbErrorKind::Corrupt,
-        Some(ErrorCode::DiskFull) => DbErrorKind::DiskFull,
-        Some(ErrorCode::CannotOpen) => DbErrorKind::CannotOpen,
-        _ => DbErrorKind::Other,
-    };
-    DbError {
-        kind,
-        message: describe(e),
-        context: None,
-    }
-}
-
-/// A migration that failed: by its cause when SQLite's error says one (a read-only file,
-/// a full disk), else as refinery tells it.
-fn migration_error(e: &refinery::Error) -> Error {
-    let source = std::error::Error::source(e).and_then(|s| s.downcast_ref::<rusqlite::Error>());
-    match source.map(db_error) {
-        Some(db) if db.kind.is_environment() => db.into(),
-        _ => Error::Migration(e.to_string()),
-    }
-}
-
-impl From<rusqlite::Error> for Error {
-    fn from(e: rusqlite::Error) -> Self {
-        DbError::from(e).into()
-    }
-}
-
 impl Conn {
     /// WAL journal: readers (status, a grader's query) never block the writer and the
     /// writer never blocks them. synchronous=FULL: in WAL mode each COMMIT is fsynced
     /// before it returns, so a date recorded as done survives a power cut.
     pub fn open(path: &Path) -> Result<Conn> {
         if path.is_dir() {
-            return Err(Error::bad(format!(
+            return Err(Error::BadInput(format!(
                 "--db {} is a folder; pass a database file path, e.g. {}/sqlrun.db",
                 path.display(),
                 path.display()
@@ -144,7 +99,7 @@ impl Conn {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Conn::configured(Connection::open_with_flags(path, flags)?)?;
         let found = match conn.schema_version() {
-            Err(e) if e.db_kind() == Some(DbErrorKind::CannotOpen) && immutable_is_safe(path) => {
+            Err(e) if e.kind == DbErrorKind::CannotOpen && immutable_is_safe(path) => {
                 let uri = immutable_uri(path);
                 conn = Conn::configured(Connection::open_with_flags(
                     uri,
@@ -154,18 +109,12 @@ impl Conn {
             }
             other => other?,
         };
-        let migrations = embedded::migrations::runner();
-        let current = super::schema_is_current(
-            &path.display().to_string(),
-            found,
-            migrations.get_migrations(),
-        )?;
-        Ok(current.then_some(conn))
+        Ok(is_current(path, found)?.then_some(conn))
     }
 
     /// The settings every connection gets: the busy handler, and double-quoted words
     /// read as identifiers.
-    fn configured(mut conn: Connection) -> Result<Conn> {
+    fn configured(mut conn: Connection) -> Result<Conn, DbError> {
         conn.busy_handler(Some(wait_for_write_lock))?;
         // A double-quoted word is an identifier, as a DBA reads it: a misspelt column in
         // "quotes" is an error, never a string that sums to 0.
@@ -178,30 +127,26 @@ impl Conn {
         Ok(Conn { conn })
     }
 
-    fn schema_version(&self) -> Result<i64> {
+    fn schema_version(&self) -> Result<i64, DbError> {
         let has_history = self
             .conn
-            .prepare(include_str!("../../queries/sqlite/object_sql.sql"))?
+            .prepare(include_str!("../../../queries/sqlite/object_sql.sql"))?
             .exists([HISTORY_TABLE])?;
         if !has_history {
             return Ok(0);
         }
         Ok(self
             .conn
-            .query_row(include_str!("../../queries/schema_version.sql"), [], |r| {
-                r.get::<_, Option<i64>>(0)
-            })?
+            .query_row(
+                include_str!("../../../queries/schema_version.sql"),
+                [],
+                |r| r.get::<_, Option<i64>>(0),
+            )?
             .unwrap_or(0))
     }
 
     fn migrate(&mut self, path: &Path) -> Result<()> {
-        let found = self.schema_version()?;
-        let migrations = embedded::migrations::runner();
-        if super::schema_is_current(
-            &path.display().to_string(),
-            found,
-            migrations.get_migrations(),
-        )? {
+        if is_current(path, self.schema_version()?)? {
             return Ok(());
         }
         // Processes started together on a new file all try to migrate it. All migrations
@@ -221,12 +166,7 @@ impl Conn {
                         return Err(error);
                     }
                     self.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
-                    let now = self.schema_version()?;
-                    if super::schema_is_current(
-                        &path.display().to_string(),
-                        now,
-                        migrations.get_migrations(),
-                    )? {
+                    if is_current(path, self.schema_version()?)? {
                         return Ok(());
                     }
                     attempts += 1;
@@ -237,14 +177,16 @@ impl Conn {
             }
         }
     }
+}
 
-    pub fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+impl Backend for Conn {
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         Ok(self.conn.execute_batch(sql)?)
     }
 
     /// One statement of a bound script: the parameters it names are bound, its rows (if
     /// any) read and dropped. Prepared once per text, from the statement cache.
-    pub fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
+    fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         for (name, value) in params {
             if let Some(i) = stmt.parameter_index(name)? {
@@ -256,7 +198,7 @@ impl Conn {
         Ok(())
     }
 
-    pub fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
+    fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         if stmt.parameter_count() != values.len() {
             return Err(DbError::other(format!(
@@ -271,14 +213,14 @@ impl Conn {
         Ok(stmt.raw_execute()? as u64)
     }
 
-    pub fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
+    fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         let bound: Vec<(&str, &dyn ToSql)> =
             params.iter().map(|(n, v)| (*n, v as &dyn ToSql)).collect();
         Ok(stmt.execute(bound.as_slice())? as u64)
     }
 
-    pub fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
+    fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         let names: Rc<Vec<String>> = Rc::new(stmt.column_names().map(|s| s.to_string()).collect());
         let bound: Vec<(&str, &dyn ToSql)> =
@@ -304,46 +246,46 @@ impl Conn {
 
     /// SQLite has one writer at a time: every write transaction takes the lock up front
     /// (BEGIN IMMEDIATE), so it never fails halfway on a lock it could not upgrade.
-    pub fn begin(&mut self, _kind: TxKind) -> Result<(), DbError> {
+    fn begin(&mut self, _kind: TxKind) -> Result<(), DbError> {
         Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
     }
 
-    pub fn commit(&mut self) -> Result<(), DbError> {
+    fn commit(&mut self) -> Result<(), DbError> {
         Ok(self.conn.execute_batch("COMMIT")?)
     }
 
-    pub fn rollback(&mut self) -> Result<(), DbError> {
+    fn rollback(&mut self) -> Result<(), DbError> {
         if self.conn.is_autocommit() {
             return Ok(());
         }
         Ok(self.conn.execute_batch("ROLLBACK")?)
     }
 
-    pub fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
+    fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
         use fallible_iterator::FallibleIterator;
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
         while let Some(_statement) = batch.next()? {}
         Ok(())
     }
 
-    pub fn interrupter(&self) -> Interrupter {
+    fn interrupter(&self) -> Interrupter {
         let handle = self.conn.get_interrupt_handle();
-        Interrupter(Box::new(move || handle.interrupt()))
+        Interrupter::new(move || handle.interrupt())
     }
 
-    pub fn hold_run(&mut self, _run_id: i64) -> Result<()> {
+    fn hold_run(&mut self, _run_id: i64) -> Result<(), DbError> {
         Ok(())
     }
 
     /// A run on SQLite is the process that asks: alive.
-    pub fn run_alive(&mut self, _run_id: i64) -> Result<bool> {
+    fn run_alive(&mut self, _run_id: i64) -> Result<bool, DbError> {
         Ok(true)
     }
 
-    pub fn object(&mut self, name: &str) -> Result<Option<String>> {
+    fn object(&mut self, name: &str) -> Result<Option<String>, DbError> {
         let mut stmt = self
             .conn
-            .prepare_cached(include_str!("../../queries/sqlite/object_sql.sql"))?;
+            .prepare_cached(include_str!("../../../queries/sqlite/object_sql.sql"))?;
         let mut rows = stmt.query([name])?;
         Ok(match rows.next()? {
             Some(r) => Some(r.get::<_, Option<String>>(0)?.unwrap_or_default()),
@@ -351,24 +293,20 @@ impl Conn {
         })
     }
 
-    pub fn record_view(&mut self, _name: &str, _create: &str) -> Result<()> {
+    fn record_view(&mut self, _name: &str, _create: &str) -> Result<(), DbError> {
         Ok(())
     }
 }
 
-/// A database error in a line: SQLite's message, and for a statement that does not
-/// prepare, the text around where it stopped (not the whole rendered SQL).
-fn describe(e: &rusqlite::Error) -> String {
-    match e {
-        rusqlite::Error::SqlInputError {
-            msg, sql, offset, ..
-        } => {
-            let at = (*offset).max(0) as usize;
-            format!("{msg}, near: {}", super::excerpt(sql, at))
-        }
-        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
-        other => other.to_string(),
-    }
+/// Whether the database at `path`, at schema version `found`, is current for this
+/// sqlrun's migrations (false: it needs migrating).
+fn is_current(path: &Path, found: i64) -> Result<bool> {
+    let migrations = embedded::migrations::runner();
+    super::schema_is_current(
+        &path.display().to_string(),
+        found,
+        migrations.get_migrations(),
+    )
 }
 
 /// Whether the file can be opened as immutable: no -wal file holds commits that only it
@@ -415,108 +353,4 @@ fn folder_writable(path: &Path) -> bool {
         .prefix(".sqlrun-probe-")
         .tempfile_in(folder(path))
         .is_ok()
-}
-
-/// Whether the database file can be opened for writing (nothing is written).
-fn file_writable(path: &Path) -> bool {
-    std::fs::OpenOptions::new().write(true).open(path).is_ok()
-}
-
-/// A read-only or unopenable file, by what the file system says: the file itself (on a
-/// read-only mount its folder too), its folder (where SQLite creates -wal and -shm), or a
-/// folder that does not exist.
-fn refine(kind: DbErrorKind, path: &Path) -> DbErrorKind {
-    let by_path = [
-        DbErrorKind::CannotOpen,
-        DbErrorKind::ReadOnly,
-        DbErrorKind::ReadOnlyFolder,
-    ];
-    if !by_path.contains(&kind) || !folder(path).is_dir() {
-        return kind;
-    }
-    if path.is_file() && !file_writable(path) {
-        DbErrorKind::ReadOnly
-    } else if !folder_writable(path) {
-        DbErrorKind::ReadOnlyFolder
-    } else {
-        kind
-    }
-}
-
-/// A fault of the surroundings of the database at `path`, on one line: what is wrong
-/// and how to fix it. Returns the kind refined by what the file system says.
-pub fn explain(kind: DbErrorKind, path: &Path, cause: &str) -> (DbErrorKind, String) {
-    let kind = refine(kind, path);
-    let db = path.display();
-    let line = match kind {
-        DbErrorKind::ReadOnly | DbErrorKind::ReadOnlyFolder => read_only(kind, path, cause),
-        DbErrorKind::NotADatabase => format!(
-            "{db} is not a SQLite database ({cause}): pass --db the right file, or move this \
-             one away and run `sqlrun init` to start a new database"
-        ),
-        DbErrorKind::Corrupt => format!(
-            "database {db} is damaged ({cause}): restore it from a backup (`sqlite3 {db} \
-             .recover` saves what it can), or move it away and run `sqlrun init` to start a \
-             new one"
-        ),
-        DbErrorKind::DiskFull => format!(
-            "the disk holding {db} is full ({cause}): free space on it, or move the database \
-             to a disk with room"
-        ),
-        DbErrorKind::Timeout => format!(
-            "database {db} stayed locked by another process for over {} s ({cause}): find \
-             what holds it (`fuser {db}`; e.g. a sqlite3 shell inside a transaction) and end \
-             it, then run again",
-            BUSY_TIMEOUT.as_secs()
-        ),
-        DbErrorKind::CannotOpen => {
-            let missing = match folder(path) {
-                f if f.is_dir() => String::new(),
-                f => format!("; the folder {} does not exist", f.display()),
-            };
-            format!(
-                "cannot open database {db} ({cause}){missing}: pass --db PATH (or set \
-                 SQLRUN_DB) to a file in a folder that exists and is writable"
-            )
-        }
-        DbErrorKind::Denied => {
-            format!("database {db}: not allowed ({cause}); check the file's owner and permissions")
-        }
-        _ => cause.to_string(),
-    };
-    (kind, line)
-}
-
-/// A read-only file (on a read-only mount, its folder too) or a read-only folder, which
-/// SQLite needs for the database's -wal and -shm files.
-fn read_only(kind: DbErrorKind, path: &Path, cause: &str) -> String {
-    let db = path.display();
-    let readers = "(the read commands, `sqlrun status`, `runs`, ..., need no write access to \
-                   a database that is current)";
-    let dir = folder(path);
-    if kind == DbErrorKind::ReadOnly {
-        let also = if folder_writable(path) {
-            ""
-        } else {
-            ", and so is its folder"
-        };
-        return format!(
-            "database {db} is read-only{also} ({cause}): make it writable (its permissions, \
-             `chattr -i`, a read-write mount) or work on a writable copy {readers}"
-        );
-    }
-    if !path.is_file() {
-        return format!(
-            "cannot create database {db}: its folder {} is read-only ({cause}); pass --db a \
-             path in a writable folder",
-            dir.display()
-        );
-    }
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    format!(
-        "database {db} cannot be written: its folder {} is read-only, and SQLite creates \
-         {name}-wal and {name}-shm beside the database ({cause}); make the folder writable or \
-         copy the database into a writable folder {readers}",
-        dir.display()
-    )
 }

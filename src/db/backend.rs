@@ -1,0 +1,97 @@
+//! The interface every backend implements, as refinery has one driver per database behind
+//! its `Transaction` and `Query` traits. `Db` holds one backend and adds what is the same
+//! for all: picking a query's text by dialect, running a script statement by statement
+//! with its context, transactions that commit or roll back, and explaining a fault of the
+//! surroundings for the database at hand.
+//!
+//! A backend must provide:
+//! - statements: a script of several (`batch`), one with named parameters (`execute`,
+//!   `rows`, `run_statement`), one with values in order (`execute_in_order`), and
+//!   preparing one without running it (`check_statements`);
+//! - transactions: `begin` of each `TxKind`, `commit`, `rollback`;
+//! - an `Interrupter` that stops the statement in progress from another thread;
+//! - the run's liveness (`hold_run`, `run_alive`) and the pipeline's objects (`object`,
+//!   `record_view`).
+//!
+//! Beside the trait, each backend module has an `open` that connects and migrates, and an
+//! `explain` module: its driver's errors classified into a `DbError` (`From`), and a
+//! fault of the surroundings said on one line with its fix (`explain`). Every method
+//! returns a `DbError` as the driver gave it; `Db` explains it.
+
+use super::{DbError, Params, Row, Value};
+
+/// What kind of transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxKind {
+    /// Bookkeeping (reserve, reclaim, seal, finish): one at a time per pipeline, like
+    /// SQLite's BEGIN IMMEDIATE; on PostgreSQL a transaction-scoped advisory lock, within
+    /// sqlrun's own bounds (queries/postgres/bookkeeping_begin.sql).
+    Exclusive,
+    /// One date: SQLite still takes the write lock; on PostgreSQL no pipeline lock (no
+    /// bookkeeping step waits for a date in flight): REPEATABLE READ, and the date locks
+    /// its own reservation row.
+    Date,
+    /// What any client's INSERT does (`sqlrun load`): SQLite still takes the write lock;
+    /// on PostgreSQL no pipeline lock, so a long load neither waits for runs nor holds
+    /// them up (a date reads its sources from its own snapshot).
+    Plain,
+}
+
+/// Stops the statement in progress, from another thread (a signal handler).
+pub struct Interrupter(Box<dyn Fn() + Send + Sync>);
+
+impl Interrupter {
+    pub(super) fn new(stop: impl Fn() + Send + Sync + 'static) -> Interrupter {
+        Interrupter(Box::new(stop))
+    }
+
+    pub fn interrupt(&self) {
+        (self.0)()
+    }
+}
+
+/// One open, migrated connection. `Send`: a worker of `apply --jobs` opens its own and
+/// may be handed it.
+pub(super) trait Backend: Send {
+    /// Runs a script of one or more statements; their rows are discarded.
+    fn batch(&mut self, sql: &str) -> Result<(), DbError>;
+
+    /// One statement of a bound script: the parameters it names are bound, its rows (if
+    /// any) dropped. Prepared once per text.
+    fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError>;
+
+    /// One statement whose values come in the order of its parameters; prepared once per
+    /// text. How many rows it changed.
+    fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError>;
+
+    /// One statement with named parameters; how many rows it changed.
+    fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError>;
+
+    /// One statement with named parameters; its rows.
+    fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError>;
+
+    fn begin(&mut self, kind: TxKind) -> Result<(), DbError>;
+
+    fn commit(&mut self) -> Result<(), DbError>;
+
+    /// Also when no transaction is open (the work that failed may have ended it).
+    fn rollback(&mut self) -> Result<(), DbError>;
+
+    /// Parses and plans the statements of `sql` without running them.
+    fn check_statements(&mut self, sql: &str) -> Result<(), DbError>;
+
+    fn interrupter(&self) -> Interrupter;
+
+    /// Holds the run's liveness for the session's life (see `Db::hold_run`).
+    fn hold_run(&mut self, run_id: i64) -> Result<(), DbError>;
+
+    /// Whether the run's session still lives (see `Db::run_alive`).
+    fn run_alive(&mut self, run_id: i64) -> Result<bool, DbError>;
+
+    /// Whether a table or view exists, and for a view the text it was created from.
+    fn object(&mut self, name: &str) -> Result<Option<String>, DbError>;
+
+    /// Remembers the text a view was created from, where the database does not keep it
+    /// as given.
+    fn record_view(&mut self, name: &str, create: &str) -> Result<(), DbError>;
+}
