@@ -103,7 +103,9 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
             demo::run(&global, out)
         }
         // The shell's kit describes the command line: no database, no project file.
-        Command::Completions { shell } => commands::completions::run(*shell, out),
+        Command::Completions { shell } => {
+            commands::completions::run(&cli::shell::completion(*shell)?, out)
+        }
         Command::Man { command, dir } => {
             commands::man::run(command.as_deref(), dir.as_deref(), out)
         }

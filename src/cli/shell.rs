@@ -13,11 +13,21 @@ use crate::error::{Error, Result};
 /// The name the scripts complete and the pages describe.
 const BIN: &str = "sqlrun";
 
+/// A shell's completion script.
+pub struct Completion {
+    pub shell: String,
+    pub script: String,
+}
+
 /// `sqlrun completions SHELL`: the script.
-pub fn completion_script(shell: Shell) -> Result<String> {
+pub fn completion(shell: Shell) -> Result<Completion> {
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), BIN, &mut script);
-    String::from_utf8(script).map_err(|e| Error::Io(std::io::Error::other(e)))
+    let script = String::from_utf8(script).map_err(|e| Error::Io(std::io::Error::other(e)))?;
+    Ok(Completion {
+        shell: shell.to_string(),
+        script,
+    })
 }
 
 /// The command line as the pages describe it: every command has a page of its own, so

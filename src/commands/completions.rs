@@ -1,15 +1,12 @@
 //! `sqlrun completions SHELL`: the script on stdout (with --json, inside a document).
 
-use clap_complete::Shell;
-
-use crate::cli::shell;
+use crate::cli::shell::Completion;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::Output;
 
-pub fn run(shell: Shell, out: &Output) -> Result<Exit> {
-    let script = shell::completion_script(shell)?;
-    out.json(&serde_json::json!({"shell": shell.to_string(), "script": script}))?;
-    out.text(&script)?;
+pub fn run(completion: &Completion, out: &Output) -> Result<Exit> {
+    out.json(&serde_json::json!({"shell": completion.shell, "script": completion.script}))?;
+    out.text(&completion.script)?;
     Ok(Exit::Done)
 }
