@@ -3,6 +3,8 @@
 //! The logic lives in versioned SQL templates (`templates/`) and migrations (`sql/`); this
 //! crate is the orchestration: which dates, in what order, in which transaction.
 
+#![warn(clippy::too_many_lines)]
+
 pub mod apply;
 pub mod calendar;
 pub mod cli;

@@ -353,42 +353,15 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         );
     }
     let seal_values = file.list("seal_values");
-    for v in seal_values.iter().filter(|v| !values.contains(v)) {
-        problems.push(format!(
-            "`-- seal_values:` names {v}, which is not one of its values; add it to `-- values:` or leave it out"
-        ));
-    }
-    // The contract's `seals` has these two value columns; seal.sql copies into them by name.
-    const SEALS_COLUMNS: [&str; 2] = ["revenue", "order_count"];
-    for v in seal_values
-        .iter()
-        .filter(|v| !SEALS_COLUMNS.contains(&v.as_str()))
-    {
-        problems.push(format!(
-            "`-- seal_values:` names {v}, but seals has only the columns revenue and order_count; \
-             every model's sent values are kept in its <table>_sent anyway, so leave `-- seal_values:` out"
-        ));
-    }
-    if !seal_values.is_empty() && key != [date_column.clone()] {
-        problems.push(format!(
-            "`-- seal_values:` needs one row per date: its key must be the date column only (`-- key: {date_column}`), or leave `-- seal_values:` out"
-        ));
-    }
+    problems.extend(seal_values_problems(
+        &seal_values,
+        &values,
+        &key,
+        &date_column,
+    ));
     let mut columns = key.clone();
     columns.extend(values.iter().cloned());
-    let mut seen = BTreeSet::new();
-    for c in &columns {
-        if !seen.insert(c) {
-            problems.push(format!(
-                "column {c} is listed twice in `-- key:` and `-- values:`; key and values must be distinct columns"
-            ));
-        }
-    }
-    if columns.iter().any(|c| c == "run_id") {
-        problems.push(
-            "run_id is sqlrun's own column (it fills it with the run that computed each row); leave it out of `-- key:` and `-- values:`".into(),
-        );
-    }
+    problems.extend(column_problems(&columns));
     let sources = match file.header.get("sources").map(|text| parse_sources(text)) {
         None => Vec::new(),
         Some(Ok(sources)) => sources,
@@ -419,6 +392,58 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         create: file.header.get("create").cloned(),
         sources,
     })
+}
+
+/// What is wrong with `-- seal_values:`: each must be a value, one of the contract's
+/// `seals` columns, on a model with one row per date.
+fn seal_values_problems(
+    seal_values: &[String],
+    values: &[String],
+    key: &[String],
+    date_column: &str,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for v in seal_values.iter().filter(|v| !values.contains(v)) {
+        problems.push(format!(
+            "`-- seal_values:` names {v}, which is not one of its values; add it to `-- values:` or leave it out"
+        ));
+    }
+    // The contract's `seals` has these two value columns; seal.sql copies into them by name.
+    const SEALS_COLUMNS: [&str; 2] = ["revenue", "order_count"];
+    for v in seal_values
+        .iter()
+        .filter(|v| !SEALS_COLUMNS.contains(&v.as_str()))
+    {
+        problems.push(format!(
+            "`-- seal_values:` names {v}, but seals has only the columns revenue and order_count; \
+             every model's sent values are kept in its <table>_sent anyway, so leave `-- seal_values:` out"
+        ));
+    }
+    if !seal_values.is_empty() && key != [date_column] {
+        problems.push(format!(
+            "`-- seal_values:` needs one row per date: its key must be the date column only (`-- key: {date_column}`), or leave `-- seal_values:` out"
+        ));
+    }
+    problems
+}
+
+/// Key and value columns are distinct, and none is sqlrun's own run_id.
+fn column_problems(columns: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for c in columns {
+        if !seen.insert(c) {
+            problems.push(format!(
+                "column {c} is listed twice in `-- key:` and `-- values:`; key and values must be distinct columns"
+            ));
+        }
+    }
+    if columns.iter().any(|c| c == "run_id") {
+        problems.push(
+            "run_id is sqlrun's own column (it fills it with the run that computed each row); leave it out of `-- key:` and `-- values:`".into(),
+        );
+    }
+    problems
 }
 
 /// `-- sources: orders(order_date, key order_id), refunds(refund_date)`: each source table

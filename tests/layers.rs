@@ -119,7 +119,10 @@ fn modules_import_each_other_without_a_cycle() {
     let graph = graph();
     assert!(graph.len() > 20, "read the modules of src/: {graph:?}");
     let found = cycles(&graph);
-    assert!(found.is_empty(), "import cycles among src/ modules: {found:?}");
+    assert!(
+        found.is_empty(),
+        "import cycles among src/ modules: {found:?}"
+    );
 }
 
 #[test]
@@ -128,7 +131,10 @@ fn the_checker_finds_a_cycle() {
     graph.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
     graph.insert("b".to_string(), BTreeSet::from(["a".to_string()]));
     graph.insert("c".to_string(), BTreeSet::from(["a".to_string()]));
-    assert_eq!(cycles(&graph), BTreeSet::from([vec!["a".to_string(), "b".to_string()]]));
+    assert_eq!(
+        cycles(&graph),
+        BTreeSet::from([vec!["a".to_string(), "b".to_string()]])
+    );
     assert_eq!(
         uses("use crate::db::{Db, Row};\nuse crate::{error::Result, queries};\nx = crate::store::now();"),
         BTreeSet::from(["db".into(), "error".into(), "queries".into(), "store".into()])
@@ -158,9 +164,16 @@ fn only_commands_use_output_and_only_output_prints() {
             "{}: below the command layer nothing imports output; return a value instead",
             path.display()
         );
-        let prints = ["println!", "eprintln!", "print!(", "eprint!(", "io::stdout", "io::stderr"]
-            .iter()
-            .any(|p| text.contains(p));
+        let prints = [
+            "println!",
+            "eprintln!",
+            "print!(",
+            "eprint!(",
+            "io::stdout",
+            "io::stderr",
+        ]
+        .iter()
+        .any(|p| text.contains(p));
         assert!(
             !prints || module == "output" || module == "main",
             "{}: only src/output/ writes to stdout or stderr",
