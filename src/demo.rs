@@ -3,20 +3,24 @@
 //! total beside the derived one; then a seal, and a late voucher that the next regular run
 //! finds by itself (`--lookback`) and records as a correction.
 
-use crate::apply;
-use crate::cli::{ApplyArgs, Kind, SealArgs};
-use crate::db::{Db, Target};
+use crate::db::{Db, Target, TxKind};
 use crate::error::Result;
 use crate::exit::Exit;
+use crate::interval::Interval;
+use crate::output::numbers::won;
+use crate::output::table::table;
+use crate::pipeline::Pipeline;
 use crate::queries;
-use crate::report::{table, won, Output};
+use crate::run::{self, Request};
 use crate::seal;
 use crate::settings::Settings;
 use crate::store;
+use crate::vocabulary::RunKind;
 
 /// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)
-/// a scratch schema in that database, dropped when the demo ends, however it ends.
-pub fn run(given: &Settings, out: &Output) -> Result<Exit> {
+/// a scratch schema in that database, dropped when the demo ends, however it ends. The
+/// story as text, and its numbers.
+pub fn run(given: &Settings) -> Result<(String, serde_json::Value)> {
     let scratch = tempfile::Builder::new().prefix("sqlrun-demo-").tempdir()?;
     let global = match store::target(given)? {
         Target::Sqlite(_) => {
@@ -34,10 +38,7 @@ pub fn run(given: &Settings, out: &Output) -> Result<Exit> {
     }
     drop(db);
     scratch.close()?;
-    let (say, summary) = story?;
-    out.json(&summary)?;
-    out.text(&say)?;
-    Ok(Exit::Done)
+    story
 }
 
 fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
@@ -118,22 +119,14 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
     say.push_str("\n   The derived total does not move however often the backfill runs.\n\n");
 
     // 4. The first week went out in a report; a voucher for 2026-02-03 arrives late.
-    seal::run(
-        global,
-        &SealArgs {
-            interval: "2026-02-01..2026-02-07".into(),
-            reason: "weekly report, week 1".into(),
-            by: Some("demo".into()),
-        },
-        &Output::quiet(),
-    )?;
+    seal_week(&conn.target)?;
     let sent_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
     conn.execute(&queries::DEMO_LATE_VOUCHER, &[])?;
     // Nobody names the date: the next regular run looks back and finds it changed.
     let (_, outcomes) = apply_quietly(
         global,
         conn,
-        ApplyArgs {
+        Request {
             lookback: Some(14),
             ..regular("2026-02-16")
         },
@@ -195,44 +188,52 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
     Ok((say, summary))
 }
 
-fn regular(as_of: &str) -> ApplyArgs {
-    ApplyArgs {
+fn regular(as_of: &str) -> Request {
+    Request {
         as_of: Some(as_of.into()),
         by: Some("demo".into()),
-        ..ApplyArgs::default()
+        ..Request::default()
     }
 }
 
-fn backfill(interval: &str) -> ApplyArgs {
-    ApplyArgs {
+fn backfill(interval: &str) -> Request {
+    Request {
         interval: Some(interval.into()),
         as_of: None,
-        kind: Some(Kind::Backfill),
+        kind: Some(RunKind::Backfill),
         reason: Some("the fix for the bug".into()),
         ..regular("2026-02-15")
     }
 }
 
-/// Runs `apply` and returns its run id and each date's status.
+/// A session of its own and the built-in pipeline, brought up to date, as each command
+/// the demo stands for opens them.
+fn session(target: &Target) -> Result<(Pipeline, Db)> {
+    let pipeline = Pipeline::load(None, target.dialect())?;
+    let db = Db::open(target)?;
+    Ok((pipeline, db))
+}
+
+/// Runs `apply` as `sqlrun apply` does, telling nobody, and returns its run id and each
+/// date's status.
 fn apply_quietly(
     global: &Settings,
     conn: &mut Db,
-    args: ApplyArgs,
+    request: Request,
 ) -> Result<(i64, Vec<(String, String)>)> {
-    let mut out = Output::quiet();
-    let code = apply::run(
-        global,
-        &ApplyArgs {
-            as_of: args.as_of.clone(),
-            ..args
-        },
-        &mut out,
-    )?;
+    let request = request.with_defaults(&global.apply);
+    let asked = request.check(global)?;
+    let (pipeline, mut db) = session(&conn.target)?;
+    let ran = run::apply(&conn.target, &pipeline, &mut db, &asked, &mut ())?;
+    drop(db);
+    if let Some(e) = ran.error {
+        return Err(e);
+    }
     let run_id = conn.one(&queries::LAST_RUN_ID, &[])?.i64(0)?;
-    if code != Exit::Done {
+    if ran.exit != Exit::Done {
         return Err(crate::Error::bad(format!(
             "demo: run {run_id} ended with exit {}",
-            code.code()
+            ran.exit.code()
         )));
     }
     let dates = conn
@@ -244,6 +245,17 @@ fn apply_quietly(
         .map(|r| Ok((r.text(0)?, r.text(1)?)))
         .collect::<Result<_>>()?;
     Ok((run_id, dates))
+}
+
+/// The first week went out: sealed as `sqlrun seal` seals it, in one transaction.
+fn seal_week(target: &Target) -> Result<()> {
+    let interval = Interval::parse("2026-02-01..2026-02-07")?;
+    let (pipeline, mut db) = session(target)?;
+    pipeline.sync(&mut db)?;
+    db.transaction(TxKind::Exclusive, |db| {
+        seal::seal_dates(db, &pipeline, interval, "demo", "weekly report, week 1")
+    })?;
+    Ok(())
 }
 
 fn last_run_total(conn: &mut Db) -> Result<i64> {

@@ -3,7 +3,6 @@
 //! The logic lives in versioned SQL templates (`templates/`) and migrations (`sql/`); this
 //! crate is the orchestration: which dates, in what order, in which transaction.
 
-pub mod apply;
 pub mod calendar;
 pub mod cli;
 pub mod commands;
@@ -20,7 +19,6 @@ pub mod kinds;
 pub mod load;
 pub mod models;
 pub mod output;
-pub mod pause;
 pub mod pipeline;
 pub mod plan;
 pub mod project;
@@ -28,6 +26,7 @@ pub mod queries;
 pub mod report;
 pub mod requester;
 pub mod reserve;
+pub mod run;
 pub mod scaffold;
 pub mod seal;
 pub mod settings;
@@ -35,7 +34,6 @@ pub mod shell;
 pub mod store;
 pub mod templates;
 pub mod vocabulary;
-pub mod workers;
 
 use std::process::ExitCode;
 
@@ -98,7 +96,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
         // pipeline, whatever a project file says (only the backend comes from --db).
         Command::Demo => {
             let global = project::resolve(&args.into(), &project::Env::from_process(), None)?;
-            demo::run(&global, out)?
+            commands::demo::run(&global, out)?
         }
         // The shell's kit describes the command line: no database, no project file.
         Command::Completions { shell } => shell::completions(*shell, out)?,
@@ -117,7 +115,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
 fn dispatch(global: &Settings, command: &Command, out: &mut Output) -> Result<Exit> {
     Ok(match command {
         Command::Init => inspect::init(global, out)?,
-        Command::Apply(args) => apply::run(global, args, out)?,
+        Command::Apply(args) => commands::apply::run(global, args.into(), out)?,
         Command::Reserve(args) => reserve::reserve_command(global, args, out)?,
         Command::Release { run_id, by } => {
             reserve::release_command(global, *run_id, by.as_deref(), out)?

@@ -35,7 +35,7 @@ pub fn run(global: &Settings, args: &SealArgs, out: &Output) -> Result<Exit> {
         seal_dates(db, &pipeline, interval, &by, &args.reason)
     })?;
 
-    for line in reserve::reclaim_lines(&reclaimed) {
+    for line in crate::output::holds::reclaim_lines(&reclaimed) {
         out.note(&line);
     }
     out.json(&serde_json::json!({
@@ -66,7 +66,7 @@ type Sealed = (Vec<reserve::Reclaim>, Vec<String>, Vec<String>);
 
 /// In one transaction: reclaim dead holders, check every date, seal the new ones.
 /// Returns the reclaims, the newly sealed dates and those sealed before.
-fn seal_dates(
+pub fn seal_dates(
     db: &mut Db,
     pipeline: &Pipeline,
     interval: Interval,

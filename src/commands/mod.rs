@@ -2,6 +2,9 @@
 //! result to output. What every command that touches the database does first is here,
 //! once: settings → pipeline → database → sync.
 
+pub mod apply;
+pub mod demo;
+
 use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::pipeline::Pipeline;

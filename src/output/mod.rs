@@ -2,7 +2,10 @@
 //! Results go to stdout; notes (skips, reclaims, per-date progress) go to stderr. This is
 //! the only layer that writes to either; nothing below it imports it.
 
+pub mod apply;
+pub mod holds;
 pub mod numbers;
+pub mod plan;
 pub mod table;
 
 use std::io::{IsTerminal, Write};
