@@ -7,10 +7,9 @@ use crate::db::{Db, Target, TxKind};
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::interval::Interval;
-use crate::output::numbers::won;
-use crate::output::table::table;
 use crate::pipeline::Pipeline;
 use crate::queries;
+use crate::report::{table, won};
 use crate::run::{self, Request};
 use crate::seal;
 use crate::settings::Settings;
@@ -57,6 +56,27 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
     let mut say = String::new();
     say.push_str(&format!("sqlrun demo, in {where_}\n\n"));
 
+    let totals = backfill_twice(global, conn, &mut say)?;
+    let (sent, now) = late_voucher(global, conn, &mut say)?;
+    let summary = serde_json::json!({
+        "regular_total": totals.derived, "backfill_total": totals.backfilled,
+        "additive_after_backfill": totals.after_first, "derived_after_backfill": totals.derived_after,
+        "sent_2026_02_03": sent, "now_2026_02_03": now,
+    });
+    Ok((say, summary))
+}
+
+/// What chapters 1 to 3 found, for the JSON summary.
+struct Totals {
+    derived: i64,
+    backfilled: i64,
+    after_first: i64,
+    derived_after: i64,
+}
+
+/// Chapters 1 to 3: the regular runs, a backfill run twice, and the additive total that
+/// drifts beside the derived one.
+fn backfill_twice(global: &Settings, conn: &mut Db, say: &mut String) -> Result<Totals> {
     // 1. The regular runs: each morning, yesterday.
     let mut additive = 0i64;
     for day in 2..=15 {
@@ -118,6 +138,17 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
     )));
     say.push_str("\n   The derived total does not move however often the backfill runs.\n\n");
 
+    Ok(Totals {
+        derived,
+        backfilled,
+        after_first,
+        derived_after,
+    })
+}
+
+/// Chapter 4: a seal, a late voucher, and the regular run that finds it by itself. What
+/// was sent for 2026-02-03, and what is true now.
+fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i64, i64)> {
     // 4. The first week went out in a report; a voucher for 2026-02-03 arrives late.
     seal_week(&conn.target)?;
     let sent_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
@@ -181,11 +212,7 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
         "\n   Sent: seals, daily_revenue, cumulative_revenue_as_sent. True now: daily_revenue_current,\n   \
          cumulative_revenue. The difference: daily_revenue_corrections (`sqlrun corrections`).\n",
     );
-    let summary = serde_json::json!({
-        "regular_total": derived, "backfill_total": backfilled, "additive_after_backfill": after_first,
-        "derived_after_backfill": derived_after, "sent_2026_02_03": sent, "now_2026_02_03": now,
-    });
-    Ok((say, summary))
+    Ok((sent, now))
 }
 
 fn regular(as_of: &str) -> Request {

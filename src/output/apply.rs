@@ -6,8 +6,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use super::holds::{reclaim_lines, skip_lines};
-use super::numbers::thousands;
-use super::table::aligned;
 use super::Output;
 use crate::dates::{DateState, Reclaim, Skip};
 use crate::db::Db;
@@ -15,6 +13,7 @@ use crate::error::Result;
 use crate::exit::Exit;
 use crate::interval::{contiguous, contiguous_by, fmt_date, parse_date, Date, Interval};
 use crate::pipeline::Pipeline;
+use crate::report::{aligned, thousands};
 use crate::run::{DateOutcome, Progress, RunOutcome};
 use crate::vocabulary::{DateStatus, RunKind, RunStatus};
 

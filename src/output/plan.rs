@@ -4,13 +4,12 @@
 use serde::Serialize;
 
 use super::apply::{date_count, range_text};
-use super::numbers::thousands;
-use super::table::aligned;
 use super::Output;
 use crate::error::Result;
 use crate::interval::{contiguous_by, fmt_date, parse_date};
 use crate::pipeline::RUN_ID_PLACEHOLDER;
 use crate::plan::{Action, Reason, Step};
+use crate::report::{aligned, thousands};
 use crate::run::Plan;
 
 /// Consecutive days with the same step of a dry-run plan.
