@@ -3,20 +3,22 @@
 //! total beside the derived one; then a seal, and a late voucher that the next regular run
 //! finds by itself (`--lookback`) and records as a correction.
 
-use crate::apply;
-use crate::cli::{ApplyArgs, Kind};
 use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::exit::Exit;
+use crate::pipeline::Pipeline;
 use crate::queries;
-use crate::report::{table, won, Output};
-use crate::seal::SealRequest;
+use crate::report::{table, won};
+use crate::run::{self, Request};
+use crate::seal::{self, SealRequest};
 use crate::settings::Settings;
 use crate::store;
+use crate::vocabulary::RunKind;
 
 /// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)
-/// a scratch schema in that database, dropped when the demo ends, however it ends.
-pub fn run(given: &Settings, out: &Output) -> Result<Exit> {
+/// a scratch schema in that database, dropped when the demo ends, however it ends. The
+/// story as text, and its numbers.
+pub fn run(given: &Settings) -> Result<(String, serde_json::Value)> {
     let scratch = tempfile::Builder::new().prefix("sqlrun-demo-").tempdir()?;
     let global = match store::target(given)? {
         Target::Sqlite(_) => {
@@ -34,10 +36,7 @@ pub fn run(given: &Settings, out: &Output) -> Result<Exit> {
     }
     drop(db);
     scratch.close()?;
-    let (say, summary) = story?;
-    out.json(&summary)?;
-    out.text(&say)?;
-    Ok(Exit::Done)
+    story
 }
 
 fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
@@ -56,6 +55,27 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
     let mut say = String::new();
     say.push_str(&format!("sqlrun demo, in {where_}\n\n"));
 
+    let totals = backfill_twice(global, conn, &mut say)?;
+    let (sent, now) = late_voucher(global, conn, &mut say)?;
+    let summary = serde_json::json!({
+        "regular_total": totals.derived, "backfill_total": totals.backfilled,
+        "additive_after_backfill": totals.after_first, "derived_after_backfill": totals.derived_after,
+        "sent_2026_02_03": sent, "now_2026_02_03": now,
+    });
+    Ok((say, summary))
+}
+
+/// What chapters 1 to 3 found, for the JSON summary.
+struct Totals {
+    derived: i64,
+    backfilled: i64,
+    after_first: i64,
+    derived_after: i64,
+}
+
+/// Chapters 1 to 3: the regular runs, a backfill run twice, and the additive total that
+/// drifts beside the derived one.
+fn backfill_twice(global: &Settings, conn: &mut Db, say: &mut String) -> Result<Totals> {
     // 1. The regular runs: each morning, yesterday.
     let mut additive = 0i64;
     for day in 2..=15 {
@@ -117,23 +137,26 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
     )));
     say.push_str("\n   The derived total does not move however often the backfill runs.\n\n");
 
+    Ok(Totals {
+        derived,
+        backfilled,
+        after_first,
+        derived_after,
+    })
+}
+
+/// Chapter 4: a seal, a late voucher, and the regular run that finds it by itself. What
+/// was sent for 2026-02-03, and what is true now.
+fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i64, i64)> {
     // 4. The first week went out in a report; a voucher for 2026-02-03 arrives late.
-    crate::commands::seal::run(
-        global,
-        &SealRequest {
-            interval: "2026-02-01..2026-02-07".into(),
-            reason: "weekly report, week 1".into(),
-            by: Some("demo".into()),
-        },
-        &Output::quiet(),
-    )?;
+    seal_week(&conn.target)?;
     let sent_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
     conn.execute(&queries::DEMO_LATE_VOUCHER, &[])?;
     // Nobody names the date: the next regular run looks back and finds it changed.
     let (_, outcomes) = apply_quietly(
         global,
         conn,
-        ApplyArgs {
+        Request {
             lookback: Some(14),
             ..regular("2026-02-16")
         },
@@ -188,51 +211,55 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
         "\n   Sent: seals, daily_revenue, cumulative_revenue_as_sent. True now: daily_revenue_current,\n   \
          cumulative_revenue. The difference: daily_revenue_corrections (`sqlrun corrections`).\n",
     );
-    let summary = serde_json::json!({
-        "regular_total": derived, "backfill_total": backfilled, "additive_after_backfill": after_first,
-        "derived_after_backfill": derived_after, "sent_2026_02_03": sent, "now_2026_02_03": now,
-    });
-    Ok((say, summary))
+    Ok((sent, now))
 }
 
-fn regular(as_of: &str) -> ApplyArgs {
-    ApplyArgs {
+fn regular(as_of: &str) -> Request {
+    Request {
         as_of: Some(as_of.into()),
         by: Some("demo".into()),
-        ..ApplyArgs::default()
+        ..Request::default()
     }
 }
 
-fn backfill(interval: &str) -> ApplyArgs {
-    ApplyArgs {
+fn backfill(interval: &str) -> Request {
+    Request {
         interval: Some(interval.into()),
         as_of: None,
-        kind: Some(Kind::Backfill),
+        kind: Some(RunKind::Backfill),
         reason: Some("the fix for the bug".into()),
         ..regular("2026-02-15")
     }
 }
 
-/// Runs `apply` and returns its run id and each date's status.
+/// A session of its own and the built-in pipeline, brought up to date, as each command
+/// the demo stands for opens them.
+fn session(target: &Target) -> Result<(Pipeline, Db)> {
+    let pipeline = Pipeline::load(None, target.dialect())?;
+    let db = Db::open(target)?;
+    Ok((pipeline, db))
+}
+
+/// Runs `apply` as `sqlrun apply` does, telling nobody, and returns its run id and each
+/// date's status.
 fn apply_quietly(
     global: &Settings,
     conn: &mut Db,
-    args: ApplyArgs,
+    request: Request,
 ) -> Result<(i64, Vec<(String, String)>)> {
-    let mut out = Output::quiet();
-    let code = apply::run(
-        global,
-        &ApplyArgs {
-            as_of: args.as_of.clone(),
-            ..args
-        },
-        &mut out,
-    )?;
+    let request = request.with_defaults(&global.apply);
+    let asked = request.check(global)?;
+    let (pipeline, mut db) = session(&conn.target)?;
+    let ran = run::apply(&conn.target, &pipeline, &mut db, &asked, &mut ())?;
+    drop(db);
+    if let Some(e) = ran.error {
+        return Err(e);
+    }
     let run_id = conn.one(&queries::LAST_RUN_ID, &[])?.i64(0)?;
-    if code != Exit::Done {
+    if ran.exit != Exit::Done {
         return Err(crate::Error::bad(format!(
             "demo: run {run_id} ended with exit {}",
-            code.code()
+            ran.exit.code()
         )));
     }
     let dates = conn
@@ -244,6 +271,19 @@ fn apply_quietly(
         .map(|r| Ok((r.text(0)?, r.text(1)?)))
         .collect::<Result<_>>()?;
     Ok((run_id, dates))
+}
+
+/// The first week went out: sealed as `sqlrun seal` seals it, in one transaction.
+fn seal_week(target: &Target) -> Result<()> {
+    let request = SealRequest {
+        interval: "2026-02-01..2026-02-07".into(),
+        reason: "weekly report, week 1".into(),
+        by: Some("demo".into()),
+    };
+    let (pipeline, mut db) = session(target)?;
+    pipeline.sync(&mut db)?;
+    seal::seal(&mut db, &pipeline, &seal::check(&request)?)?;
+    Ok(())
 }
 
 fn last_run_total(conn: &mut Db) -> Result<i64> {

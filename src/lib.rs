@@ -5,7 +5,6 @@
 
 #![warn(clippy::too_many_lines)]
 
-pub mod apply;
 pub mod calendar;
 pub mod cli;
 pub mod commands;
@@ -26,7 +25,6 @@ pub mod load;
 pub mod models;
 pub mod numbers;
 pub mod output;
-pub mod pause;
 pub mod pipeline;
 pub mod plan;
 pub mod project;
@@ -35,6 +33,7 @@ pub mod render;
 pub mod report;
 pub mod requester;
 pub mod reserve;
+pub mod run;
 pub mod scaffold;
 pub mod seal;
 pub mod settings;
@@ -43,7 +42,6 @@ pub mod sync;
 pub mod templates;
 pub mod versions;
 pub mod vocabulary;
-pub mod workers;
 
 use std::process::ExitCode;
 
@@ -102,7 +100,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
         // pipeline, whatever a project file says (only the backend comes from --db).
         Command::Demo => {
             let global = project::resolve(&flags, &project::Env::from_process(), None)?;
-            demo::run(&global, out)
+            commands::demo::run(&global, out)
         }
         // The shell's kit describes the command line: no database, no project file.
         Command::Completions { shell } => {
@@ -112,7 +110,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
             commands::man::run(command.as_deref(), dir.as_deref(), out)
         }
         Command::Init => commands::init::run(&here(&flags, out)?, out),
-        Command::Apply(args) => apply::run(&here(&flags, out)?, args, out),
+        Command::Apply(args) => commands::apply::run(&here(&flags, out)?, args.into(), out),
         Command::Reserve(args) => commands::reserve::run(&here(&flags, out)?, &args.into(), out),
         Command::Release { run_id, by } => {
             commands::release::run(&here(&flags, out)?, *run_id, by.as_deref(), out)

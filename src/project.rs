@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::cli::ApplyArgs;
 use crate::db::{is_postgres_url, plain_schema};
 use crate::error::{Error, Result};
 use crate::settings::{ApplyDefaults, Flags, Settings};
@@ -46,21 +45,6 @@ pub struct ProjectFile {
     pub timezone: Option<String>,
     #[serde(default)]
     pub apply: ApplyDefaults,
-}
-
-impl ApplyDefaults {
-    /// `args` with the defaults filled in where they apply. `lookback` is for a regular run
-    /// only: a backfill (`--interval`), a reserved run (`--run`) or a selection (`--only`)
-    /// computes what it names and nothing older. `jobs` is for every run.
-    pub fn fill(&self, args: &ApplyArgs) -> ApplyArgs {
-        let mut args = args.clone();
-        let regular = args.interval.is_none() && args.run.is_none() && args.only.is_none();
-        if regular && args.lookback.is_none() {
-            args.lookback = self.lookback;
-        }
-        args.jobs = args.jobs.or(self.jobs);
-        args
-    }
 }
 
 /// A project file, found and read.
@@ -593,43 +577,6 @@ mod tests {
     }
 
     #[test]
-    fn lookback_fills_a_regular_run_only() {
-        let defaults = ApplyDefaults {
-            lookback: Some(5),
-            jobs: None,
-        };
-        let regular = ApplyArgs {
-            as_of: Some("2026-02-10".into()),
-            ..ApplyArgs::default()
-        };
-        assert_eq!(defaults.fill(&regular).lookback, Some(5));
-        let own = ApplyArgs {
-            lookback: Some(0),
-            ..regular.clone()
-        };
-        assert_eq!(defaults.fill(&own).lookback, Some(0));
-        for other in [
-            ApplyArgs {
-                interval: Some("2026-02-01".into()),
-                as_of: None,
-                ..regular.clone()
-            },
-            ApplyArgs {
-                run: Some(3),
-                as_of: None,
-                ..regular.clone()
-            },
-            ApplyArgs {
-                only: Some(crate::cli::Only::Missing),
-                ..regular.clone()
-            },
-        ] {
-            assert_eq!(defaults.fill(&other).lookback, None);
-        }
-        assert_eq!(ApplyDefaults::default().fill(&regular).lookback, None);
-    }
-
-    #[test]
     fn jobs_are_checked_and_go_with_a_postgresql_database() {
         let f = file("db = \"postgresql://h/d\"\n[apply]\njobs = 4\n").unwrap();
         assert_eq!(f.apply.jobs, Some(4));
@@ -662,29 +609,5 @@ mod tests {
         };
         let g = resolve(&sqlite, &Env::default(), Some(p)).unwrap();
         assert_eq!((g.apply.jobs, g.apply.lookback), (None, Some(2)));
-    }
-
-    #[test]
-    fn jobs_fill_every_run_unless_given() {
-        let defaults = ApplyDefaults {
-            lookback: None,
-            jobs: Some(3),
-        };
-        let backfill = ApplyArgs {
-            interval: Some("2026-02-01..2026-02-09".into()),
-            ..ApplyArgs::default()
-        };
-        assert_eq!(defaults.fill(&backfill).jobs, Some(3));
-        let reserved = ApplyArgs {
-            run: Some(4),
-            ..ApplyArgs::default()
-        };
-        assert_eq!(defaults.fill(&reserved).jobs, Some(3));
-        let own = ApplyArgs {
-            jobs: Some(1),
-            ..backfill
-        };
-        assert_eq!(defaults.fill(&own).jobs, Some(1));
-        assert_eq!(ApplyDefaults::default().fill(&reserved).jobs, None);
     }
 }

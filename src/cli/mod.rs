@@ -338,6 +338,27 @@ impl From<&GlobalArgs> for Flags {
     }
 }
 
+impl From<&ApplyArgs> for crate::run::Request {
+    fn from(args: &ApplyArgs) -> Self {
+        crate::run::Request {
+            interval: args.interval.clone(),
+            as_of: args.as_of.clone(),
+            kind: args.kind.map(RunKind::from),
+            by: args.by.clone(),
+            reason: args.reason.clone(),
+            only: args.only.map(OnlyFilter::from),
+            lookback: args.lookback,
+            select: args.select.clone(),
+            keep_going: args.keep_going,
+            jobs: args.jobs,
+            dry_run: args.dry_run,
+            sql: args.sql,
+            run: args.run,
+            allow_partial_day: args.allow_partial_day,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Args)]
 pub struct ApplyArgs {
     /// START..END (both included) or one date; without it, the regular run for yesterday.

@@ -2,8 +2,10 @@
 //! result to output. What every command that touches the database does first is here,
 //! once: settings → pipeline → database → sync.
 
+pub mod apply;
 pub mod completions;
 pub mod corrections;
+pub mod demo;
 pub mod generate;
 pub mod help;
 pub mod init;

@@ -4,7 +4,7 @@ use crate::commands::{open, Access};
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::hold;
-use crate::output::{hold as show, Output};
+use crate::output::{reserve as show, Output};
 use crate::settings::Settings;
 
 pub fn run(settings: &Settings, run_id: i64, by: Option<&str>, out: &Output) -> Result<Exit> {

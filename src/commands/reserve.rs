@@ -5,7 +5,7 @@ use crate::commands::{open, Access};
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::hold::{self, ReserveRequest};
-use crate::output::{hold as show, Output};
+use crate::output::{reserve as show, Output};
 use crate::settings::Settings;
 
 pub fn run(settings: &Settings, request: &ReserveRequest, out: &Output) -> Result<Exit> {

@@ -2,13 +2,16 @@
 //! Results go to stdout; notes (skips, reclaims, per-date progress) go to stderr. This is
 //! the only layer that writes to either; nothing below it imports it.
 
+pub mod apply;
 pub mod corrections;
 pub mod generate;
-pub mod hold;
+pub mod holds;
 pub mod init;
 pub mod load;
 pub mod new;
+pub mod plan;
 pub mod render;
+pub mod reserve;
 pub mod retire;
 pub mod runs;
 pub mod seal;

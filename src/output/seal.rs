@@ -1,12 +1,12 @@
 //! `sqlrun seal`: what it sealed, and what was sealed already.
 
 use crate::error::Result;
+use crate::output::holds;
 use crate::output::Output;
-use crate::reserve;
 use crate::seal::{ranges, CheckedSeal, Sealing};
 
 pub fn sealed(r: &CheckedSeal, s: &Sealing, out: &Output) -> Result<()> {
-    for line in reserve::reclaim_lines(&s.reclaimed) {
+    for line in holds::reclaim_lines(&s.reclaimed) {
         out.note(&line);
     }
     out.json(&serde_json::json!({

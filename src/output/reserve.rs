@@ -2,16 +2,17 @@
 
 use crate::error::Result;
 use crate::hold::Reservation;
+use crate::output::holds;
 use crate::output::Output;
-use crate::reserve::{self, Released};
+use crate::reserve::Released;
 
 /// The run id alone on stdout (a script keeps it for `apply --run`); skips and reclaims on
 /// stderr.
 pub fn reserved(r: &Reservation, out: &Output) -> Result<()> {
-    for line in reserve::reclaim_lines(&r.reclaimed) {
+    for line in holds::reclaim_lines(&r.reclaimed) {
         out.note(&line);
     }
-    for line in reserve::skip_lines(&r.skips) {
+    for line in holds::skip_lines(&r.skips) {
         out.note(&line);
     }
     out.json(&serde_json::json!({

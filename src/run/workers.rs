@@ -10,29 +10,12 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{mpsc, Mutex};
 
-use crate::db::{Db, DbError, Target};
-use crate::error::Result;
+use super::outcome::Stop;
+use crate::db::{Db, Target};
+use crate::error::{Error, Result};
 
-/// Why a run stopped taking dates.
-#[derive(Debug)]
-pub enum Stop {
-    /// A date failed, and the run does not go on past a failure.
-    Failed { ds: String },
-    /// A stop signal: seen before `ds` was taken (the first signal), or during `ds`
-    /// (a second one interrupted its statement, and the date rolled back).
-    Signal { sig: i32, ds: String, during: bool },
-    /// The date's reservation is not this run's any more: another run holds it (or
-    /// nobody does).
-    Lost { ds: String, holder: Option<i64> },
-    /// A fault of the database's surroundings during `ds` (it rolled back): a full disk,
-    /// a lock held past the wait; the fault on one line.
-    Fault { ds: String, line: String },
-    /// The connection broke during `ds`, or the run's own session is gone: nothing more
-    /// is written through this run.
-    Broken { ds: String, error: DbError },
-}
-
-/// What a worker does after one date.
+/// What a worker does after one date: the pool's instruction, not how the date ended
+/// (that is `T`, and the `Stop`).
 pub enum Step<T> {
     /// The date ended (done or failed, recorded): take the next one.
     Next(T),
@@ -172,15 +155,36 @@ fn work<S, T>(
 }
 
 /// `n` more sessions on `target`, opened side by side, for the workers beside the run's
-/// own session.
-pub fn open_sessions(target: &Target, n: usize) -> Result<Vec<Db>> {
+/// own session (`jobs` of them in all).
+pub fn open_sessions(target: &Target, n: usize, jobs: usize) -> Result<Vec<Db>> {
     std::thread::scope(|scope| {
         let opening: Vec<_> = (0..n).map(|_| scope.spawn(|| Db::open(target))).collect();
         opening
             .into_iter()
             .map(|h| Ok(h.join().expect("opening a session does not panic")?))
-            .collect()
+            .collect::<Result<Vec<_>>>()
     })
+    .map_err(|e| more_sessions_failed(e, jobs))
+}
+
+/// A worker's session that could not be opened: the server's words, and that `--jobs`
+/// asked for that many connections.
+fn more_sessions_failed(e: Error, jobs: usize) -> Error {
+    match e {
+        Error::Open {
+            target,
+            message,
+            fix,
+        } => Error::Open {
+            target,
+            message,
+            fix: format!(
+                "{fix} (--jobs {jobs} takes up to {jobs} connections: the run's own and one \
+                 per other worker), or lower --jobs"
+            ),
+        },
+        e => e,
+    }
 }
 
 #[cfg(test)]

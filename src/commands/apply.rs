@@ -1,0 +1,28 @@
+//! `sqlrun apply`: the request checked, the database opened, the run (or its plan), and
+//! how it ended handed to output.
+
+use super::{open, Access};
+use crate::error::Result;
+use crate::exit::Exit;
+use crate::output::apply::{finished, Watch};
+use crate::output::{plan, Output};
+use crate::run::{self, Request};
+use crate::settings::Settings;
+
+pub fn run(settings: &Settings, request: Request, out: &Output) -> Result<Exit> {
+    let request = request.with_defaults(&settings.apply);
+    // A request that cannot run is refused before the templates load.
+    let asked = request.check(settings)?;
+    let mut opened = open(settings, &request.select, Access::Open)?;
+    let (pipeline, db) = (&opened.pipeline, &mut opened.db);
+    let mut watch = Watch::new(out);
+    if request.dry_run {
+        let plan = run::dry_run(db, pipeline, &asked, &mut watch)?;
+        // Said once its transaction has ended: a slow reader of the plan (a pager) holds
+        // up no other runner's turn.
+        plan::dry_run(&plan, out)?;
+        return Ok(Exit::Done);
+    }
+    let ran = run::apply(&opened.target, pipeline, db, &asked, &mut watch)?;
+    finished(ran, out)
+}

@@ -1,0 +1,94 @@
+//! `--dry-run`: each date and what would happen to it (and with `--sql`, the SQL of
+//! those it would compute). Writes nothing, and claims no run id: a new run's SQL shows
+//! the placeholder `:run_id`.
+
+use super::start::Start;
+use crate::dates::DateState;
+use crate::db::Db;
+use crate::error::Result;
+use crate::holder::Identity;
+use crate::interval::Interval;
+use crate::pipeline::{DateVars, Pipeline};
+use crate::plan::{self, Step};
+use crate::reserve;
+use crate::store::now;
+
+/// A dry run's plan, and the SQL of each date it would compute when `--sql` asks.
+#[derive(Debug)]
+pub struct Plan {
+    pub interval: Interval,
+    /// `apply --run N`: the reserved run, whose id the plan may name. None: a new run,
+    /// whose id does not exist yet.
+    pub run_id: Option<i64>,
+    pub steps: Vec<Step>,
+    /// Each computed date and its SQL (None without `--sql`).
+    pub sql: Option<Vec<(String, String)>>,
+    /// The backend's BEGIN, for the SQL.
+    pub begin: &'static str,
+}
+
+/// The plan, read in the transaction the caller rolls back.
+pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
+    let interval = start.interval;
+    let signature = pipeline.signature();
+    let own_run = start.reserved.as_ref().map(|r| r.run_id);
+    let states = reserve::date_states(db, pipeline, interval)?;
+    let dead = reserve::dead_holders(db, &Identity::current(), own_run)?;
+    let cx = plan::Context {
+        signature: &signature,
+        own_run,
+        dead: &dead,
+    };
+    let steps: Vec<Step> = states
+        .iter()
+        .map(|state| {
+            let selected = match start.new_run() {
+                Some(r) => state.selected_by(&r.selection, &signature),
+                None => state.held_by.is_some() && state.held_by == own_run,
+            };
+            plan::step(state, selected, &cx)
+        })
+        .collect();
+    let sql = start
+        .request()
+        .sql
+        .then(|| plan_sql(pipeline, &states, &steps, own_run))
+        .transpose()?;
+    Ok(Plan {
+        interval,
+        run_id: own_run,
+        steps,
+        sql,
+        begin: db.dialect().begin(),
+    })
+}
+
+/// The SQL of each date the plan computes, as the run would execute it, its values as
+/// literals; the run id a reserved run's, else the placeholder.
+fn plan_sql(
+    pipeline: &Pipeline,
+    states: &[DateState],
+    steps: &[Step],
+    own_run: Option<i64>,
+) -> Result<Vec<(String, String)>> {
+    let mut sql = Vec::new();
+    for (state, _) in states
+        .iter()
+        .zip(steps)
+        .filter(|(_, s)| s.action.computes())
+    {
+        let vars = DateVars {
+            ds: &state.ds,
+            run_id: own_run.unwrap_or_default(),
+            sealed: state.sealed(),
+            started_at: &now(),
+            lease_seconds: reserve::lease_seconds(),
+        };
+        let body = match own_run {
+            Some(_) => pipeline.render_date(&vars)?,
+            None => pipeline.render_date_unclaimed(&vars)?,
+        };
+        sql.push((state.ds.clone(), body));
+    }
+    Ok(sql)
+}

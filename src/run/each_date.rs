@@ -1,0 +1,304 @@
+//! The per-date loop: each date of a run in ascending order, in its own transaction, on
+//! the session of the worker that took it; how each ended is told to the observer as it
+//! comes, on the calling thread.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Instant;
+
+use super::outcome::{DateOutcome, Stop};
+use super::pause;
+use super::workers::{self, Halt, Step};
+use super::Progress;
+use crate::db::{Db, DbError, DbErrorKind, TxKind, Value};
+use crate::error::{Error, Result};
+use crate::pipeline::{DateVars, Pipeline};
+use crate::queries;
+use crate::reserve;
+use crate::store::now;
+use crate::vocabulary::DateStatus;
+
+/// What every worker of a run shares.
+pub struct Worker<'a> {
+    pub pipeline: &'a Pipeline,
+    pub run_id: i64,
+    pub keep_going: bool,
+    pub signal: &'a AtomicI32,
+}
+
+/// The run's dates, one worker per session (the run's own first), in ascending order.
+/// How each date ended, in the order they came, and the stops in the order they came.
+pub fn compute_dates(
+    sessions: Vec<&mut Db>,
+    work: &[String],
+    worker: &Worker,
+    progress: &mut dyn Progress,
+) -> (Vec<DateOutcome>, Vec<Stop>) {
+    progress.dates(work.len());
+    let ended = workers::each_date(
+        sessions,
+        work,
+        worker.signal,
+        |db: &mut &mut Db, ds, halt: &Halt| worker.date(db, ds, halt),
+        |date| progress.date_done(date),
+    );
+    progress.dates_done();
+    ended
+}
+
+/// A date's transaction: committed with the date's status, or the run stops at it (the
+/// date not written: its reservation is not this run's, or the run's session is gone).
+type Attempt = std::result::Result<DateStatus, Stop>;
+
+impl Worker<'_> {
+    /// One date on this worker's session: its outcome, and whether the run stops there.
+    fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
+        let clock = Instant::now();
+        let start = date_start(db, ds);
+        // The database's clock (on PostgreSQL the server's, never this runner's); the
+        // runner's only when the database could not even be asked.
+        let started_at = start.as_ref().map_or_else(|_| now(), |s| s.at.clone());
+        let result = start.and_then(|s| compute_date(db, self.pipeline, self.run_id, ds, &s));
+        let millis = clock.elapsed().as_millis() as u64;
+        let (status, error) = match self.ending(db, ds, &started_at, result, halt) {
+            Ok(ending) => ending,
+            Err(stop) => return Step::Last(None, stop),
+        };
+        let failed = error.is_some();
+        let outcome = DateOutcome {
+            ds: ds.to_string(),
+            status,
+            error,
+            held_by: None,
+            millis: Some(millis),
+        };
+        if failed && !self.keep_going {
+            Step::Last(Some(outcome), Stop::Failed { ds: ds.into() })
+        } else {
+            Step::Next(outcome)
+        }
+    }
+
+    /// How a date's transaction ended: done, or failed (recorded, with its message); or
+    /// what stops the run there (the date rolled back, unrecorded).
+    fn ending(
+        &self,
+        db: &mut Db,
+        ds: &str,
+        started_at: &str,
+        result: Result<Attempt>,
+        halt: &Halt,
+    ) -> std::result::Result<(DateStatus, Option<String>), Stop> {
+        let ds = ds.to_string();
+        match result {
+            Ok(Ok(status)) => Ok((status, None)),
+            Ok(Err(stop)) => Err(stop),
+            Err(Error::Database(error))
+                if matches!(
+                    error.kind,
+                    DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
+                ) =>
+            {
+                Err(Stop::Broken { ds, error })
+            }
+            Err(e)
+                if e.db_kind() == Some(DbErrorKind::Interrupted)
+                    && self.signal.load(Ordering::SeqCst) != 0 =>
+            {
+                let sig = self.signal.load(Ordering::SeqCst);
+                Err(Stop::Signal {
+                    sig,
+                    ds,
+                    during: true,
+                })
+            }
+            Err(e) => {
+                if !self.keep_going {
+                    // No other worker takes a date while the failure is recorded.
+                    halt.now();
+                }
+                let (message, fault) =
+                    failed_date(db, self.pipeline, self.run_id, &ds, started_at, &e);
+                match fault {
+                    Some(line) => Err(Stop::Fault { ds, line }),
+                    None => Ok((DateStatus::Failed, Some(message))),
+                }
+            }
+        }
+    }
+}
+
+/// What a date starts from, read just before its transaction: whether it is sealed, and
+/// the database's time, which its record gives as its start.
+struct DateStart {
+    sealed: bool,
+    at: String,
+}
+
+fn date_start(db: &mut Db, ds: &str) -> Result<DateStart> {
+    let row = db.one(&queries::IS_SEALED, &[(":ds", ds.into())])?;
+    Ok(DateStart {
+        sealed: row.bool(0)?,
+        at: row.text(1)?,
+    })
+}
+
+/// One date, one transaction: the partition(s), the record, the release.
+///
+/// The SQL is rendered before the write lock is taken, so that between two dates the lock
+/// is free long enough for a waiting run (a regular run, a seal) to get in. Whether the
+/// date is sealed cannot change meanwhile: this run holds the date, and `seal` refuses
+/// held dates.
+fn compute_date(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    run_id: i64,
+    ds: &str,
+    start: &DateStart,
+) -> Result<Attempt> {
+    let sealed = start.sealed;
+    let script = pipeline.bind_date(&DateVars {
+        ds,
+        run_id,
+        sealed,
+        started_at: &start.at,
+        lease_seconds: reserve::lease_seconds(),
+    })?;
+    let result = db.transaction(TxKind::Date, |db| {
+        // Fencing: the date is written only while its reservation is this run's (nothing
+        // is written otherwise, so the empty transaction may commit).
+        let own = [(":ds", Value::from(ds)), (":run_id", run_id.into())];
+        if db.row(&queries::OWN_RESERVATION, &own)?.is_none() {
+            let holder = holder_now(db, ds)?;
+            return Ok(Err(Stop::Lost {
+                ds: ds.into(),
+                holder,
+            }));
+        }
+        // A worker of `--jobs` writes through a session of its own: only while the run's
+        // own session lives (once it is gone, the next run may reclaim the dates).
+        if !db.run_alive(run_id)? {
+            return Ok(Err(Stop::Broken {
+                ds: ds.into(),
+                error: run_gone(),
+            }));
+        }
+        pause::reached(pause::Point::InDate);
+        db.run_script(&script.sql, &script.params)?;
+        // record_date.sql decided: success, or for a sealed date corrected / unchanged.
+        let status = if sealed {
+            recorded_status(db, run_id, ds)?
+        } else {
+            DateStatus::Success
+        };
+        // Once more, last: a worker's date commits only while the run's own session lives
+        // (a reclaim may have freed the run's other dates meanwhile); otherwise it rolls
+        // back.
+        if !db.run_alive(run_id)? {
+            return Err(Error::Database(run_gone()));
+        }
+        Ok(Ok(status))
+    });
+    match result {
+        Ok(done) => {
+            pause::reached(pause::Point::Committed);
+            Ok(done)
+        }
+        Err(e) if e.db_kind() == Some(DbErrorKind::Conflict) => lost_or_failed(db, run_id, ds, e),
+        Err(e) => Err(e),
+    }
+}
+
+/// A sealed date's status as record_date.sql recorded it: corrected or unchanged.
+fn recorded_status(db: &mut Db, run_id: i64, ds: &str) -> Result<DateStatus> {
+    let params = [(":run_id", run_id.into()), (":ds", ds.into())];
+    let text = db.one(&queries::DATE_STATUS_IN_RUN, &params)?.text(0)?;
+    DateStatus::parse(&text).ok_or_else(|| {
+        Error::bad(format!(
+            "{ds}: record_date.sql recorded the status `{text}`, which sqlrun does not know"
+        ))
+    })
+}
+
+/// A worker of a run whose own session (the one that holds the run's lock) is gone.
+fn run_gone() -> DbError {
+    DbError {
+        kind: DbErrorKind::ConnectionLost,
+        message: "this run's own session, which holds its lock, is gone".into(),
+        context: None,
+    }
+}
+
+/// A date whose transaction met a row changed after its snapshot began (PostgreSQL): its
+/// reservation was released or taken meanwhile (the date is then another's, not failed),
+/// or, if it is still this run's, the date failed with that error.
+fn lost_or_failed(db: &mut Db, run_id: i64, ds: &str, e: Error) -> Result<Attempt> {
+    match holder_now(db, ds)? {
+        Some(h) if h == run_id => Err(e),
+        holder => Ok(Err(Stop::Lost {
+            ds: ds.into(),
+            holder,
+        })),
+    }
+}
+
+/// The run that holds `ds` now, if any (read without a lock).
+fn holder_now(db: &mut Db, ds: &str) -> Result<Option<i64>> {
+    db.row(&queries::HOLDER_OF_DATE, &[(":ds", ds.into())])?
+        .map(|r| Ok(r.i64(0)?))
+        .transpose()
+}
+
+/// A date that failed, recorded if the database still takes it (a full disk may not).
+/// Its message, and the fault that stops the run, if any: a full disk, a read-only file,
+/// a lock held past the wait (the next date would meet it too), or a failure that cannot
+/// even be recorded.
+fn failed_date(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    run_id: i64,
+    ds: &str,
+    started_at: &str,
+    e: &Error,
+) -> (String, Option<String>) {
+    let (message, model) = match e {
+        Error::Database(inner) => match inner.context.as_deref().and_then(|m| pipeline.model(m)) {
+            Some(model) => (
+                format!("model {} ({}): {}", model.name, model.file, inner.message),
+                Some(model.name.as_str()),
+            ),
+            None => (inner.message.clone(), None),
+        },
+        other => (other.to_string(), None),
+    };
+    let recorded = record_failure(db, pipeline, run_id, (ds, started_at), &message, model);
+    let fault = match (e, recorded) {
+        (Error::Environment { .. }, _) => Some(message.clone()),
+        (_, Err(r)) => Some(format!("{message}; recording that failed too: {r}")),
+        (_, Ok(())) => None,
+    };
+    (message, fault)
+}
+
+/// A date that failed, as its record says it: the date and when it started, the message,
+/// and the model whose statement failed, if one did.
+fn record_failure(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    run_id: i64,
+    (ds, started_at): (&str, &str),
+    message: &str,
+    model: Option<&str>,
+) -> Result<()> {
+    let script = pipeline.bind_system(
+        "record_failure",
+        minijinja::context! {
+            run_id => run_id, ds => ds, started_at => started_at, error => message,
+            model => model.map(|m| format!("models/{m}")),
+        },
+    )?;
+    // READ COMMITTED on PostgreSQL (no snapshot from before a release beside it that
+    // deletes the date's reservation).
+    db.transaction(TxKind::Plain, |db| {
+        Ok(db.run_script(&script.sql, &script.params)?)
+    })
+}

@@ -1,0 +1,67 @@
+//! Signals during a run. The first SIGINT/SIGTERM lets the current date finish, then the
+//! run stops; a second one interrupts the current statement, so the date rolls back.
+//! Either way the transaction ends whole and the run releases what it holds. Once the run
+//! is finishing (releasing and recording its end), signals no longer interrupt. Dropping
+//! the guard restores the default.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+
+use crate::db::Interrupter;
+
+pub struct SignalGuard {
+    first: Arc<AtomicI32>,
+    computing: Arc<AtomicBool>,
+    handle: Option<signal_hook::iterator::Handle>,
+}
+
+impl SignalGuard {
+    /// `interrupt`: one per session of the run, each stopping what its session runs.
+    pub fn install(interrupt: Vec<Interrupter>) -> Self {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let first = Arc::new(AtomicI32::new(0));
+        let computing = Arc::new(AtomicBool::new(true));
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+            return SignalGuard {
+                first,
+                computing,
+                handle: None,
+            };
+        };
+        let handle = signals.handle();
+        let (seen, still_computing) = (Arc::clone(&first), Arc::clone(&computing));
+        std::thread::spawn(move || {
+            for sig in signals.forever() {
+                let repeated = seen
+                    .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_err();
+                if repeated && still_computing.load(Ordering::SeqCst) {
+                    interrupt.iter().for_each(Interrupter::interrupt);
+                }
+            }
+        });
+        SignalGuard {
+            first,
+            computing,
+            handle: Some(handle),
+        }
+    }
+
+    /// The run is finishing: a second signal no longer interrupts.
+    pub fn finishing(&self) {
+        self.computing.store(false, Ordering::SeqCst);
+    }
+
+    /// The first signal seen (0: none yet).
+    pub fn signal(&self) -> &AtomicI32 {
+        &self.first
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        if let Some(handle) = &self.handle {
+            handle.close();
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! A run's start: what it starts from (a new request or a reserved run, checked against
+//! the calendar and rendered before anything is written), then in one transaction its row,
+//! its template versions, reclaims, reservations and skips.
+
+use chrono::Utc;
+use chrono_tz::Tz;
+
+use super::pause;
+use super::request::{Asked, NewRun, Request};
+use crate::dates::{DateState, Reclaim, Selection};
+use crate::db::{Db, Dialect, TxKind, Value};
+use crate::error::{Error, Result};
+use crate::holder::Identity;
+use crate::interval::{first_unfinished, fmt_date, parse_date, Interval};
+use crate::pipeline::{DateVars, Pipeline};
+use crate::requester::Scheduler;
+use crate::reserve;
+use crate::store::{self, now, RunRow};
+use crate::vocabulary::{RunKind, RunStatus};
+
+/// What a run starts from: the request, and a new run or a reserved one, over `interval`.
+pub struct Start<'a> {
+    pub asked: &'a Asked<'a>,
+    /// `apply --run`: the reserved run's row.
+    pub reserved: Option<RunRow>,
+    pub interval: Interval,
+}
+
+impl Start<'_> {
+    pub fn request(&self) -> &Request {
+        self.asked.request
+    }
+
+    pub fn new_run(&self) -> Option<&NewRun> {
+        self.asked.new_run.as_ref()
+    }
+}
+
+/// What starts a run (a dry one too), before anything is written: the interval (a
+/// reserved run's, for `--run`), the day that has not ended (refused from a scheduler,
+/// else `warn`ed), and every date's SQL rendered.
+pub fn prepare<'a>(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    asked: &'a Asked<'a>,
+    warn: &mut dyn FnMut(&str),
+) -> Result<Start<'a>> {
+    let (interval, reserved) = match (asked.request.run, &asked.new_run) {
+        (Some(run_id), _) => reserved_interval(db, run_id)?,
+        (None, Some(r)) => (r.interval, None),
+        (None, None) => unreachable!("a new run is asked for without --run"),
+    };
+    if let Some(day) = unfinished_day(interval, asked.zone, asked.request) {
+        // A scheduler passing the day that has just begun is the mistake to stop. By hand,
+        // a backfill that reaches into today is a request: computed, and said.
+        if Scheduler::from_process().is_some() {
+            return Err(Error::bad(day.refusal));
+        }
+        warn(&day.warning);
+    }
+    // Every date's SQL must render before anything is written: a template error is bad
+    // input (exit 2), not a failed date. Then the pipeline's objects are created and the
+    // first date's statements checked against them in one transaction, so that a refused
+    // model leaves nothing behind.
+    preflight(pipeline, interval)?;
+    Ok(Start {
+        asked,
+        reserved,
+        interval,
+    })
+}
+
+/// `apply --run RUN_ID`: the interval of a run made by `sqlrun reserve`, which must not
+/// have started.
+fn reserved_interval(db: &mut Db, run_id: i64) -> Result<(Interval, Option<RunRow>)> {
+    let run = store::existing_run(db, run_id)?;
+    if run.status != RunStatus::Reserved {
+        return Err(Error::bad(format!(
+            "run {run_id} is {}, not reserved: `apply --run` carries out a run made by `sqlrun reserve` \
+             that has not started; for a new computation use `sqlrun apply --interval {}..{}`",
+            run.status, run.interval_start, run.interval_end
+        )));
+    }
+    let start = parse_date(&run.interval_start, "run interval")?;
+    let end = parse_date(&run.interval_end, "run interval")?;
+    Ok((Interval::new(start, end)?, Some(run)))
+}
+
+/// A date of the run that has not ended yet: what a scheduler is told (refused), and
+/// what a person is told (warned).
+struct UnfinishedDay {
+    refusal: String,
+    warning: String,
+}
+
+/// A date that has not ended yet would be recorded as done with part of its rows: almost
+/// always a scheduler passing the day that has just begun. None when every date has
+/// ended, or `--allow-partial-day` asks for it.
+fn unfinished_day(interval: Interval, zone: Tz, request: &Request) -> Option<UnfinishedDay> {
+    let now = Utc::now();
+    let (date, ends) =
+        first_unfinished(interval, now, zone).filter(|_| !request.allow_partial_day)?;
+    let today = now.with_timezone(&zone).date_naive();
+    let when = if date > today {
+        "is in the future".to_string()
+    } else {
+        let left = (ends - now).num_minutes().max(1);
+        let wait = match left {
+            m if m < 120 => format!("{m} min"),
+            m => format!("{} h", m / 60),
+        };
+        format!(
+            "has not ended yet: it ends at {} {zone} (in {wait})",
+            ends.with_timezone(&zone).format("%Y-%m-%d %H:%M")
+        )
+    };
+    let asked = match (request.run, &request.interval, &request.as_of) {
+        (Some(run), _, _) => format!("run {run} (reserved for {interval})"),
+        (None, Some(_), _) => format!("--interval {interval}"),
+        (None, None, Some(as_of)) => format!("--as-of {as_of} (its yesterday is {interval})"),
+        (None, None, None) => format!("the regular run ({interval})"),
+    };
+    let ds = fmt_date(date);
+    let last_ended = today
+        .pred_opt()
+        .map_or_else(|| "yesterday".into(), fmt_date);
+    Some(UnfinishedDay {
+        refusal: format!(
+            "{ds} {when}; {asked} would record a partial day as done. Usually a scheduler \
+             passed the day that has just begun: with Airflow 3's default @daily schedule \
+             `{{{{ ds }}}}` is today, and the day that ended is `{{{{ macros.ds_add(ds, -1) }}}}` \
+             (see the README, \"Driving sqlrun from Airflow\"). Compute dates up to \
+             {last_ended}, or pass --allow-partial-day to compute it anyway"
+        ),
+        warning: format!(
+            "warning: {ds} {when}: its rows so far are computed, and it shows as changed when \
+             more arrive (`--lookback` or `--only changed` recomputes it). Started by a \
+             scheduler this is refused; --allow-partial-day says it is meant"
+        ),
+    })
+}
+
+/// Template errors are bad input (exit 2), not failed dates: before anything is written,
+/// every date of the interval is rendered (the first one's statements are then prepared
+/// by `Pipeline::sync_checking`, which finds SQL syntax errors and unknown tables or
+/// columns).
+fn preflight(pipeline: &Pipeline, interval: Interval) -> Result<()> {
+    for (i, date) in interval.dates().enumerate() {
+        for sealed in [false, true] {
+            if sealed && i > 0 {
+                continue;
+            }
+            pipeline.render_date(&DateVars {
+                ds: &fmt_date(date),
+                run_id: 0,
+                sealed,
+                started_at: &now(),
+                lease_seconds: 0,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// A run begun: its row written and its dates reserved.
+pub struct Begun {
+    pub run_id: i64,
+    pub kind: RunKind,
+    /// The dead holders' dates it reclaimed.
+    pub reclaimed: Vec<Reclaim>,
+    /// With `--lookback`: the older dates that need work, taken or left to their holder.
+    pub looked_back: Vec<DateState>,
+}
+
+/// One transaction: the run row, its template versions, reclaims, reservations, skips.
+pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
+    let me = Identity::current();
+    db.transaction(TxKind::Exclusive, |db| {
+        let (run_id, kind) = start_run(db, pipeline, start, &me)?;
+        // Taken before the run row becomes visible: nobody can see it running and gone.
+        db.hold_run(run_id)?;
+        crate::versions::record_versions(db, &pipeline.templates, run_id)?;
+        // Under the lock again (a model may have been retired meanwhile); the run's
+        // model versions are the current ones.
+        crate::models::record(db, pipeline, Some(run_id))?;
+        let reclaimed = reserve::sweep(db, pipeline, &me, Some(run_id))?;
+        let (selected, looked_back) =
+            select_dates(db, pipeline, start.interval, start.new_run(), run_id)?;
+        // On PostgreSQL a run holds its dates without a lease: a running run there is
+        // alive exactly while its session is, and renewing a lease as each date commits
+        // would have a date's transaction update the run's other reservation rows, which a
+        // release beside it is deleting (a serialization failure) or which that update
+        // would lock (so the release could free none of them).
+        let lease = (db.dialect() == Dialect::Sqlite).then(reserve::lease_seconds);
+        reserve::reserve(db, pipeline, run_id, &selected, lease)?;
+        pause::reached(pause::Point::Reserving);
+        Ok(Begun {
+            run_id,
+            kind,
+            reclaimed,
+            looked_back,
+        })
+    })
+}
+
+/// The run row: a new running run, or a reserved run that starts now. Its id and kind.
+fn start_run(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    start: &Start,
+    me: &Identity,
+) -> Result<(i64, RunKind)> {
+    let request = start.request();
+    let dialect = db.dialect().as_str();
+    let selected = (!request.select.is_empty()).then(|| request.select.join(","));
+    let holder = [
+        (":keep_going", Value::from(request.keep_going)),
+        (":selected", Value::opt_text(selected.as_deref())),
+        (":templates_from", pipeline.templates.origin.as_str().into()),
+        (":version", env!("CARGO_PKG_VERSION").into()),
+        (":host", me.host.as_str().into()),
+        (":pid", i64::from(me.pid).into()),
+        (":pid_started", me.started.as_str().into()),
+        (":dialect", dialect.into()),
+        (":jobs", i64::from(request.asked_jobs()).into()),
+    ];
+    match (&start.reserved, start.new_run()) {
+        (Some(run), _) => {
+            let mut params = vec![(":run_id", Value::from(run.run_id))];
+            params.extend(holder);
+            if db.execute(&crate::queries::START_RESERVED_RUN, &params)? != 1 {
+                return Err(Error::bad(format!(
+                    "run {} stopped being reserved meanwhile (released, or started by another process); see `sqlrun runs {}`",
+                    run.run_id, run.run_id
+                )));
+            }
+            let kind = RunKind::parse(&run.kind).ok_or_else(|| {
+                Error::bad(format!("run {}: unknown kind `{}`", run.run_id, run.kind))
+            })?;
+            Ok((run.run_id, kind))
+        }
+        (None, Some(r)) => {
+            let mut params = new_run_params(r);
+            params.extend(holder);
+            Ok((store::insert_run(db, &params)?, r.kind))
+        }
+        (None, None) => unreachable!("a new run is asked for without --run"),
+    }
+}
+
+/// A new run's own columns.
+fn new_run_params(r: &NewRun) -> Vec<(&'static str, Value)> {
+    vec![
+        (":kind", Value::from(r.kind.as_str())),
+        (":start", fmt_date(r.interval.start).into()),
+        (":end", fmt_date(r.interval.end).into()),
+        (":by", r.by.as_str().into()),
+        (":reason", Value::opt_text(r.reason.as_deref())),
+        (":status", "running".into()),
+        (
+            ":only",
+            Value::opt_text(r.selection.only().map(|o| o.as_str())),
+        ),
+        (
+            ":lookback",
+            r.selection
+                .lookback()
+                .map_or(Value::Null, |n| i64::from(n).into()),
+        ),
+        (":command", store::command_line().into()),
+    ]
+}
+
+/// The dates a run takes on: those of the interval its `--only` (or `--lookback`)
+/// selects, or, for a reserved run, what it holds. With `--lookback`, also the older
+/// dates that need work, taken or left to the run that holds them.
+fn select_dates(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    interval: Interval,
+    new_run: Option<&NewRun>,
+    run_id: i64,
+) -> Result<(Vec<String>, Vec<DateState>)> {
+    let signature = pipeline.signature();
+    let Some(r) = new_run else {
+        return Ok((reserve::held_by_run(db, run_id)?, Vec::new()));
+    };
+    let states = reserve::date_states(db, pipeline, interval)?;
+    let selected = states
+        .iter()
+        .filter(|s| s.selected_by(&r.selection, &signature))
+        .map(|s| s.ds.clone())
+        .collect();
+    let looked_back = match &r.selection {
+        Selection::Lookback { newest, .. } => states
+            .into_iter()
+            .filter(|s| s.ds != *newest && s.needs_work())
+            .collect(),
+        Selection::Only(_) => Vec::new(),
+    };
+    Ok((selected, looked_back))
+}
