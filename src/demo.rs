@@ -6,13 +6,14 @@
 use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::exit::Exit;
+use crate::numbers::won;
 use crate::pipeline::Pipeline;
 use crate::queries;
-use crate::report::{table, won};
 use crate::run::{self, Request};
 use crate::seal::{self, SealRequest};
 use crate::settings::Settings;
 use crate::store;
+use crate::table::table;
 use crate::vocabulary::RunKind;
 
 /// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)

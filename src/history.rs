@@ -8,7 +8,7 @@ use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::interval::{contiguous, parse_date};
 use crate::queries;
-use crate::report::DateOutcome;
+use crate::run::DateOutcome;
 use crate::store::{self, rows_as_json, RunRow};
 use crate::vocabulary::DateStatus;
 

@@ -39,6 +39,7 @@ pub mod seal;
 pub mod settings;
 pub mod store;
 pub mod sync;
+pub mod table;
 pub mod templates;
 pub mod versions;
 pub mod vocabulary;
@@ -49,7 +50,7 @@ pub use error::{Error, Result};
 
 use cli::{Cli, Command};
 use exit::Exit;
-use report::Output;
+use output::Output;
 use settings::{Flags, Settings};
 
 /// Runs one command; the exit code follows the contract (0, 1, 2, 99).

@@ -11,8 +11,8 @@ use crate::error::Result;
 use crate::interval::Interval;
 
 pub use crate::numbers::{thousands, won};
-pub use crate::output::table::{aligned, table};
 pub use crate::output::{scheduler_line, Output};
+pub use crate::table::{aligned, table};
 // For `runs` and `render` (inspect.rs) until they move.
 pub use crate::output::apply::{outcome_lines, outcome_ranges, range_text, status_counts};
 pub use crate::output::plan::transaction;

@@ -12,9 +12,10 @@ use crate::db::Db;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::interval::{contiguous, contiguous_by, fmt_date, parse_date, Date, Interval};
+use crate::numbers::thousands;
 use crate::pipeline::Pipeline;
-use crate::report::{aligned, thousands};
 use crate::run::{DateOutcome, Progress, RunOutcome};
+use crate::table::aligned;
 use crate::vocabulary::{DateStatus, RunKind, RunStatus};
 
 /// The run's watcher: notes on stderr, and a line per date (or, on a terminal, one

@@ -5,8 +5,8 @@ use serde_json::{Map, Value as Json};
 
 use crate::corrections::{Correction, ModelCorrections};
 use crate::error::Result;
-use crate::output::table::{cell, table};
 use crate::output::Output;
+use crate::table::{cell, table};
 
 pub fn corrections(models: &[ModelCorrections], out: &Output) -> Result<()> {
     let mut doc = Map::new();

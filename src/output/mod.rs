@@ -15,7 +15,6 @@ pub mod reserve;
 pub mod retire;
 pub mod runs;
 pub mod seal;
-pub mod table;
 pub mod templates;
 
 use std::io::{IsTerminal, Write};

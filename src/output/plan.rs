@@ -7,10 +7,11 @@ use super::apply::{date_count, range_text};
 use super::Output;
 use crate::error::Result;
 use crate::interval::{contiguous_by, fmt_date, parse_date};
+use crate::numbers::thousands;
 use crate::pipeline::RUN_ID_PLACEHOLDER;
 use crate::plan::{Action, Reason, Step};
-use crate::report::{aligned, thousands};
 use crate::run::Plan;
+use crate::table::aligned;
 
 /// Consecutive days with the same step of a dry-run plan.
 #[derive(Debug, Serialize)]

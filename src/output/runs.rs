@@ -5,10 +5,10 @@ use serde_json::Value as Json;
 use crate::error::Result;
 use crate::history::{Record, RunDetail};
 use crate::numbers;
-use crate::output::table::{cell, table};
 use crate::output::Output;
-use crate::report;
+use crate::output::{apply, scheduler_line};
 use crate::store::RunRow;
+use crate::table::{cell, table};
 use crate::vocabulary::DateStatus;
 
 /// The runs, newest first, each with its dates in brief.
@@ -20,7 +20,7 @@ pub fn runs_list(rows: &[Record], out: &Output) -> Result<()> {
             vec![
                 cell(&r["run_id"]),
                 cell(&r["kind"]),
-                report::range_text(&cell(&r["interval_start"]), &cell(&r["interval_end"])),
+                apply::range_text(&cell(&r["interval_start"]), &cell(&r["interval_end"])),
                 cell(&r["status"]),
                 cell(&r["requested_by"]),
                 cell(&r["created_at"]),
@@ -77,7 +77,7 @@ pub fn run_detail(detail: &RunDetail, each_date: bool, out: &Output) -> Result<(
         events,
         templates,
     } = detail;
-    let ranges = report::outcome_ranges(outcomes)?;
+    let ranges = apply::outcome_ranges(outcomes)?;
     out.json(&serde_json::json!({"run": run, "dates": dates, "ranges": ranges, "events": events, "templates": templates}))?;
     let mut text = run_header(run, templates);
     text.push('\n');
@@ -88,10 +88,10 @@ pub fn run_detail(detail: &RunDetail, each_date: bool, out: &Output) -> Result<(
     } else {
         text.push_str(&format!(
             "dates: {} (`sqlrun runs {} --dates` lists each)\n",
-            report::status_counts(outcomes).join(", "),
+            apply::status_counts(outcomes).join(", "),
             run.run_id
         ));
-        text.push_str(&report::outcome_lines(&ranges, &|h| {
+        text.push_str(&apply::outcome_lines(&ranges, &|h| {
             format!("held by run {h}")
         }));
     }
@@ -108,7 +108,7 @@ fn run_header(run: &RunRow, templates: &[Record]) -> String {
         "run {} ({}) {}: {}\n  requested by {}{}\n  created {}, started {}, finished {}\n",
         run.run_id,
         run.kind,
-        report::range_text(&run.interval_start, &run.interval_end),
+        apply::range_text(&run.interval_start, &run.interval_end),
         run.status,
         run.requested_by,
         run.reason
@@ -123,7 +123,7 @@ fn run_header(run: &RunRow, templates: &[Record]) -> String {
         text.push_str(&format!("  command: {c}\n"));
     }
     if let Some(s) = &run.scheduler {
-        text.push_str(&format!("  started by {}\n", report::scheduler_line(s)));
+        text.push_str(&format!("  started by {}\n", scheduler_line(s)));
     }
     if let Some(days) = run.lookback {
         text.push_str(&format!(

@@ -1,8 +1,8 @@
 //! `sqlrun templates`: each template with its version, checksum and how it stands.
 
 use crate::error::Result;
-use crate::output::table::table;
 use crate::output::Output;
+use crate::table::table;
 use crate::templates::TemplateFile;
 use crate::versions::Recorded;
 

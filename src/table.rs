@@ -1,4 +1,5 @@
-//! Text tables: left-aligned columns, two spaces apart.
+//! Text tables: left-aligned columns, two spaces apart. Pure layout, below every layer
+//! that lays out a table (output, the demo's story), as numbers.rs is.
 
 /// Left-aligned columns, two spaces apart.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
