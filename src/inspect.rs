@@ -52,41 +52,6 @@ pub fn init(global: &Settings, out: &Output) -> Result<Exit> {
     Ok(Exit::Done)
 }
 
-/// `sqlrun status`: a span at a glance (summary and calendar), or `--list` a line per
-/// date. Without `--interval` the span runs from the first to the last date the
-/// database knows, source rows included, so gaps inside it show.
-pub fn status(
-    global: &Settings,
-    interval: Option<&str>,
-    select: &[String],
-    list: bool,
-    out: &Output,
-) -> Result<Exit> {
-    let interval = interval.map(Interval::parse).transpose()?;
-    let (pipeline, mut db) = open(global, select)?;
-    let span = match interval {
-        Some(i) => Some(i),
-        None => {
-            let (span, notes) = reserve::known_span(&mut db, &pipeline)?;
-            notes.iter().for_each(|n| out.note(n));
-            span
-        }
-    };
-    let Some(span) = span else {
-        return report::status_empty(out).map(|()| Exit::Done);
-    };
-    let states = reserve::date_states(&mut db, &pipeline, span)?;
-    // A holder that is gone still holds its dates until the next writer reclaims them; say so.
-    let dead = reserve::dead_holders(&mut db, &crate::holder::Identity::current(), None)?;
-    let view = report::StatusView {
-        span,
-        known_span: interval.is_none(),
-        list,
-    };
-    report::status(&view, &states, &pipeline.signature(), &dead, out)?;
-    Ok(Exit::Done)
-}
-
 /// `sqlrun runs`: the runs, newest first, each with its dates in brief; `runs N`: one
 /// run, its dates as ranges per status (`--dates`: each date), events and templates.
 pub fn runs(

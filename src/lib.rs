@@ -130,7 +130,7 @@ fn dispatch(global: &Settings, command: &Command, out: &mut Output) -> Result<Ex
             interval,
             select,
             list,
-        } => inspect::status(global, interval.as_deref(), select, *list, out)?,
+        } => commands::status::run(global, interval.as_deref(), select, *list, out)?,
         Command::Runs {
             run_id,
             limit,

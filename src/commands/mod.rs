@@ -2,6 +2,8 @@
 //! result to output. What every command that touches the database does first is here,
 //! once: settings → pipeline → database → sync.
 
+pub mod status;
+
 use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::pipeline::Pipeline;

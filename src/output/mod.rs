@@ -2,14 +2,15 @@
 //! Results go to stdout; notes (skips, reclaims, per-date progress) go to stderr. This is
 //! the only layer that writes to either; nothing below it imports it.
 
+pub mod calendar;
 pub mod numbers;
+pub mod status;
 pub mod table;
 
 use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-use crate::calendar;
 use crate::error::Result;
 
 pub struct Output {
@@ -114,7 +115,7 @@ impl Output {
     /// not set (https://no-color.org).
     pub fn colour(&self) -> bool {
         let no_color = std::env::var_os("NO_COLOR");
-        calendar::colour_allowed(self.stdout_tty, no_color.as_deref())
+        crate::calendar::colour_allowed(self.stdout_tty, no_color.as_deref())
     }
 }
 
