@@ -73,15 +73,15 @@ fn scope(pipeline: &Pipeline) -> Vec<InScope> {
     scope
 }
 
-/// One row of `date_states.sql`: the facts (0-18), the judgement (19-32), then each
-/// model of `scope` (33 on).
+/// One row of `date_states.sql`: the facts (0-18), the judgement (19-30), then each
+/// model of `scope` (31 on).
 fn date_state(r: &Row, scope: &[InScope]) -> Result<DateState> {
     let models = scope
         .iter()
         .enumerate()
         .map(|(i, m)| {
             let name = m.name.trim_start_matches("models/").to_string();
-            Ok((name, word(r, 33 + i, ModelState::parse)?))
+            Ok((name, word(r, 31 + i, ModelState::parse)?))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(DateState {

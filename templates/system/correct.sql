@@ -39,7 +39,6 @@ SELECT {% for k in model.key %}coalesce(n.{{ k|ident }}, c.{{ k|ident }}), {% en
 FROM new_rows AS n
 FULL JOIN current_rows AS c
   ON {{ common.same_key(model, "n", "c", d.join_same()) }}
-
 WHERE n.present IS NULL
    OR c.present IS NULL
 {% for v in model.values %}

@@ -21,6 +21,5 @@ SELECT c.correction_id,
 FROM {{ model.corrections_table|ident }} AS c
 LEFT JOIN {{ model.sent_table|ident }} AS t
   ON {{ common.same_key(model, "t", "c", d.same()) }}
-
 WHERE c.{{ model.date_column|ident }} BETWEEN {{ start }} AND {{ end }}
 ORDER BY c.correction_id

@@ -18,7 +18,6 @@ SELECT {% for k in model.key %}t.{{ k|ident }}, {% endfor %}
 FROM {{ model.table|ident }} AS t
 LEFT JOIN latest AS l
   ON {{ common.same_key(model, "l", "t", d.same()) }}
-
 WHERE l.removed IS NOT TRUE
 UNION ALL
 SELECT {% for c in model.columns %}l.{{ c|ident }}, {% endfor %}TRUE AS corrected

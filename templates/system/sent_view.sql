@@ -27,4 +27,3 @@ FULL JOIN (SELECT {% for c in model.columns %}c.{{ c|ident }}, {% endfor %}1 AS 
            FROM {{ model.current_view|ident }} AS c
            WHERE c.{{ model.date_column|ident }} IN (SELECT seals.ds FROM seals)) AS n
   ON {{ common.same_key(model, "s", "n", d.join_same()) }}
-
