@@ -6,8 +6,8 @@ use std::time::Duration;
 use minijinja::context;
 
 use crate::cli::ReserveArgs;
-pub use crate::dates::{DateState, Reclaim, Skip};
 use crate::dates::Judged;
+pub use crate::dates::{DateState, Reclaim, Skip};
 use crate::db::{Db, DbError, Row, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
@@ -18,8 +18,8 @@ use crate::queries;
 use crate::report::Output;
 use crate::requester::default_user;
 use crate::settings::Settings;
-use crate::vocabulary::{Action, DateStatus, ModelState, Reason, RunKind, RunStatus, State};
 use crate::store;
+use crate::vocabulary::{Action, DateStatus, ModelState, Reason, RunKind, RunStatus, State};
 
 /// A running run's lease on the dates it holds. Renewed as it commits dates, so it only
 /// runs out when the holder stopped making progress; long enough that no single date of

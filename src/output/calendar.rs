@@ -291,7 +291,8 @@ mod tests {
 
     #[test]
     fn every_state_has_its_own_ascii_glyph() {
-        let glyphs: std::collections::BTreeSet<char> = State::ALL.iter().map(|g| glyph(*g)).collect();
+        let glyphs: std::collections::BTreeSet<char> =
+            State::ALL.iter().map(|g| glyph(*g)).collect();
         assert_eq!(glyphs.len(), State::ALL.len());
         assert!(glyphs.iter().all(|c| c.is_ascii_graphic()));
     }

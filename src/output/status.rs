@@ -251,4 +251,3 @@ fn version_cell(state: &DateState, models: &BTreeMap<&str, ModelState>) -> Strin
         _ => behind.join(", "),
     }
 }
-
