@@ -158,7 +158,7 @@ fn status_calendar_and_plan_agree_on_every_date() {
         serde_json::json!({"daily_amount_bands": "current", "daily_revenue": "current"})
     );
     assert_eq!(models(4)["daily_revenue"], "failed");
-    assert_eq!(dates[7]["held_by"].as_i64().is_some(), true);
+    assert!(dates[7]["held_by"].as_i64().is_some());
     // The summary counts the cells.
     for (state, n) in [("stale", 4), ("missing", 2), ("held", 1), ("sealed", 1)] {
         assert_eq!(status["counts"][state], n, "{state}: {}", status["counts"]);
