@@ -3,17 +3,19 @@
 //! the domain fills and the output prints.
 
 use crate::vocabulary::OnlyFilter as Only;
+use crate::vocabulary::{Action, DateStatus, ModelState, Reason, RunKind, RunStatus, State};
 
-/// What the state store knows about one date (`system/date_states.sql`).
+/// What the state store knows about one date, and what `system/date_states.sql` judged
+/// of it (`judged`): Rust only maps the template's columns, it decides nothing here.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct DateState {
     pub ds: String,
     pub built_run: Option<i64>,
-    pub built_kind: Option<String>,
+    pub built_kind: Option<RunKind>,
     pub built_at: Option<String>,
     pub built_models: Option<String>,
     pub last_run: Option<i64>,
-    pub last_status: Option<String>,
+    pub last_status: Option<DateStatus>,
     pub last_error: Option<String>,
     pub sealed_at: Option<String>,
     pub sealed_by: Option<String>,
@@ -21,123 +23,112 @@ pub struct DateState {
     pub held_by: Option<i64>,
     pub held_since: Option<String>,
     pub held_until: Option<String>,
-    pub holder_kind: Option<String>,
+    pub holder_kind: Option<RunKind>,
     pub holder_by: Option<String>,
-    pub holder_status: Option<String>,
+    pub holder_status: Option<RunStatus>,
     /// A source it reads changed since its latest build (or it was never built).
     pub source_changed: bool,
     /// The model whose statement failed in its latest attempt, if that failed.
     pub failed_model: Option<String>,
+    /// The template's judgement (the JSON of `status` prints it in its own fields).
+    #[serde(skip)]
+    pub judged: Judged,
 }
 
-/// Where one model stands on one date.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ModelState {
-    Current,
-    /// Built by another version of the model.
-    Stale,
-    /// The date has no rows of this model's (never computed, or computed before the model
-    /// existed).
-    Missing,
-    /// The date's latest attempt failed in this model's statement (its rows, if any, are
-    /// from an earlier build).
-    Failed,
+/// What `system/date_states.sql` says of a date, for the models in scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    pub computed: bool,
+    pub failed: bool,
+    /// Never computed, or a model in scope has no rows on it (`--only missing`).
+    pub missing: bool,
+    /// Computed, and a model in scope is stale or missing (`--only stale`).
+    pub stale: bool,
+    /// Computed, and a source it reads changed since (`--only changed`).
+    pub changed: bool,
+    pub sealed: bool,
+    /// The date in one word: the calendar's cell, status's `state`.
+    pub state: State,
+    /// Why apply would compute it.
+    pub reason: Reason,
+    /// What apply does to it when no other run holds it.
+    pub action: Action,
+    /// Never computed, failed or changed: what a look back heals.
+    pub needs_work: bool,
+    /// Why a look back takes it.
+    pub lookback_reason: Reason,
+    /// `--lookback` takes it: the newest date, or an older free one that needs work.
+    pub lookback: bool,
+    /// Each model in scope (its name without `models/`) and where it stands.
+    pub models: Vec<(String, ModelState)>,
+}
+
+impl Default for Judged {
+    /// A date the state store knows nothing of.
+    fn default() -> Self {
+        Judged {
+            computed: false,
+            failed: false,
+            missing: true,
+            stale: false,
+            changed: false,
+            sealed: false,
+            state: State::Missing,
+            reason: Reason::Missing,
+            action: Action::Compute,
+            needs_work: true,
+            lookback_reason: Reason::Missing,
+            lookback: false,
+            models: Vec::new(),
+        }
+    }
 }
 
 impl DateState {
     pub fn computed(&self) -> bool {
-        self.built_run.is_some()
+        self.judged.computed
     }
 
     pub fn failed(&self) -> bool {
-        self.last_status.as_deref() == Some("failed")
-    }
-
-    /// Built by other versions of the models in scope than the pipeline's now, or without
-    /// one of them. `scope` lists the models in scope as `models/NAME@VERSION,...` (see
-    /// `Pipeline::signature`): every model, or those `--select` names.
-    pub fn stale(&self, scope: &str) -> bool {
-        self.computed()
-            && self
-                .model_states(scope)
-                .iter()
-                .any(|(_, state)| matches!(state, ModelState::Stale | ModelState::Missing))
-    }
-
-    /// Each model in scope and where it stands on this date.
-    pub fn model_states<'a>(&self, scope: &'a str) -> Vec<(&'a str, ModelState)> {
-        let built: Vec<(&str, &str)> = self
-            .built_models
-            .as_deref()
-            .unwrap_or_default()
-            .split(',')
-            .filter_map(|m| m.rsplit_once('@'))
-            .collect();
-        scope
-            .split(',')
-            .filter_map(|m| m.rsplit_once('@'))
-            .map(|(name, version)| {
-                let failed = self.failed() && self.failed_model.as_deref() == Some(name);
-                let state = match built.iter().find(|(b, _)| *b == name) {
-                    _ if failed => ModelState::Failed,
-                    None => ModelState::Missing,
-                    Some((_, v)) if *v == version => ModelState::Current,
-                    Some(_) => ModelState::Stale,
-                };
-                (name.trim_start_matches("models/"), state)
-            })
-            .collect()
-    }
-
-    /// Never computed, or a model in scope has no rows on it.
-    pub fn missing(&self, scope: &str) -> bool {
-        !self.computed()
-            || self
-                .model_states(scope)
-                .iter()
-                .any(|(_, state)| *state == ModelState::Missing)
+        self.judged.failed
     }
 
     pub fn sealed(&self) -> bool {
-        self.sealed_at.is_some()
+        self.judged.sealed
     }
 
-    /// Computed, and a source it reads changed since.
     pub fn changed(&self) -> bool {
-        self.computed() && self.source_changed
+        self.judged.changed
     }
 
-    pub fn selected_by(&self, selection: &Selection, signature: &str) -> bool {
+    /// Whether the run's selection takes the date, as the template judged it. The scope
+    /// (`_signature`) is the template's too; the parameter stays for apply's call.
+    pub fn selected_by(&self, selection: &Selection, _signature: &str) -> bool {
+        let j = &self.judged;
         match selection {
             Selection::Only(None) => true,
-            Selection::Only(Some(Only::Missing)) => self.missing(signature),
-            Selection::Only(Some(Only::Failed)) => self.failed(),
-            Selection::Only(Some(Only::Stale)) => self.stale(signature),
-            Selection::Only(Some(Only::Changed)) => self.changed(),
-            Selection::Lookback { newest, .. } => {
-                self.ds == *newest || (self.held_by.is_none() && self.needs_work())
-            }
+            Selection::Only(Some(Only::Missing)) => j.missing,
+            Selection::Only(Some(Only::Failed)) => j.failed,
+            Selection::Only(Some(Only::Stale)) => j.stale,
+            Selection::Only(Some(Only::Changed)) => j.changed,
+            Selection::Lookback { .. } => j.lookback,
         }
     }
 
     /// Missing, failed or changed: what a look back heals.
     pub fn needs_work(&self) -> bool {
-        !self.computed() || self.failed() || self.changed()
+        self.judged.needs_work
     }
 
-    /// Why a date would be computed, in a word.
-    pub fn reason(&self, signature: &str) -> &'static str {
-        if !self.computed() {
-            "missing"
-        } else if self.failed() {
-            "last attempt failed"
-        } else if self.changed() {
-            "changed"
-        } else if self.stale(signature) {
-            "stale"
-        } else {
-            "recompute"
+    /// Why a look back computes a date, in the words of its note. The scope
+    /// (`_signature`) is the template's; the parameter stays for the note's call.
+    pub fn reason(&self, _signature: &str) -> &'static str {
+        match self.judged.lookback_reason {
+            Reason::Missing => "missing",
+            Reason::Failed => "last attempt failed",
+            Reason::Changed => "changed",
+            Reason::Stale => "stale",
+            Reason::Current => "recompute",
         }
     }
 }

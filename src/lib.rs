@@ -18,7 +18,6 @@ pub mod generate;
 pub mod history;
 pub mod hold;
 pub mod holder;
-pub mod inspect;
 pub mod interval;
 pub mod kinds;
 pub mod load;
@@ -30,7 +29,6 @@ pub mod plan;
 pub mod project;
 pub mod queries;
 pub mod render;
-pub mod report;
 pub mod requester;
 pub mod reserve;
 pub mod run;
@@ -129,7 +127,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
             interval,
             select,
             list,
-        } => inspect::status(&here(&flags, out)?, interval.as_deref(), select, *list, out),
+        } => commands::status::run(&here(&flags, out)?, interval.as_deref(), select, *list, out),
         Command::Runs {
             run_id,
             limit,

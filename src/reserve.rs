@@ -5,14 +5,16 @@ use std::time::Duration;
 
 use minijinja::context;
 
+use crate::dates::Judged;
 pub use crate::dates::{DateState, Reclaim, Skip};
-use crate::db::{Db, Value};
-use crate::error::Result;
+use crate::db::{Db, DbError, Row, Value};
+use crate::error::{Error, Result};
 use crate::holder::{liveness, Holder, Identity, Liveness};
 use crate::interval::{fmt_date, parse_date, Interval};
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::store;
+use crate::vocabulary::{Action, DateStatus, ModelState, Reason, RunKind, RunStatus, State};
 
 /// A running run's lease on the dates it holds. Renewed as it commits dates, so it only
 /// runs out when the holder stopped making progress; long enough that no single date of
@@ -24,8 +26,11 @@ pub fn lease_seconds() -> i64 {
     LEASE.as_secs() as i64
 }
 
-/// Each date of `interval`, also those the state store knows nothing of.
+/// Each date of `interval`, also those the state store knows nothing of, and where it
+/// stands for the models the pipeline computes (`system/date_states.sql` judges; this
+/// maps its columns).
 pub fn date_states(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Vec<DateState>> {
+    let scope = scope(pipeline);
     let sql = pipeline.render_system(
         "date_states",
         context! {
@@ -33,34 +38,101 @@ pub fn date_states(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Resu
             end => fmt_date(interval.end),
             models => pipeline.models_value(),
             sources => pipeline.sources_value(),
+            scope => crate::pipeline::to_value(&scope),
         },
     )?;
     db.rows(sql.as_str(), &[])?
         .iter()
-        .map(|r| {
-            Ok(DateState {
-                ds: r.text(0)?,
-                built_run: r.opt_i64(1)?,
-                built_kind: r.opt_text(2)?,
-                built_at: r.opt_text(3)?,
-                built_models: r.opt_text(4)?,
-                last_run: r.opt_i64(5)?,
-                last_status: r.opt_text(6)?,
-                last_error: r.opt_text(7)?,
-                sealed_at: r.opt_text(8)?,
-                sealed_by: r.opt_text(9)?,
-                corrections: r.i64(10)?,
-                held_by: r.opt_i64(11)?,
-                held_since: r.opt_text(12)?,
-                held_until: r.opt_text(13)?,
-                holder_kind: r.opt_text(14)?,
-                holder_by: r.opt_text(15)?,
-                holder_status: r.opt_text(16)?,
-                source_changed: r.bool(17)?,
-                failed_model: r.opt_text(18)?,
-            })
-        })
+        .map(|r| date_state(r, &scope))
         .collect()
+}
+
+/// A model in scope as `date_states.sql` takes it: `models/NAME` and its version now.
+#[derive(serde::Serialize)]
+struct InScope {
+    name: String,
+    version: i64,
+}
+
+/// The models a date computes, in the order of their names (`Pipeline::signature`'s).
+fn scope(pipeline: &Pipeline) -> Vec<InScope> {
+    let mut scope: Vec<InScope> = pipeline
+        .computed_models()
+        .iter()
+        .map(|m| InScope {
+            name: format!("models/{}", m.name),
+            version: m.version,
+        })
+        .collect();
+    scope.sort_by(|a, b| a.name.cmp(&b.name));
+    scope
+}
+
+/// One row of `date_states.sql`: the facts (0-18), the judgement (19-30), then each
+/// model of `scope` (31 on).
+fn date_state(r: &Row, scope: &[InScope]) -> Result<DateState> {
+    let models = scope
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let name = m.name.trim_start_matches("models/").to_string();
+            Ok((name, word(r, 31 + i, ModelState::parse)?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(DateState {
+        ds: r.text(0)?,
+        built_run: r.opt_i64(1)?,
+        built_kind: opt_word(r, 2, RunKind::parse)?,
+        built_at: r.opt_text(3)?,
+        built_models: r.opt_text(4)?,
+        last_run: r.opt_i64(5)?,
+        last_status: opt_word(r, 6, DateStatus::parse)?,
+        last_error: r.opt_text(7)?,
+        sealed_at: r.opt_text(8)?,
+        sealed_by: r.opt_text(9)?,
+        corrections: r.i64(10)?,
+        held_by: r.opt_i64(11)?,
+        held_since: r.opt_text(12)?,
+        held_until: r.opt_text(13)?,
+        holder_kind: opt_word(r, 14, RunKind::parse)?,
+        holder_by: r.opt_text(15)?,
+        holder_status: opt_word(r, 16, RunStatus::parse)?,
+        source_changed: r.bool(17)?,
+        failed_model: r.opt_text(18)?,
+        judged: Judged {
+            computed: r.bool(19)?,
+            failed: r.bool(20)?,
+            missing: r.bool(21)?,
+            stale: r.bool(22)?,
+            changed: r.bool(23)?,
+            sealed: r.bool(24)?,
+            state: word(r, 25, State::parse)?,
+            reason: word(r, 26, Reason::parse)?,
+            action: word(r, 27, Action::parse)?,
+            needs_work: r.bool(28)?,
+            lookback_reason: word(r, 29, Reason::parse)?,
+            lookback: r.bool(30)?,
+            models,
+        },
+    })
+}
+
+/// A column that holds one of the contract's words.
+fn word<T>(r: &Row, i: usize, parse: fn(&str) -> Option<T>) -> Result<T> {
+    let text = r.text(i)?;
+    parse(&text).ok_or_else(|| {
+        Error::Database(DbError::other(format!(
+            "column {i} ({}) holds `{text}`, which sqlrun does not know",
+            r.names().get(i).map(String::as_str).unwrap_or("?")
+        )))
+    })
+}
+
+fn opt_word<T>(r: &Row, i: usize, parse: fn(&str) -> Option<T>) -> Result<Option<T>> {
+    match r.value(i) {
+        Value::Null => Ok(None),
+        _ => word(r, i, parse).map(Some),
+    }
 }
 
 /// The first to the last date the database knows (`system/known_span.sql`): the dates of

@@ -7,7 +7,7 @@ use minijinja::context;
 use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
-use crate::interval::{contiguous, parse_date, Interval};
+use crate::interval::{contiguous, fmt_date, parse_date, Interval};
 use crate::pipeline::Pipeline;
 use crate::requester::default_user;
 use crate::reserve;
@@ -77,38 +77,11 @@ fn seal_dates(
     // A dead holder does not count as holding: its dates are reclaimed first (and the
     // reclaim is rolled back with everything else if the seal is refused).
     let reclaimed = reserve::sweep(db, pipeline, &me, None)?;
-    let states = reserve::date_states(db, pipeline, interval)?;
-    let missing: Vec<String> = states
-        .iter()
-        .filter(|s| !s.computed())
-        .map(|s| s.ds.clone())
-        .collect();
-    let held: Vec<String> = states
-        .iter()
-        .filter_map(|s| s.held_by.map(|h| format!("{} (run {h})", s.ds)))
-        .collect();
-    if !missing.is_empty() || !held.is_empty() {
-        let mut why = Vec::new();
-        if !missing.is_empty() {
-            why.push(format!(
-                "not computed: {}; compute them first (sqlrun apply --interval ...)",
-                ranges(&missing)
-            ));
-        }
-        if !held.is_empty() {
-            why.push(format!(
-                "held by another run: {}; seal after that run ends",
-                held.join(", ")
-            ));
-        }
-        return Err(Error::bad(format!(
-            "nothing sealed: every date of {interval} must be computed and free. {}",
-            why.join(". ")
-        )));
-    }
-    let (already, new): (Vec<_>, Vec<_>) = states.iter().partition(|s| s.sealed());
-    let already: Vec<String> = already.into_iter().map(|s| s.ds.clone()).collect();
-    let new: Vec<String> = new.into_iter().map(|s| s.ds.clone()).collect();
+    let check = seal_check(db, pipeline, interval)?;
+    refuse_blocked(&check, interval)?;
+    let (already, new): (Vec<_>, Vec<_>) = check.into_iter().partition(|d| d.sealed);
+    let already: Vec<String> = already.into_iter().map(|d| d.ds).collect();
+    let new: Vec<String> = new.into_iter().map(|d| d.ds).collect();
     if !new.is_empty() {
         let script = pipeline.bind_system(
             "seal",
@@ -122,6 +95,67 @@ fn seal_dates(
         db.run_script(&script.sql, &script.params)?;
     }
     Ok((reclaimed, new, already))
+}
+
+/// One date of a seal's interval, as `system/seal_check.sql` finds it.
+struct SealCheck {
+    ds: String,
+    /// No run built it.
+    blocked_missing: bool,
+    /// The run that holds it now.
+    blocked_by: Option<i64>,
+    sealed: bool,
+}
+
+fn seal_check(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Vec<SealCheck>> {
+    let sql = pipeline.render_system(
+        "seal_check",
+        context! { start => fmt_date(interval.start), end => fmt_date(interval.end) },
+    )?;
+    db.rows(sql.as_str(), &[])?
+        .iter()
+        .map(|r| {
+            Ok(SealCheck {
+                ds: r.text(0)?,
+                blocked_missing: r.bool(1)?,
+                blocked_by: r.opt_i64(2)?,
+                sealed: r.bool(3)?,
+            })
+        })
+        .collect()
+}
+
+/// The refusal, when any date blocks the seal: which dates, and what to do about them.
+fn refuse_blocked(check: &[SealCheck], interval: Interval) -> Result<()> {
+    let missing: Vec<String> = check
+        .iter()
+        .filter(|d| d.blocked_missing)
+        .map(|d| d.ds.clone())
+        .collect();
+    let held: Vec<String> = check
+        .iter()
+        .filter_map(|d| d.blocked_by.map(|h| format!("{} (run {h})", d.ds)))
+        .collect();
+    if missing.is_empty() && held.is_empty() {
+        return Ok(());
+    }
+    let mut why = Vec::new();
+    if !missing.is_empty() {
+        why.push(format!(
+            "not computed: {}; compute them first (sqlrun apply --interval ...)",
+            ranges(&missing)
+        ));
+    }
+    if !held.is_empty() {
+        why.push(format!(
+            "held by another run: {}; seal after that run ends",
+            held.join(", ")
+        ));
+    }
+    Err(Error::bad(format!(
+        "nothing sealed: every date of {interval} must be computed and free. {}",
+        why.join(". ")
+    )))
 }
 
 /// Dates as ranges of consecutive days: `2026-01-03..2026-01-05, 2026-01-09`.

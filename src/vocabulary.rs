@@ -89,6 +89,132 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// A date's state in one word, the first that applies in this order of
+    /// `system/date_states.sql` (held, failed, missing, changed, stale, corrected, sealed,
+    /// computed): what the calendar's cell, `status --list` and `status --json` say of it.
+    /// Listed here in the order the summary and the legend show them.
+    State {
+        /// Computed by the models' current versions, nothing else to say.
+        Computed => "computed",
+        /// Computed and sealed (its numbers went out).
+        Sealed => "sealed",
+        /// Sealed, and a later run found other numbers: corrections were written.
+        Corrected => "corrected",
+        /// A source row of the date changed after it was computed (late data).
+        Changed => "changed",
+        /// Computed by another version of a model in scope.
+        Stale => "stale",
+        /// Never computed, or a model in scope has no rows on it.
+        Missing => "missing",
+        /// Its latest attempt failed (rows from an earlier build, if any, stay).
+        Failed => "failed",
+        /// A run holds it now (reserved or running).
+        Held => "held",
+    }
+}
+
+vocabulary! {
+    /// Where one model in scope stands on one date (`system/date_states.sql`).
+    ModelState {
+        Current => "current",
+        /// Built by another version of the model.
+        Stale => "stale",
+        /// The date has no rows of this model's (never computed, or computed before the
+        /// model existed).
+        Missing => "missing",
+        /// The date's latest attempt failed in this model's statement (its rows, if any,
+        /// are from an earlier build).
+        Failed => "failed",
+    }
+}
+
+vocabulary! {
+    /// Why a date would be computed: where it stands now, in the order `--only` would
+    /// name it (`system/date_states.sql`: a date never built is missing whatever else is
+    /// true of it).
+    Reason {
+        /// Never computed, or a model in scope has no rows on it.
+        Missing => "missing",
+        /// Its latest attempt failed.
+        Failed => "failed",
+        /// A source it reads changed since it was built (late data).
+        Changed => "changed",
+        /// Built by an older version of a model.
+        Stale => "stale",
+        /// Up to date: computed again because the interval asks for it.
+        Current => "current",
+    }
+}
+
+/// What a run would do to one date. Spelt by hand rather than by `vocabulary!`: `ALL` is
+/// an array here, which the plan's counts iterate by value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// Never computed (or a model in scope has no rows on it): its partition is written.
+    Compute,
+    /// Computed before: its partition is replaced whole.
+    Recompute,
+    /// Sealed: recomputed and compared; a different value becomes a correction row, an
+    /// equal one changes nothing.
+    CorrectIfChanged,
+    /// Another live run holds it: skipped and reported (exit 99).
+    SkipHeld,
+    /// Held by a run that is gone: reclaimed (recorded), then computed.
+    ReclaimAndCompute,
+    /// Held by a run that is gone, and sealed: reclaimed, then corrected if changed.
+    ReclaimAndCorrect,
+    /// In the interval, but `--only` or `--lookback` leaves it out (or, for
+    /// `apply --run`, the reserved run does not hold it).
+    NotSelected,
+}
+
+impl Action {
+    pub const ALL: [Action; 7] = [
+        Action::Compute,
+        Action::Recompute,
+        Action::CorrectIfChanged,
+        Action::SkipHeld,
+        Action::ReclaimAndCompute,
+        Action::ReclaimAndCorrect,
+        Action::NotSelected,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Compute => "compute",
+            Action::Recompute => "recompute",
+            Action::CorrectIfChanged => "correct_if_changed",
+            Action::SkipHeld => "skip_held",
+            Action::ReclaimAndCompute => "reclaim_and_compute",
+            Action::ReclaimAndCorrect => "reclaim_and_correct",
+            Action::NotSelected => "not_selected",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Action> {
+        Action::ALL.into_iter().find(|a| a.as_str() == text)
+    }
+
+    /// Whether the date's SQL would run (so `--sql` shows it).
+    pub fn computes(self) -> bool {
+        !matches!(self, Action::SkipHeld | Action::NotSelected)
+    }
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// JSON spells each action as `as_str` does: one spelling.
+impl Serialize for Action {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl RunStatus {
     /// Whether a run in this state may still hold dates.
     pub fn may_hold(self) -> bool {

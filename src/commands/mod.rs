@@ -18,6 +18,7 @@ pub mod reserve;
 pub mod retire;
 pub mod runs;
 pub mod seal;
+pub mod status;
 pub mod templates;
 
 use crate::db::{Db, Target};

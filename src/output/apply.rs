@@ -310,7 +310,7 @@ fn lookback_lines(
             s.ds,
             s.reason(signature),
             s.held_by.unwrap_or_default(),
-            s.holder_kind.as_deref().unwrap_or("?"),
+            s.holder_kind.map_or("?", |k| k.as_str()),
             s.holder_by.as_deref().unwrap_or("?")
         ));
     }

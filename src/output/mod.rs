@@ -3,6 +3,7 @@
 //! the only layer that writes to either; nothing below it imports it.
 
 pub mod apply;
+pub mod calendar;
 pub mod corrections;
 pub mod generate;
 pub mod holds;
@@ -15,13 +16,13 @@ pub mod reserve;
 pub mod retire;
 pub mod runs;
 pub mod seal;
+pub mod status;
 pub mod templates;
 
 use std::io::{IsTerminal, Write};
 
 use serde::Serialize;
 
-use crate::calendar;
 use crate::error::Result;
 
 pub struct Output {
@@ -126,7 +127,7 @@ impl Output {
     /// not set (https://no-color.org).
     pub fn colour(&self) -> bool {
         let no_color = std::env::var_os("NO_COLOR");
-        calendar::colour_allowed(self.stdout_tty, no_color.as_deref())
+        crate::calendar::colour_allowed(self.stdout_tty, no_color.as_deref())
     }
 }
 

@@ -1,5 +1,5 @@
 -- name: correct
--- version: 3
+-- version: 4
 --
 -- A sealed date keeps its rows as sent. Recompute the model and compare it, key by
 -- key, with the current values (the latest correction, else the sealed row). Each
@@ -9,17 +9,12 @@
 -- order (by the key expressions: a number printed here would be bound as a parameter,
 -- and ORDER BY a parameter orders by nothing).
 {% import "system/dialect.sql" as d %}
+{% import "system/common.sql" as common %}
 WITH recomputed AS (
 {% include model.template %}
 ),
 latest AS (
-    SELECT c.*
-    FROM {{ model.corrections_table|ident }} AS c
-    WHERE c.{{ model.date_column|ident }} = {{ ds }}
-      AND c.correction_id = (
-            SELECT max(c2.correction_id)
-            FROM {{ model.corrections_table|ident }} AS c2
-            WHERE {% for k in model.key %}{% if not loop.first %} AND {% endif %}c2.{{ k|ident }} {{ d.same() }} c.{{ k|ident }}{% endfor %})
+{{ common.latest_correction(model, d.same(), ds) }}
 ),
 current_rows AS (
     SELECT {% for c in model.columns %}l.{{ c|ident }}, {% endfor %}1 AS present
@@ -30,7 +25,7 @@ current_rows AS (
     FROM {{ model.table|ident }} AS t
     WHERE t.{{ model.date_column|ident }} = {{ ds }}
       AND NOT EXISTS (SELECT 1 FROM latest AS l
-                      WHERE {% for k in model.key %}{% if not loop.first %} AND {% endif %}l.{{ k|ident }} {{ d.same() }} t.{{ k|ident }}{% endfor %})
+                      WHERE {{ common.same_key(model, "l", "t", d.same()) }})
 ),
 new_rows AS (
     SELECT {% for c in model.columns %}r.{{ c|ident }}, {% endfor %}1 AS present FROM recomputed AS r
@@ -43,8 +38,7 @@ SELECT {% for k in model.key %}coalesce(n.{{ k|ident }}, c.{{ k|ident }}), {% en
        n.present IS NULL, {{ run_id }}, {{ d.now() }}
 FROM new_rows AS n
 FULL JOIN current_rows AS c
-  ON {% for k in model.key %}{% if not loop.first %} AND {% endif %}n.{{ k|ident }} {{ d.join_same() }} c.{{ k|ident }}{% endfor %}
-
+  ON {{ common.same_key(model, "n", "c", d.join_same()) }}
 WHERE n.present IS NULL
    OR c.present IS NULL
 {% for v in model.values %}

@@ -1,20 +1,45 @@
 -- name: date_states
--- version: 5
+-- version: 6
 --
--- What the state store knows about each date of an interval: its last build (which
--- run, kind, when, and with which version of each model, so stale dates can be told), its
--- latest attempt (failed or not, and why), its seal and corrections, who holds it
--- now, and whether a source it reads changed since its build. Every lookup is by date
--- on an index: the cost follows the interval's length, not the history's. (`status`
--- without an interval asks known_span.sql for one first.)
+-- Each date of an interval and where it stands: the one answer that `status` (its
+-- calendar, list and JSON), `apply` (what it selects) and `apply --dry-run` (its plan)
+-- all read, so that they cannot disagree. Every lookup is by date on an index: the cost
+-- follows the interval's length, not the history's. (`status` without an interval asks
+-- known_span.sql for one first.)
+--
+-- `scope` is the models a run would compute (every model, or those --select names) with
+-- their versions now; a retired model is in no scope, so it makes no date stale or
+-- missing. Per model in scope, on each date (model_1, model_2, ...):
+--   failed   the date's latest attempt failed in this model's statement
+--   missing  no rows of it (never computed, or computed before the model existed)
+--   current  built by the version in scope
+--   stale    built by another version
+-- Of the date:
+--   missing  never computed, or a model in scope is missing
+--   stale    computed, and a model in scope is stale or missing (what --only stale takes)
+--   failed   its latest attempt failed;  changed  computed, and a source it reads
+--   changed since (late data);  sealed, corrected (corrections of a sealed date),
+--   held (a run holds it now).
+-- `state`, the date in one word (the calendar's cell, status --list, status --json), is
+-- the first that applies of: held, failed, missing, changed, stale (a model built by
+-- another version; one with no rows is missing instead), corrected, sealed, computed.
+-- `reason`, why apply would compute it (its plan), is the first of: missing, failed,
+-- changed, stale, current. `action`, what apply does to it when no other run holds it:
+-- correct_if_changed (sealed), compute (missing), recompute.
+-- What selects it: --only missing|failed|stale|changed the date-level facts of those
+-- names; --lookback N the newest date (`end`) always, an older one only when it needs
+-- work (never computed, failed or changed) and no run holds it.
 {% import "system/dialect.sql" as d %}
+{% import "system/common.sql" as common %}
+{#- Whether any model in scope stands in one of `states` on the date. #}
+{% macro any_model(states) %}({% for m in scope %}{% if not loop.first %} OR {% endif %}f.{{ ("model_" ~ loop.index)|ident }} IN ({% for s in states %}{% if not loop.first %}, {% endif %}{{ s }}{% endfor %}){% endfor %}){% endmacro %}
 WITH RECURSIVE dates(ds) AS (
     {{ d.date_series(start, end) }}
 ),
 per_date AS (
     SELECT d.ds,
            (SELECT p.run_id FROM run_partitions AS p
-             WHERE p.ds = d.ds AND p.status IN ('success', 'corrected', 'unchanged')
+             WHERE p.ds = d.ds AND p.status IN {{ common.built() }}
              ORDER BY p.run_id DESC LIMIT 1) AS built_run,
            (SELECT p.run_id FROM run_partitions AS p
              WHERE p.ds = d.ds AND p.status <> 'skipped'
@@ -23,57 +48,120 @@ per_date AS (
            -- before dates recorded their models (partition_models) was built by
            (SELECT p.run_id FROM run_partitions AS p
               JOIN runs AS fr ON fr.run_id = p.run_id
-             WHERE p.ds = d.ds AND p.status IN ('success', 'corrected', 'unchanged')
+             WHERE p.ds = d.ds AND p.status IN {{ common.built() }}
                AND fr.selected_models IS NULL
              ORDER BY p.run_id DESC LIMIT 1) AS full_run
     FROM dates AS d
-)
-SELECT pd.ds,
-       pd.built_run,
-       br.kind AS built_kind,
-       bp.finished_at AS built_at,
-       (SELECT string_agg(b.name || '@' || b.version, ',' ORDER BY b.name)
-          FROM (SELECT pm.model AS name, pm.version
-                  FROM partition_models AS pm
-                 WHERE pm.ds = pd.ds
-                UNION ALL
-                -- built before dates recorded their models: the versions of its last run
-                SELECT t.name, t.version
-                  FROM run_templates AS t
-                 WHERE t.run_id = pd.full_run AND t.kind = 'model'
-                   AND NOT EXISTS (SELECT 1 FROM partition_models AS pm
-                                    WHERE pm.ds = pd.ds AND pm.model = t.name)) AS b
-       ) AS built_models,
-       pd.last_run,
-       lp.status AS last_status,
-       lp.error AS last_error,
-       s.sealed_at,
-       s.sealed_by,
-       {% for model in models %}
-       (SELECT count(*) FROM {{ model.corrections_table|ident }} AS c
-         WHERE c.{{ model.date_column|ident }} = pd.ds) +
-       {% endfor %}
-       0 AS corrections,
-       r.run_id AS held_by,
-       r.reserved_at AS held_since,
-       r.expires_at AS held_until,
-       hr.kind AS holder_kind,
-       hr.requested_by AS holder_by,
-       hr.status AS holder_status,
+),
+facts AS (
+    SELECT pd.ds,
+           pd.built_run,
+           br.kind AS built_kind,
+           bp.finished_at AS built_at,
+           (SELECT string_agg(b.name || '@' || b.version, ',' ORDER BY b.name)
+              FROM (SELECT pm.model AS name, pm.version
+                      FROM partition_models AS pm
+                     WHERE pm.ds = pd.ds
+                    UNION ALL
+                    -- built before dates recorded their models: the versions of its last run
+                    SELECT t.name, t.version
+                      FROM run_templates AS t
+                     WHERE t.run_id = pd.full_run AND t.kind = 'model'
+                       AND NOT EXISTS (SELECT 1 FROM partition_models AS pm
+                                        WHERE pm.ds = pd.ds AND pm.model = t.name)) AS b
+           ) AS built_models,
+           pd.last_run,
+           lp.status AS last_status,
+           lp.error AS last_error,
+           s.sealed_at,
+           s.sealed_by,
+           {% for model in models %}
+           (SELECT count(*) FROM {{ model.corrections_table|ident }} AS c
+             WHERE c.{{ model.date_column|ident }} = pd.ds) +
+           {% endfor %}
+           0 AS corrections,
+           r.run_id AS held_by,
+           r.reserved_at AS held_since,
+           r.expires_at AS held_until,
+           hr.kind AS holder_kind,
+           hr.requested_by AS holder_by,
+           hr.status AS holder_status,
 {% if sources %}
-       EXISTS (SELECT 1
-                 FROM source_changes AS n
-                WHERE n.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
-                  AND n.ds = pd.ds) AS source_changed
+           EXISTS (SELECT 1
+                     FROM source_changes AS n
+                    WHERE n.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
+                      AND n.ds = pd.ds) AS source_changed,
 {% else %}
-       (1 = 0) AS source_changed
-{% endif %},
-       lp.failed_model AS failed_model
-FROM per_date AS pd
-LEFT JOIN run_partitions AS bp ON bp.run_id = pd.built_run AND bp.ds = pd.ds
-LEFT JOIN runs AS br ON br.run_id = pd.built_run
-LEFT JOIN run_partitions AS lp ON lp.run_id = pd.last_run AND lp.ds = pd.ds
-LEFT JOIN seals AS s ON s.ds = pd.ds
-LEFT JOIN reservations AS r ON r.ds = pd.ds
-LEFT JOIN runs AS hr ON hr.run_id = r.run_id
-ORDER BY pd.ds
+           (1 = 0) AS source_changed,
+{% endif %}
+           lp.failed_model AS failed_model,
+           (pd.built_run IS NOT NULL) AS computed,
+           (lp.status {{ d.same() }} 'failed') AS failed,
+           {% for m in scope %}
+           -- {{ m.name|ident }}: the version that built the date's rows
+           CASE WHEN lp.status = 'failed' AND lp.failed_model = {{ m.name }} THEN 'failed'
+                ELSE (SELECT CASE WHEN v.version IS NULL THEN 'missing'
+                                  WHEN v.version = {{ m.version }} THEN 'current'
+                                  ELSE 'stale' END
+                        FROM (SELECT coalesce(
+                                (SELECT pm.version FROM partition_models AS pm
+                                  WHERE pm.ds = pd.ds AND pm.model = {{ m.name }}),
+                                (SELECT t.version FROM run_templates AS t
+                                  WHERE t.run_id = pd.full_run AND t.kind = 'model'
+                                    AND t.name = {{ m.name }})) AS version) AS v)
+           END AS {{ ("model_" ~ loop.index)|ident }},
+           {% endfor %}
+           (s.ds IS NOT NULL) AS sealed
+    FROM per_date AS pd
+    LEFT JOIN run_partitions AS bp ON bp.run_id = pd.built_run AND bp.ds = pd.ds
+    LEFT JOIN runs AS br ON br.run_id = pd.built_run
+    LEFT JOIN run_partitions AS lp ON lp.run_id = pd.last_run AND lp.ds = pd.ds
+    LEFT JOIN seals AS s ON s.ds = pd.ds
+    LEFT JOIN reservations AS r ON r.ds = pd.ds
+    LEFT JOIN runs AS hr ON hr.run_id = r.run_id
+),
+judged AS (
+    SELECT f.*,
+           (NOT f.computed OR {{ any_model(["missing"]) }}) AS missing,
+           (f.computed AND {{ any_model(["stale", "missing"]) }}) AS stale,
+           (f.computed AND {{ any_model(["stale"]) }}) AS behind,
+           (f.computed AND f.source_changed) AS changed,
+           (f.held_by IS NOT NULL) AS held,
+           -- what a look back heals: never computed, failed or changed
+           (NOT f.computed OR f.failed OR (f.computed AND f.source_changed)) AS needs_work
+    FROM facts AS f
+)
+SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
+       j.last_status, j.last_error, j.sealed_at, j.sealed_by, j.corrections, j.held_by,
+       j.held_since, j.held_until, j.holder_kind, j.holder_by, j.holder_status,
+       j.source_changed, j.failed_model,
+       j.computed, j.failed, j.missing, j.stale, j.changed, j.sealed,
+       CASE WHEN j.held THEN 'held'
+            WHEN j.failed THEN 'failed'
+            WHEN j.missing THEN 'missing'
+            WHEN j.changed THEN 'changed'
+            WHEN j.behind THEN 'stale'
+            WHEN j.corrections > 0 THEN 'corrected'
+            WHEN j.sealed THEN 'sealed'
+            ELSE 'computed' END AS state,
+       CASE WHEN j.missing THEN 'missing'
+            WHEN j.failed THEN 'failed'
+            WHEN j.changed THEN 'changed'
+            WHEN j.stale THEN 'stale'
+            ELSE 'current' END AS reason,
+       CASE WHEN j.sealed THEN 'correct_if_changed'
+            WHEN j.missing THEN 'compute'
+            ELSE 'recompute' END AS action,
+       j.needs_work,
+       -- why a look back takes it, in its note's words (never computed first)
+       CASE WHEN NOT j.computed THEN 'missing'
+            WHEN j.failed THEN 'failed'
+            WHEN j.changed THEN 'changed'
+            WHEN j.stale THEN 'stale'
+            ELSE 'current' END AS lookback_reason,
+       (j.ds = {{ end }}
+        OR (NOT j.held AND j.needs_work)) AS lookback
+       {% for m in scope %}, j.{{ ("model_" ~ loop.index)|ident }}{% endfor %}
+
+FROM judged AS j
+ORDER BY j.ds

@@ -1,5 +1,5 @@
 -- name: sent_view
--- version: 1
+-- version: 2
 --
 -- <table>_sent_vs_now: per key of every sealed date, what went out (<table>_sent) beside
 -- what is true now (<table>_current), and how they differ: state is 'unchanged',
@@ -7,6 +7,7 @@
 -- 'removed' (a key that went out and is gone now). Read it to answer "what did we send,
 -- and what would we send today", per model and key, without reading corrections.
 {% import "system/dialect.sql" as d %}
+{% import "system/common.sql" as common %}
 CREATE VIEW {{ model.sent_view|ident }} AS
 SELECT {% for k in model.key %}coalesce(s.{{ k|ident }}, n.{{ k|ident }}) AS {{ k|ident }},
        {% endfor %}
@@ -25,5 +26,4 @@ FROM (SELECT {% for c in model.columns %}x.{{ c|ident }}, {% endfor %}1 AS prese
 FULL JOIN (SELECT {% for c in model.columns %}c.{{ c|ident }}, {% endfor %}1 AS present
            FROM {{ model.current_view|ident }} AS c
            WHERE c.{{ model.date_column|ident }} IN (SELECT seals.ds FROM seals)) AS n
-  ON {% for k in model.key %}{% if not loop.first %} AND {% endif %}s.{{ k|ident }} {{ d.join_same() }} n.{{ k|ident }}{% endfor %}
-
+  ON {{ common.same_key(model, "s", "n", d.join_same()) }}

@@ -168,9 +168,15 @@ fn the_read_commands_write_nothing() {
 
     let outputs = read_outputs(&sb, run_id);
     let status = &outputs[0];
-    for ds in ["2026-02-01", "2026-02-02", "2026-02-03", "2026-02-04"] {
+    // The state is the calendar's: the sealed date that took a correction is corrected.
+    for (ds, state) in [
+        ("2026-02-01", "computed"),
+        ("2026-02-02", "corrected"),
+        ("2026-02-03", "computed"),
+        ("2026-02-04", "computed"),
+    ] {
         let line = status.lines().find(|l| l.starts_with(ds)).unwrap();
-        assert!(line.contains("computed"), "{status}");
+        assert_eq!(line.split_whitespace().nth(1), Some(state), "{status}");
     }
     assert!(
         outputs[6].contains("\n2026-02  # C # #\n"),

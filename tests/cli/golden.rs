@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::support::*;
 use crate::templates::copy_templates;
 
-const BANDS: &str = "\
+pub const BANDS: &str = "\
 -- name: daily_amount_bands
 -- version: 1
 -- key: ds, band
@@ -27,7 +27,7 @@ WHERE o.order_date = {{ ds }}
 GROUP BY CASE WHEN o.amount < 1500 THEN 'small' ELSE 'large' END
 ";
 
-const TINY: &str = "\
+pub const TINY: &str = "\
 -- name: order_signs
 -- version: 1
 -- key: ds
@@ -39,7 +39,7 @@ FROM orders_latest AS o
 WHERE o.order_date = {{ ds }} AND o.amount > 0
 ";
 
-fn order(id: &str, date: &str, amount: i64) -> OrderRow {
+pub fn order(id: &str, date: &str, amount: i64) -> OrderRow {
     OrderRow {
         order_id: id.into(),
         order_date: date.into(),
@@ -49,7 +49,7 @@ fn order(id: &str, date: &str, amount: i64) -> OrderRow {
 }
 
 /// One order on each of `days` dates from `start`, amounts rising from 1,000 by 100.
-fn orders(prefix: &str, start: &str, days: i64) -> Vec<OrderRow> {
+pub fn orders(prefix: &str, start: &str, days: i64) -> Vec<OrderRow> {
     (0..days)
         .map(|i| order(&format!("{prefix}{i}"), &day(start, i), 1000 + 100 * i))
         .collect()

@@ -9,6 +9,7 @@ mod backend {
 
 mod support;
 
+mod agree;
 mod badinput;
 mod campaign;
 mod concurrency;

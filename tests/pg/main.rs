@@ -10,6 +10,8 @@ mod backend {
 #[path = "../cli/support.rs"]
 mod support;
 
+#[path = "../cli/agree.rs"]
+mod agree;
 #[path = "../cli/badinput.rs"]
 mod badinput;
 #[path = "../cli/campaign.rs"]

@@ -1,5 +1,5 @@
 -- name: source_tracking
--- version: 1
+-- version: 2
 --
 -- The triggers that note changes of one source (PostgreSQL) in source_changes. Every
 -- insert, delete, real update or truncate of source rows notes the rows' dates, and, when
@@ -20,6 +20,7 @@
 {% set t = source.table %}
 {% set f = source.function %}
 {% set date = source.date_column %}
+{% import "system/common.sql" as common %}
 {% macro touch(rows) %}
         INSERT INTO source_changes (source, ds, changed_at)
         SELECT DISTINCT {{ t }}, touched.ds, now()
@@ -57,7 +58,7 @@ BEGIN
         INSERT INTO source_changes (source, ds, changed_at)
         SELECT {{ t }}, p.ds, now()
         FROM run_partitions AS p
-        WHERE p.status IN ('success', 'corrected', 'unchanged')
+        WHERE p.status IN {{ common.built() }}
         GROUP BY p.ds;
     END IF;
     RETURN NULL;

@@ -1,27 +1,40 @@
-//! What the commands print: human tables by default, one JSON document with `--json`.
-//! Results go to stdout; notes (skips, reclaims, per-date progress) go to stderr.
+//! `sqlrun status` as text and JSON: the summary and the calendar of a span, or a line
+//! per date (`--list`), or one document (`--json`). Every word of a date's state is the
+//! one system/date_states.sql chose; this only lays it out.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::calendar::{self, Glance, Summary};
-use crate::dates::{DateState, ModelState};
+use crate::calendar::{Summary, NOTABLE};
+use crate::dates::DateState;
 use crate::error::Result;
 use crate::interval::Interval;
-
-pub use crate::numbers::{thousands, won};
-pub use crate::output::{scheduler_line, Output};
-pub use crate::table::{aligned, table};
-// For `runs` and `render` (inspect.rs) until they move.
-pub use crate::output::apply::{outcome_lines, outcome_ranges, range_text, status_counts};
-pub use crate::output::plan::transaction;
-pub use crate::run::DateOutcome;
+use crate::output::calendar;
+use crate::output::Output;
+use crate::table::table;
+use crate::vocabulary::{ModelState, RunKind, RunStatus, State};
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref()
         .map(|x| x.to_string())
         .unwrap_or_else(|| "-".into())
+}
+
+/// Each model in scope and where it stands on the date, by name.
+fn models(s: &DateState) -> BTreeMap<&str, ModelState> {
+    s.judged
+        .models
+        .iter()
+        .map(|(name, m)| (name.as_str(), *m))
+        .collect()
+}
+
+/// Why the date's holder counts as gone, if it does.
+fn gone<'a>(s: &DateState, dead: &'a [(i64, String)]) -> Option<&'a str> {
+    s.held_by
+        .and_then(|h| dead.iter().find(|(run, _)| *run == h))
+        .map(|(_, why)| why.as_str())
 }
 
 /// How `status` shows a span.
@@ -41,9 +54,9 @@ struct StatusDoc<'a> {
     /// last date the database knows) or `empty` (it knows no date).
     span: &'static str,
     /// Each date once, in the state the calendar shows.
-    counts: BTreeMap<Glance, usize>,
+    counts: BTreeMap<State, usize>,
     /// The dates of each notable state (as their cells show it), as contiguous ranges.
-    ranges: BTreeMap<Glance, Vec<String>>,
+    ranges: BTreeMap<State, Vec<String>>,
     holders: Vec<HolderDoc>,
     dates: Vec<StatusRow<'a>>,
 }
@@ -51,9 +64,9 @@ struct StatusDoc<'a> {
 #[derive(Serialize)]
 struct HolderDoc {
     run_id: i64,
-    kind: Option<String>,
+    kind: Option<RunKind>,
     by: Option<String>,
-    status: Option<String>,
+    status: Option<RunStatus>,
     gone: Option<String>,
     ranges: Vec<String>,
 }
@@ -64,8 +77,9 @@ struct StatusRow<'a> {
     #[serde(flatten)]
     state: &'a DateState,
     state_name: &'static str,
-    /// The state the calendar shows (see `Glance::PRECEDENCE`).
-    calendar: Glance,
+    /// The state the calendar shows (the same word as `state_name`, from the same column
+    /// of system/date_states.sql).
+    calendar: State,
     stale: bool,
     /// Each model in scope and where it stands (current, stale, missing).
     models: BTreeMap<&'a str, ModelState>,
@@ -80,28 +94,28 @@ fn ranges_text(ranges: &[Interval]) -> Vec<String> {
     ranges.iter().map(Interval::to_string).collect()
 }
 
-pub fn status(
-    view: &StatusView,
-    states: &[DateState],
-    signature: &str,
-    dead: &[(i64, String)],
-    out: &Output,
-) -> Result<()> {
-    let summary = Summary::of(view.span, states, signature, dead);
+/// What `status` found: the span, each of its dates, and the holders that are gone (with
+/// why).
+pub struct Status<'a> {
+    pub view: StatusView,
+    pub states: &'a [DateState],
+    pub dead: &'a [(i64, String)],
+}
+
+pub fn status(found: &Status, out: &Output) -> Result<()> {
+    let (view, states, dead) = (&found.view, found.states, found.dead);
+    let summary = Summary::of(view.span, states, dead);
     let rows: Vec<StatusRow> = states
         .iter()
         .map(|s| StatusRow {
             state: s,
-            state_name: state_name(s),
-            calendar: Glance::of(s, signature),
-            stale: s.stale(signature),
-            models: s.model_states(signature).into_iter().collect(),
-            changed: s.changed(),
-            sealed: s.sealed(),
-            holder_gone: s
-                .held_by
-                .and_then(|h| dead.iter().find(|(run, _)| *run == h))
-                .map(|(_, why)| why.as_str()),
+            state_name: s.judged.state.as_str(),
+            calendar: s.judged.state,
+            stale: s.judged.stale,
+            models: models(s),
+            changed: s.judged.changed,
+            sealed: s.judged.sealed,
+            holder_gone: gone(s, dead),
         })
         .collect();
     let holders = summary
@@ -109,9 +123,9 @@ pub fn status(
         .iter()
         .map(|h| HolderDoc {
             run_id: h.run_id,
-            kind: h.kind.clone(),
+            kind: h.kind,
             by: h.by.clone(),
-            status: h.status.clone(),
+            status: h.status,
             gone: h.gone.clone(),
             ranges: ranges_text(&h.ranges),
         })
@@ -129,7 +143,7 @@ pub fn status(
         return Ok(());
     }
     if view.list {
-        return out.text(&status_table(states, signature, dead));
+        return out.text(&status_table(states, dead));
     }
     let colour = out.colour();
     out.text(&format!(
@@ -144,8 +158,8 @@ pub fn status_empty(out: &Output) -> Result<()> {
     out.json(&StatusDoc {
         interval: None,
         span: "empty",
-        counts: Glance::ALL.iter().map(|g| (*g, 0)).collect(),
-        ranges: Glance::NOTABLE.iter().map(|g| (*g, Vec::new())).collect(),
+        counts: State::ALL.iter().map(|g| (*g, 0)).collect(),
+        ranges: NOTABLE.iter().map(|g| (*g, Vec::new())).collect(),
         holders: Vec::new(),
         dates: Vec::new(),
     })?;
@@ -157,24 +171,20 @@ pub fn status_empty(out: &Output) -> Result<()> {
 }
 
 /// `status --list`: a line per date.
-fn status_table(states: &[DateState], signature: &str, dead: &[(i64, String)]) -> String {
+fn status_table(states: &[DateState], dead: &[(i64, String)]) -> String {
     let table_rows: Vec<Vec<String>> = states
         .iter()
         .map(|s| {
-            let models: BTreeMap<&str, ModelState> =
-                s.model_states(signature).into_iter().collect();
-            let gone = s
-                .held_by
-                .and_then(|h| dead.iter().find(|(run, _)| *run == h))
-                .map(|(_, why)| why.as_str());
+            let models = models(s);
+            let gone = gone(s, dead);
             vec![
                 s.ds.clone(),
-                state_name(s).to_string(),
+                s.judged.state.to_string(),
                 opt(&s.built_run),
                 opt(&s.built_kind),
                 opt(&s.built_at),
                 version_cell(s, &models),
-                if s.sealed() {
+                if s.judged.sealed {
                     "sealed".into()
                 } else {
                     "-".into()
@@ -187,13 +197,13 @@ fn status_table(states: &[DateState], signature: &str, dead: &[(i64, String)]) -
                 match (s.held_by, gone) {
                     (Some(h), None) => format!(
                         "run {h} ({}, {})",
-                        s.holder_kind.as_deref().unwrap_or("?"),
+                        s.holder_kind.map_or("?", |k| k.as_str()),
                         s.holder_by.as_deref().unwrap_or("?")
                     ),
                     (Some(h), Some(why)) => format!("run {h}, gone: {why}"),
                     (None, _) => "-".into(),
                 },
-                if s.failed() {
+                if s.judged.failed {
                     s.last_error.clone().unwrap_or_default()
                 } else {
                     "-".into()
@@ -221,7 +231,7 @@ fn status_table(states: &[DateState], signature: &str, dead: &[(i64, String)]) -
 /// The `version` column: current or stale, and when the models of a date differ, which
 /// model is stale or missing.
 fn version_cell(state: &DateState, models: &BTreeMap<&str, ModelState>) -> String {
-    if !state.computed() {
+    if !state.judged.computed {
         return "-".into();
     }
     let behind: Vec<String> = models
@@ -239,38 +249,5 @@ fn version_cell(state: &DateState, models: &BTreeMap<&str, ModelState>) -> Strin
             "stale".into()
         }
         _ => behind.join(", "),
-    }
-}
-
-/// A date's state in a word: failed (its latest attempt), changed (its source since its
-/// build), computed, or missing.
-fn state_name(s: &DateState) -> &'static str {
-    if s.failed() {
-        "failed"
-    } else if s.changed() {
-        "changed"
-    } else if s.computed() {
-        "computed"
-    } else {
-        "missing"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn won_groups_thousands() {
-        assert_eq!(won(51_820_000), "51,820,000");
-        assert_eq!(won(-1_000), "-1,000");
-        assert_eq!(won(999), "999");
-        assert_eq!(won(0), "0");
-    }
-
-    #[test]
-    fn table_aligns_columns() {
-        let t = table(&["a", "bb"], &[vec!["xxx".into(), "y".into()]]);
-        assert_eq!(t, "a    bb\nxxx  y\n");
     }
 }
