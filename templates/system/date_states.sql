@@ -53,7 +53,9 @@ per_date AS (
              ORDER BY p.run_id DESC LIMIT 1) AS full_run
     FROM dates AS d
 ),
-facts AS (
+-- Materialized: judged reads each model's column several times, and PostgreSQL would
+-- otherwise inline its subqueries at every read (a plan several times as costly to JIT).
+facts AS MATERIALIZED (
     SELECT pd.ds,
            pd.built_run,
            br.kind AS built_kind,
