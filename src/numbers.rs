@@ -21,3 +21,16 @@ pub fn thousands(n: i64) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::won;
+
+    #[test]
+    fn won_groups_thousands() {
+        assert_eq!(won(51_820_000), "51,820,000");
+        assert_eq!(won(-1_000), "-1,000");
+        assert_eq!(won(999), "999");
+        assert_eq!(won(0), "0");
+    }
+}

@@ -44,3 +44,14 @@ pub fn cell(v: &serde_json::Value) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::table;
+
+    #[test]
+    fn table_aligns_columns() {
+        let t = table(&["a", "bb"], &[vec!["xxx".into(), "y".into()]]);
+        assert_eq!(t, "a    bb\nxxx  y\n");
+    }
+}
