@@ -2,7 +2,7 @@
 //! sealed, held), the dates a run skipped, and the dates it reclaimed. Plain values that
 //! the domain fills and the output prints.
 
-use crate::vocabulary::OnlyFilter as Only;
+use crate::vocabulary::OnlyFilter;
 use crate::vocabulary::{Action, DateStatus, ModelState, Reason, RunKind, RunStatus, State};
 
 /// What the state store knows about one date, and what `system/date_states.sql` judged
@@ -107,10 +107,10 @@ impl DateState {
         let j = &self.judged;
         match selection {
             Selection::Only(None) => true,
-            Selection::Only(Some(Only::Missing)) => j.missing,
-            Selection::Only(Some(Only::Failed)) => j.failed,
-            Selection::Only(Some(Only::Stale)) => j.stale,
-            Selection::Only(Some(Only::Changed)) => j.changed,
+            Selection::Only(Some(OnlyFilter::Missing)) => j.missing,
+            Selection::Only(Some(OnlyFilter::Failed)) => j.failed,
+            Selection::Only(Some(OnlyFilter::Stale)) => j.stale,
+            Selection::Only(Some(OnlyFilter::Changed)) => j.changed,
             Selection::Lookback { .. } => j.lookback,
         }
     }
@@ -137,7 +137,7 @@ impl DateState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
     /// Every date, or those in one state (`--only`).
-    Only(Option<Only>),
+    Only(Option<OnlyFilter>),
     /// A regular run with `--lookback N`: the newest date always; each older one only when
     /// it is missing, failed or changed, and no other run holds it (a holder is on it).
     Lookback { newest: String, days: u32 },
@@ -145,7 +145,7 @@ pub enum Selection {
 
 impl Selection {
     /// `--only`, as the run records it.
-    pub fn only(&self) -> Option<Only> {
+    pub fn only(&self) -> Option<OnlyFilter> {
         match self {
             Selection::Only(only) => *only,
             Selection::Lookback { .. } => None,

@@ -218,7 +218,7 @@ fn check_jobs(file: &ProjectFile) -> std::result::Result<(), String> {
     let Some(jobs) = file.apply.jobs else {
         return Ok(());
     };
-    if !(1..=crate::cli::MAX_JOBS).contains(&i64::from(jobs)) {
+    if !(1..=crate::settings::MAX_JOBS).contains(&i64::from(jobs)) {
         return Err(format!(
             "is {jobs}; it takes {}",
             KEYS.iter()

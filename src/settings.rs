@@ -5,6 +5,10 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+/// The most dates `apply --jobs` (or `[apply] jobs`) computes at once (each is a
+/// database session).
+pub const MAX_JOBS: i64 = 64;
+
 /// The global flags as given (each optional: what is not given comes from the environment,
 /// then the project file, then the built-in default).
 #[derive(Debug, Clone, Default)]

@@ -9,11 +9,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::generate::GenerateRequest;
 use crate::hold::ReserveRequest;
 use crate::seal::SealRequest;
-use crate::settings::Flags;
+use crate::settings::{Flags, MAX_JOBS};
 use crate::vocabulary::{OnlyFilter, RunKind};
-
-/// The most dates `apply --jobs` computes at once (each is a database session).
-pub const MAX_JOBS: i64 = 64;
 
 #[derive(Debug, Parser)]
 #[command(
