@@ -101,9 +101,9 @@ impl DateState {
         self.judged.changed
     }
 
-    /// Whether the run's selection takes the date, as the template judged it. The scope
-    /// (`_signature`) is the template's too; the parameter stays for apply's call.
-    pub fn selected_by(&self, selection: &Selection, _signature: &str) -> bool {
+    /// Whether the run's selection takes the date, as the template judged it (for the
+    /// models in the scope it was given).
+    pub fn selected_by(&self, selection: &Selection) -> bool {
         let j = &self.judged;
         match selection {
             Selection::Only(None) => true,
@@ -120,9 +120,8 @@ impl DateState {
         self.judged.needs_work
     }
 
-    /// Why a look back computes a date, in the words of its note. The scope
-    /// (`_signature`) is the template's; the parameter stays for the note's call.
-    pub fn reason(&self, _signature: &str) -> &'static str {
+    /// Why a look back computes a date, in the words of its note.
+    pub fn reason(&self) -> &'static str {
         match self.judged.lookback_reason {
             Reason::Missing => "missing",
             Reason::Failed => "last attempt failed",

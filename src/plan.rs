@@ -23,8 +23,6 @@ pub struct Step {
 
 /// What the planner knows beyond the date itself.
 pub struct Context<'a> {
-    /// The models in scope (`Pipeline::signature`).
-    pub signature: &'a str,
     /// `apply --run N`: the reserved run, whose own dates are not someone else's.
     pub own_run: Option<i64>,
     /// Runs that hold dates but are gone, each with why (`reserve::dead_holders`).
@@ -83,8 +81,6 @@ mod tests {
     use crate::dates::Judged;
     use crate::vocabulary::RunKind;
 
-    const SIGNATURE: &str = "models/daily_revenue@2";
-
     /// A date as the template judged it: `reason`, and `action` when free.
     fn date(ds: &str, reason: Reason, action: Action) -> DateState {
         DateState {
@@ -110,7 +106,6 @@ mod tests {
     fn plan(state: &DateState, selected: bool, own_run: Option<i64>) -> Step {
         let dead = [(9, "process 42 on box is gone".to_string())];
         let cx = Context {
-            signature: SIGNATURE,
             own_run,
             dead: &dead,
         };

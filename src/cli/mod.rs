@@ -356,7 +356,7 @@ impl From<&ApplyArgs> for crate::run::Request {
     }
 }
 
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ApplyArgs {
     /// START..END (both included) or one date; without it, the regular run for yesterday.
     #[arg(long, value_name = "START..END", conflicts_with_all = ["as_of", "run"])]

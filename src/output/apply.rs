@@ -51,9 +51,8 @@ impl Progress for Watch<'_> {
         self.out.notes(&reclaim_lines(reclaimed));
     }
 
-    fn looked_back(&mut self, days: u32, interval: Interval, dates: &[DateState], scope: &str) {
-        self.out
-            .notes(&lookback_lines(days, interval, dates, scope));
+    fn looked_back(&mut self, days: u32, interval: Interval, dates: &[DateState]) {
+        self.out.notes(&lookback_lines(days, interval, dates));
     }
 
     fn skipped(&mut self, skips: &[Skip]) {
@@ -283,16 +282,8 @@ pub fn date_count(n: usize) -> String {
 
 /// What a regular run with `--lookback` found before yesterday: the dates it computes
 /// too, and why, and those it leaves to the run that holds them.
-fn lookback_lines(
-    days: u32,
-    interval: Interval,
-    looked_back: &[DateState],
-    signature: &str,
-) -> Vec<String> {
-    let taken = reason_ranges(
-        looked_back.iter().filter(|s| s.held_by.is_none()),
-        signature,
-    );
+fn lookback_lines(days: u32, interval: Interval, looked_back: &[DateState]) -> Vec<String> {
+    let taken = reason_ranges(looked_back.iter().filter(|s| s.held_by.is_none()));
     let mut lines = vec![format!(
         "looked back {days} day{} ({interval}): {}",
         if days == 1 { "" } else { "s" },
@@ -308,7 +299,7 @@ fn lookback_lines(
         lines.push(format!(
             "{} is {} but held by run {} ({}, requested by {}): left to it",
             s.ds,
-            s.reason(signature),
+            s.reason(),
             s.held_by.unwrap_or_default(),
             s.holder_kind.map_or("?", |k| k.as_str()),
             s.holder_by.as_deref().unwrap_or("?")
@@ -319,13 +310,13 @@ fn lookback_lines(
 
 /// Dates as contiguous ranges per reason, in date order: `2026-01-21..2026-01-31
 /// (missing), 2026-02-03 (changed)`.
-fn reason_ranges<'a>(states: impl Iterator<Item = &'a DateState>, signature: &str) -> Vec<String> {
+fn reason_ranges<'a>(states: impl Iterator<Item = &'a DateState>) -> Vec<String> {
     let mut by_reason: Vec<(&str, Vec<Date>)> = Vec::new();
     for s in states {
         let Ok(date) = parse_date(&s.ds, "date") else {
             continue;
         };
-        let reason = s.reason(signature);
+        let reason = s.reason();
         match by_reason.iter_mut().find(|(r, _)| *r == reason) {
             Some((_, dates)) => dates.push(date),
             None => by_reason.push((reason, vec![date])),

@@ -30,12 +30,10 @@ pub struct Plan {
 /// The plan, read in the transaction the caller rolls back.
 pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
     let interval = start.interval;
-    let signature = pipeline.signature();
     let own_run = start.reserved.as_ref().map(|r| r.run_id);
     let states = reserve::date_states(db, pipeline, interval)?;
     let dead = reserve::dead_holders(db, &Identity::current(), own_run)?;
     let cx = plan::Context {
-        signature: &signature,
         own_run,
         dead: &dead,
     };
@@ -43,7 +41,7 @@ pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
         .iter()
         .map(|state| {
             let selected = match start.new_run() {
-                Some(r) => state.selected_by(&r.selection, &signature),
+                Some(r) => state.selected_by(&r.selection),
                 None => state.held_by.is_some() && state.held_by == own_run,
             };
             plan::step(state, selected, &cx)

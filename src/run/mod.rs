@@ -51,7 +51,7 @@ pub trait Progress {
     fn reclaimed(&mut self, reclaimed: &[Reclaim]);
     /// A look back of `days` over `interval`: the older dates that need work, taken or
     /// left to their holder.
-    fn looked_back(&mut self, days: u32, interval: Interval, dates: &[DateState], scope: &str);
+    fn looked_back(&mut self, days: u32, interval: Interval, dates: &[DateState]);
     /// The dates it skips: another live run holds them.
     fn skipped(&mut self, skips: &[Skip]);
     /// The run takes on `count` dates now.
@@ -67,7 +67,7 @@ impl Progress for () {
     fn note(&mut self, _: &str) {}
     fn ready(&mut self, _: &Db, _: &Pipeline) {}
     fn reclaimed(&mut self, _: &[Reclaim]) {}
-    fn looked_back(&mut self, _: u32, _: Interval, _: &[DateState], _: &str) {}
+    fn looked_back(&mut self, _: u32, _: Interval, _: &[DateState]) {}
     fn skipped(&mut self, _: &[Skip]) {}
     fn dates(&mut self, _: usize) {}
     fn date_done(&mut self, _: &DateOutcome) {}
@@ -125,7 +125,7 @@ pub fn apply(
         .new_run()
         .and_then(|r| Some((r, r.selection.lookback()?)))
     {
-        progress.looked_back(days, r.interval, &begun.looked_back, &pipeline.signature());
+        progress.looked_back(days, r.interval, &begun.looked_back);
     }
     // Said at once, not only in the summary at the end: a long backfill's watcher (and a
     // run killed before its end) must not keep a skip unsaid.

@@ -281,14 +281,13 @@ fn select_dates(
     new_run: Option<&NewRun>,
     run_id: i64,
 ) -> Result<(Vec<String>, Vec<DateState>)> {
-    let signature = pipeline.signature();
     let Some(r) = new_run else {
         return Ok((reserve::held_by_run(db, run_id)?, Vec::new()));
     };
     let states = reserve::date_states(db, pipeline, interval)?;
     let selected = states
         .iter()
-        .filter(|s| s.selected_by(&r.selection, &signature))
+        .filter(|s| s.selected_by(&r.selection))
         .map(|s| s.ds.clone())
         .collect();
     let looked_back = match &r.selection {
