@@ -12,6 +12,7 @@ mod support;
 mod agree;
 mod badinput;
 mod campaign;
+mod checks;
 mod concurrency;
 mod core;
 mod environment;

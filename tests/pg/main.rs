@@ -16,6 +16,8 @@ mod agree;
 mod badinput;
 #[path = "../cli/campaign.rs"]
 mod campaign;
+#[path = "../cli/checks.rs"]
+mod checks;
 #[path = "../cli/concurrency.rs"]
 mod concurrency;
 #[path = "../cli/core.rs"]
