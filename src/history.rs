@@ -95,5 +95,6 @@ fn outcome_of(run_id: i64, d: &Record) -> Result<DateOutcome> {
         error: d["error"].as_str().map(str::to_string),
         held_by: d["held_by"].as_i64(),
         millis: None,
+        checks: Vec::new(),
     })
 }
