@@ -279,19 +279,27 @@ impl Pipeline {
         to_value(&of_date)
     }
 
-    /// One check's SQL for a date (`system/check.sql`), values as literals: what
-    /// `sqlrun check` runs and `render --date D CHECK` shows.
+    /// One check's SQL for a date (`system/check.sql`), values as literals, as
+    /// `render --date D CHECK` shows it.
     pub fn render_check(&self, check: &Check, ds: &str, sealed: bool) -> Result<String> {
+        self.templates
+            .render("system/check.sql", self.check_context(check, ds, sealed))
+    }
+
+    /// The same with its values as parameters, as `sqlrun check` runs it.
+    pub fn bind_check(&self, check: &Check, ds: &str, sealed: bool) -> Result<Bound> {
+        self.templates
+            .render_bound("system/check.sql", self.check_context(check, ds, sealed))
+    }
+
+    fn check_context(&self, check: &Check, ds: &str, sealed: bool) -> Value {
         let checks = self.checks_value(&[check]);
-        self.templates.render(
-            "system/check.sql",
-            context! {
-                check => checks.get_item(&Value::from(0)).expect("one check"),
-                sealed => sealed,
-                sample_rows => crate::checks::SAMPLE_ROWS,
-                ..time_vars(ds, 0)
-            },
-        )
+        context! {
+            check => checks.get_item(&Value::from(0)).expect("one check"),
+            sealed => sealed,
+            sample_rows => crate::checks::SAMPLE_ROWS,
+            ..time_vars(ds, 0)
+        }
     }
 
     /// The models of a date whose `-- ready:` condition is false, as one query

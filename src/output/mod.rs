@@ -3,6 +3,7 @@
 //! the only layer that writes to either; nothing below it imports it.
 
 pub mod apply;
+pub mod check;
 pub mod calendar;
 pub mod corrections;
 pub mod generate;

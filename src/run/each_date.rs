@@ -14,9 +14,9 @@ use crate::db::{Db, DbError, DbErrorKind, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::queries;
+use crate::ready;
 use crate::reserve;
 use crate::store::now;
-use crate::templates::Bound;
 use crate::vocabulary::{DateStatus, Severity};
 
 /// What every worker of a run shares.
@@ -201,7 +201,7 @@ fn compute_date(
             }));
         }
         pause::reached(pause::Point::InDate);
-        if let Some(reason) = not_ready(db, pipeline, ready.as_ref(), ds)? {
+        if let Some(reason) = ready::not_ready(db, pipeline, ready.as_ref(), ds)? {
             record_not_ready(db, pipeline, run_id, (ds, &start.at), &reason)?;
             return Ok(Ok(Ended {
                 status: DateStatus::Skipped,
@@ -241,40 +241,6 @@ fn compute_date(
         Err(e) if e.db_kind() == Some(DbErrorKind::Conflict) => lost_or_failed(db, run_id, ds, e),
         Err(e) => Err(e),
     }
-}
-
-/// Why a date cannot be built yet: the models whose `-- ready:` is false on it (None:
-/// it may be built, or no model it computes declares one).
-fn not_ready(
-    db: &mut Db,
-    pipeline: &Pipeline,
-    ready: Option<&Bound>,
-    ds: &str,
-) -> Result<Option<String>> {
-    let Some(ready) = ready else {
-        return Ok(None);
-    };
-    let waiting = db.run_script_keeping(&ready.sql, &ready.params)?;
-    let models: Vec<String> = waiting
-        .into_iter()
-        .flat_map(|(_, rows)| rows)
-        .map(|row| row.text(0))
-        .collect::<std::result::Result<_, _>>()?;
-    Ok((!models.is_empty()).then(|| {
-        let each: Vec<String> = models
-            .iter()
-            .map(
-                |name| match pipeline.model(name).and_then(|m| m.ready.as_ref()) {
-                    Some(condition) => format!("model {name}'s `-- ready: {condition}` is false"),
-                    None => format!("model {name}"),
-                },
-            )
-            .collect();
-        format!(
-            "not ready: {} on {ds}; the next run (`--lookback`) builds it once it holds",
-            each.join("; ")
-        )
-    }))
 }
 
 /// A date not built because its sources are not ready: recorded skipped, with why, and
