@@ -3,7 +3,9 @@
 //! the domain fills and the output prints.
 
 use crate::vocabulary::OnlyFilter;
-use crate::vocabulary::{Action, CheckMark, DateStatus, ModelState, Reason, RunKind, RunStatus, State};
+use crate::vocabulary::{
+    Action, CheckMark, DateStatus, ModelState, Reason, RunKind, RunStatus, State,
+};
 
 /// What the state store knows about one date, and what `system/date_states.sql` judged
 /// of it (`judged`): Rust only maps the template's columns, it decides nothing here.

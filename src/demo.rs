@@ -17,7 +17,7 @@ use crate::seal::{self, SealRequest};
 use crate::settings::Settings;
 use crate::store;
 use crate::table::table;
-use crate::vocabulary::RunKind;
+use crate::vocabulary::{RunKind, Severity};
 
 /// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)
 /// a scratch schema in that database, dropped when the demo ends, however it ends. The
@@ -227,7 +227,12 @@ fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i
 
 /// Chapter 4: a new version of the model with a bug, refused by its checks inside the
 /// date's transaction; the date keeps the numbers it had. Its revenue, before and after.
-fn broken_version(global: &Settings, conn: &mut Db, scratch: &Path, say: &mut String) -> Result<i64> {
+fn broken_version(
+    global: &Settings,
+    conn: &mut Db,
+    scratch: &Path,
+    say: &mut String,
+) -> Result<i64> {
     let templates = scratch.join("templates");
     write_pipeline(&templates, &broken_model)?;
     let before = revenue_between(conn, "2026-02-14", "2026-02-14")?;
@@ -237,16 +242,29 @@ fn broken_version(global: &Settings, conn: &mut Db, scratch: &Path, say: &mut St
     };
     let (pipeline, mut db) = session(Some(&templates), &conn.target)?;
     let asked = request.with_defaults(&global.apply);
-    let ran = run::apply(&conn.target, &pipeline, &mut db, &asked.check(global)?, &mut ())?;
-    let failed = ran.dates.first().and_then(|d| d.checks.first());
+    let ran = run::apply(
+        &conn.target,
+        &pipeline,
+        &mut db,
+        &asked.check(global)?,
+        &mut (),
+    )?;
+    let failed = ran
+        .dates
+        .first()
+        .and_then(|d| d.checks.iter().find(|c| c.severity == Severity::Error));
     let error = failed.map_or(String::new(), |f| {
         let row = f.rows.first().cloned().unwrap_or_default();
         format!("{}: {}", f.summary(), serde_json::Value::Object(row))
     });
     let after = revenue_between(conn, "2026-02-14", "2026-02-14")?;
-    say.push_str("4. Version 3 of daily_revenue has a bug: it labels each day's row with the next day\n");
+    say.push_str(
+        "4. Version 3 of daily_revenue has a bug: it labels each day's row with the next day\n",
+    );
     say.push_str("   (`{{ next_ds }} AS ds`). Its run, `sqlrun apply --interval 2026-02-14`, writes the row,\n");
-    say.push_str("   then runs the checks (checks/*.sql) before COMMIT. One finds the date without its\n");
+    say.push_str(
+        "   then runs the checks (checks/*.sql) before COMMIT. One finds the date without its\n",
+    );
     say.push_str(&format!(
         "   row, so the date rolls back (exit {}):\n   {}\n",
         ran.exit.code(),

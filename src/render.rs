@@ -42,7 +42,10 @@ pub fn date<'a>(
                 started_at: &now(),
                 lease_seconds: reserve::lease_seconds(),
             })?;
-            (with_readiness(pipeline, &ds, body)?, Some(db.dialect().begin()))
+            (
+                with_readiness(pipeline, &ds, body)?,
+                Some(db.dialect().begin()),
+            )
         }
     };
     Ok(Rendered {
@@ -73,7 +76,11 @@ fn model_sql(pipeline: &Pipeline, name: &str, ds: &str, run_id: i64) -> Result<S
         Error::bad(format!(
             "no model or check named {name}; this pipeline's models are: {}; its checks: {}",
             names.join(", "),
-            if checks.is_empty() { "none".to_string() } else { checks.join(", ") }
+            if checks.is_empty() {
+                "none".to_string()
+            } else {
+                checks.join(", ")
+            }
         ))
     })?;
     pipeline.render_model(model, ds, run_id)

@@ -3,8 +3,8 @@
 //! the only layer that writes to either; nothing below it imports it.
 
 pub mod apply;
-pub mod check;
 pub mod calendar;
+pub mod check;
 pub mod corrections;
 pub mod generate;
 pub mod holds;

@@ -196,7 +196,13 @@ fn checks_text(plan: &Plan) -> String {
         let rows: Vec<Vec<String>> = plan
             .checks
             .iter()
-            .map(|c| vec![format!("  {}", c.name), c.severity.to_string(), c.file.clone()])
+            .map(|c| {
+                vec![
+                    format!("  {}", c.name),
+                    c.severity.to_string(),
+                    c.file.clone(),
+                ]
+            })
             .collect();
         text.push_str(&match rows.is_empty() {
             true => "\nno checks run on the dates it computes\n".to_string(),

@@ -79,7 +79,11 @@ fn not_ready_dates(
     steps: &[Step],
 ) -> Result<Vec<(String, String)>> {
     let mut waiting = Vec::new();
-    for (state, _) in states.iter().zip(steps).filter(|(_, s)| s.action.computes()) {
+    for (state, _) in states
+        .iter()
+        .zip(steps)
+        .filter(|(_, s)| s.action.computes())
+    {
         let ready = pipeline.bind_ready(&state.ds)?;
         if let Some(reason) = ready::not_ready(db, pipeline, ready.as_ref(), &state.ds)? {
             waiting.push((state.ds.clone(), reason));

@@ -44,7 +44,8 @@ WHERE {% if min is not none %}n.row_count < {{ min }}{% endif %}{% if min is not
     overnight": ratio=0.9). Dates before it with no rows are left out; with none at
     all, nothing is compared. Earlier dates are read as they stand now (`_current`). #}
 {% macro change_against_recent(column, ratio, days=7) %}
-SELECT today.total, recent.average_total, recent.dates AS recent_dates
+SELECT today.total, round(recent.average_total, 2) AS recent_average,
+       recent.dates AS recent_dates
 FROM (SELECT coalesce(sum(t.{{ column|ident }}), 0) AS total
       FROM {{ this }} AS t
       WHERE t.{{ model.date_column|ident }} = {{ ds }}) AS today,
