@@ -3,7 +3,9 @@
 //! the domain fills and the output prints.
 
 use crate::vocabulary::OnlyFilter;
-use crate::vocabulary::{Action, DateStatus, ModelState, Reason, RunKind, RunStatus, State};
+use crate::vocabulary::{
+    Action, CheckMark, DateStatus, ModelState, Reason, RunKind, RunStatus, State,
+};
 
 /// What the state store knows about one date, and what `system/date_states.sql` judged
 /// of it (`judged`): Rust only maps the template's columns, it decides nothing here.
@@ -30,6 +32,9 @@ pub struct DateState {
     pub source_changed: bool,
     /// The model whose statement failed in its latest attempt, if that failed.
     pub failed_model: Option<String>,
+    /// What its checks said: its latest attempt failed an error check, or its latest
+    /// build committed with warnings.
+    pub checks: Option<CheckMark>,
     /// The template's judgement (the JSON of `status` prints it in its own fields).
     #[serde(skip)]
     pub judged: Judged,

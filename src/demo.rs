@@ -1,7 +1,10 @@
 //! `sqlrun demo`: the story of the design notes, replayed in a scratch database with the
 //! same commands a user runs. Fourteen regular runs, a backfill, the additive cumulative
-//! total beside the derived one; then a seal, and a late voucher that the next regular run
-//! finds by itself (`--lookback`) and records as a correction.
+//! total beside the derived one; a broken model version that its checks refuse; then a
+//! seal, and a late voucher that the next regular run finds by itself (`--lookback`) and
+//! records as a correction.
+
+use std::path::Path;
 
 use crate::db::{Db, Target};
 use crate::error::Result;
@@ -14,7 +17,7 @@ use crate::seal::{self, SealRequest};
 use crate::settings::Settings;
 use crate::store;
 use crate::table::table;
-use crate::vocabulary::RunKind;
+use crate::vocabulary::{RunKind, Severity};
 
 /// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)
 /// a scratch schema in that database, dropped when the demo ends, however it ends. The
@@ -30,7 +33,7 @@ pub fn run(given: &Settings) -> Result<(String, serde_json::Value)> {
         }
     };
     let mut db = store::open(&global)?;
-    let story = tell(&global, &mut db);
+    let story = tell(&global, &mut db, scratch.path());
     if let Target::Postgres { schema, .. } = &db.target {
         let schema = schema.clone();
         drop_schema(&mut db, &schema)?;
@@ -47,7 +50,7 @@ fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
     Ok(db.batch(&ddl)?)
 }
 
-fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)> {
+fn tell(global: &Settings, conn: &mut Db, scratch: &Path) -> Result<(String, serde_json::Value)> {
     let where_ = match &conn.target {
         Target::Sqlite(_) => "a scratch database that is deleted when it ends",
         Target::Postgres { .. } => "a scratch schema that is dropped when it ends",
@@ -57,11 +60,18 @@ fn tell(global: &Settings, conn: &mut Db) -> Result<(String, serde_json::Value)>
     say.push_str(&format!("sqlrun demo, in {where_}\n\n"));
 
     let totals = backfill_twice(global, conn, &mut say)?;
-    let (sent, now) = late_voucher(global, conn, &mut say)?;
+    let kept = broken_version(global, conn, scratch, &mut say)?;
+    // From here on, the fixed pipeline: a version 4 with version 2's SELECT.
+    let fixed = Settings {
+        templates: Some(scratch.join("templates")),
+        ..global.clone()
+    };
+    write_pipeline(&scratch.join("templates"), &fixed_model)?;
+    let (sent, now) = late_voucher(&fixed, conn, &mut say)?;
     let summary = serde_json::json!({
         "regular_total": totals.derived, "backfill_total": totals.backfilled,
         "additive_after_backfill": totals.after_first, "derived_after_backfill": totals.derived_after,
-        "sent_2026_02_03": sent, "now_2026_02_03": now,
+        "sent_2026_02_03": sent, "now_2026_02_03": now, "kept_2026_02_14": kept,
     });
     Ok((say, summary))
 }
@@ -146,11 +156,11 @@ fn backfill_twice(global: &Settings, conn: &mut Db, say: &mut String) -> Result<
     })
 }
 
-/// Chapter 4: a seal, a late voucher, and the regular run that finds it by itself. What
+/// Chapter 5: a seal, a late voucher, and the regular run that finds it by itself. What
 /// was sent for 2026-02-03, and what is true now.
 fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i64, i64)> {
     // 4. The first week went out in a report; a voucher for 2026-02-03 arrives late.
-    seal_week(&conn.target)?;
+    seal_week(global, &conn.target)?;
     let sent_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
     conn.execute(&queries::DEMO_LATE_VOUCHER, &[])?;
     // Nobody names the date: the next regular run looks back and finds it changed.
@@ -171,7 +181,7 @@ fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i
     let sent_cumulative = conn.one(&queries::LAST_CUMULATIVE_AS_SENT, &[])?.i64(0)?;
     let now_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
     let now_cumulative = last_cumulative(conn)?;
-    say.push_str("4. The first week is sealed (`sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report, week 1\"`);\n");
+    say.push_str("5. The first week is sealed (`sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report, week 1\"`);\n");
     say.push_str("   a voucher of 350,000 won for 2026-02-03 arrives late. Nobody names the date: the next\n");
     say.push_str(
         "   regular run (`sqlrun apply --as-of 2026-02-16 --lookback 14`) computes yesterday and\n",
@@ -215,6 +225,95 @@ fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i
     Ok((sent, now))
 }
 
+/// Chapter 4: a new version of the model with a bug, refused by its checks inside the
+/// date's transaction; the date keeps the numbers it had. Its revenue, before and after.
+fn broken_version(
+    global: &Settings,
+    conn: &mut Db,
+    scratch: &Path,
+    say: &mut String,
+) -> Result<i64> {
+    let templates = scratch.join("templates");
+    write_pipeline(&templates, &broken_model)?;
+    let before = revenue_between(conn, "2026-02-14", "2026-02-14")?;
+    let request = Request {
+        reason: Some("version 3 of daily_revenue".into()),
+        ..backfill("2026-02-14")
+    };
+    let (pipeline, mut db) = session(Some(&templates), &conn.target)?;
+    let asked = request.with_defaults(&global.apply);
+    let ran = run::apply(
+        &conn.target,
+        &pipeline,
+        &mut db,
+        &asked.check(global)?,
+        &mut (),
+    )?;
+    let failed = ran
+        .dates
+        .first()
+        .and_then(|d| d.checks.iter().find(|c| c.severity == Severity::Error));
+    let error = failed.map_or(String::new(), |f| {
+        let row = f.rows.first().cloned().unwrap_or_default();
+        format!("{}: {}", f.summary(), serde_json::Value::Object(row))
+    });
+    let after = revenue_between(conn, "2026-02-14", "2026-02-14")?;
+    say.push_str(
+        "4. Version 3 of daily_revenue has a bug: it labels each day's row with the next day\n",
+    );
+    say.push_str("   (`{{ next_ds }} AS ds`). Its run, `sqlrun apply --interval 2026-02-14`, writes the row,\n");
+    say.push_str(
+        "   then runs the checks (checks/*.sql) before COMMIT. One finds the date without its\n",
+    );
+    say.push_str(&format!(
+        "   row, so the date rolls back (exit {}):\n   {}\n",
+        ran.exit.code(),
+        error
+    ));
+    say.push_str(&format!(
+        "   2026-02-14 still reads {} won, as before the run ({} won). Version 4 fixes\n   the model; the next regular run heals the failed date.\n\n",
+        won(after),
+        won(before)
+    ));
+    Ok(after)
+}
+
+/// The built-in models, views and checks in `dir`, with daily_revenue as `model` makes it
+/// from the built-in one.
+fn write_pipeline(dir: &Path, model: &dyn Fn(&str) -> Result<String>) -> Result<()> {
+    for (rel, text) in crate::scaffold::files("demo.db", None) {
+        let Some(folder) = rel.parent().filter(|p| !p.as_os_str().is_empty()) else {
+            continue;
+        };
+        let text = match rel.ends_with("models/daily_revenue.sql") {
+            true => model(&text)?,
+            false => text,
+        };
+        std::fs::create_dir_all(dir.join(folder))?;
+        std::fs::write(dir.join(&rel), text)?;
+    }
+    Ok(())
+}
+
+/// Version 3: the same SELECT, but its date column says the next day.
+fn broken_model(model: &str) -> Result<String> {
+    let text = model
+        .replacen("-- version: 2", "-- version: 3", 1)
+        .replacen("SELECT {{ ds }} AS ds", "SELECT {{ next_ds }} AS ds", 1);
+    match text.contains("-- version: 3") && text.contains("{{ next_ds }} AS ds") {
+        true => Ok(text),
+        false => Err(crate::Error::bad(
+            "demo: models/daily_revenue.sql changed; chapter 4's broken version no longer applies to it",
+        )),
+    }
+}
+
+/// Version 4, the fix: version 2's SELECT again, under a new version (a version once
+/// used is never taken back).
+fn fixed_model(model: &str) -> Result<String> {
+    Ok(model.replacen("-- version: 2", "-- version: 4", 1))
+}
+
 fn regular(as_of: &str) -> Request {
     Request {
         as_of: Some(as_of.into()),
@@ -235,8 +334,8 @@ fn backfill(interval: &str) -> Request {
 
 /// A session of its own and the built-in pipeline, brought up to date, as each command
 /// the demo stands for opens them.
-fn session(target: &Target) -> Result<(Pipeline, Db)> {
-    let pipeline = Pipeline::load(None, target.dialect())?;
+fn session(templates: Option<&Path>, target: &Target) -> Result<(Pipeline, Db)> {
+    let pipeline = Pipeline::load(templates, target.dialect())?;
     let db = Db::open(target)?;
     Ok((pipeline, db))
 }
@@ -250,7 +349,7 @@ fn apply_quietly(
 ) -> Result<(i64, Vec<(String, String)>)> {
     let request = request.with_defaults(&global.apply);
     let asked = request.check(global)?;
-    let (pipeline, mut db) = session(&conn.target)?;
+    let (pipeline, mut db) = session(global.templates.as_deref(), &conn.target)?;
     let ran = run::apply(&conn.target, &pipeline, &mut db, &asked, &mut ())?;
     drop(db);
     if let Some(e) = ran.error {
@@ -275,13 +374,13 @@ fn apply_quietly(
 }
 
 /// The first week went out: sealed as `sqlrun seal` seals it, in one transaction.
-fn seal_week(target: &Target) -> Result<()> {
+fn seal_week(global: &Settings, target: &Target) -> Result<()> {
     let request = SealRequest {
         interval: "2026-02-01..2026-02-07".into(),
         reason: "weekly report, week 1".into(),
         by: Some("demo".into()),
     };
-    let (pipeline, mut db) = session(target)?;
+    let (pipeline, mut db) = session(global.templates.as_deref(), target)?;
     pipeline.sync(&mut db)?;
     seal::seal(&mut db, &pipeline, &seal::check(&request)?)?;
     Ok(())

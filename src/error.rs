@@ -89,6 +89,11 @@ pub enum Error {
     #[error("{}", .0.message)]
     RunStopped(Box<RunStopped>),
 
+    /// A date's error checks found rows: the date's transaction rolls back with this, and
+    /// the date is recorded failed with the failures. Exit 1, as for any failed date.
+    #[error("{}", crate::checks::failed_message(.0, None))]
+    ChecksFailed(Vec<crate::checks::Failure>),
+
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -112,7 +117,7 @@ impl Error {
             | Error::Environment { .. }
             | Error::NeedsInit { .. }
             | Error::Database(_) => Exit::BadInput,
-            Error::RunStopped(_) | Error::Io(_) => Exit::Failed,
+            Error::RunStopped(_) | Error::ChecksFailed(_) | Error::Io(_) => Exit::Failed,
         }
     }
 
@@ -160,6 +165,7 @@ impl Error {
             Error::Environment { .. } => "environment",
             Error::Database(_) => "database",
             Error::RunStopped(_) => "run_stopped",
+            Error::ChecksFailed(_) => "checks_failed",
             Error::Io(_) => "io",
         }
     }

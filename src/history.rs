@@ -58,6 +58,8 @@ pub struct RunDetail {
     pub outcomes: Vec<DateOutcome>,
     pub events: Vec<Record>,
     pub templates: Vec<Record>,
+    /// The checks that found rows on its dates (`sample`: the first rows, as JSON).
+    pub checks: Vec<Record>,
 }
 
 pub fn run_detail(db: &mut Db, run_id: i64) -> Result<RunDetail> {
@@ -66,6 +68,13 @@ pub fn run_detail(db: &mut Db, run_id: i64) -> Result<RunDetail> {
     let dates = rows_as_json(db, &queries::RUN_PARTITIONS_OF_RUN, &by_run)?;
     let events = rows_as_json(db, &queries::RUN_EVENTS_OF_RUN, &by_run)?;
     let templates = rows_as_json(db, &queries::RUN_TEMPLATES_OF_RUN, &by_run)?;
+    let mut checks = rows_as_json(db, &queries::CHECK_RESULTS_OF_RUN, &by_run)?;
+    for c in &mut checks {
+        let sample = c["sample"]
+            .as_str()
+            .and_then(|s| serde_json::from_str(s).ok());
+        c.insert("sample".into(), sample.unwrap_or(Json::Null));
+    }
     let outcomes = dates
         .iter()
         .map(|d| outcome_of(run_id, d))
@@ -76,6 +85,7 @@ pub fn run_detail(db: &mut Db, run_id: i64) -> Result<RunDetail> {
         outcomes,
         events,
         templates,
+        checks,
     })
 }
 
@@ -95,5 +105,6 @@ fn outcome_of(run_id: i64, d: &Record) -> Result<DateOutcome> {
         error: d["error"].as_str().map(str::to_string),
         held_by: d["held_by"].as_i64(),
         millis: None,
+        checks: Vec::new(),
     })
 }

@@ -6,6 +6,7 @@
 #![warn(clippy::too_many_lines)]
 
 pub mod calendar;
+pub mod checks;
 pub mod cli;
 pub mod commands;
 pub mod corrections;
@@ -28,6 +29,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod project;
 pub mod queries;
+pub mod ready;
 pub mod render;
 pub mod requester;
 pub mod reserve;
@@ -141,6 +143,9 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
             model,
             select,
         } => commands::render::run(&here(&flags, out)?, date, model.as_deref(), select, out),
+        Command::Check { interval, select } => {
+            commands::check::run(&here(&flags, out)?, interval, select, out)
+        }
         Command::Templates { show } => {
             commands::templates::run(&here(&flags, out)?, show.as_deref(), out)
         }

@@ -41,6 +41,7 @@ const STATE_TABLES: &[&str] = &[
     "model_events",
     "partition_models",
     "sqlrun_views",
+    "check_results",
     "sqlrun_schema_history",
 ];
 

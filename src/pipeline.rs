@@ -7,6 +7,7 @@ use minijinja::context;
 use minijinja::value::Value;
 use serde::Serialize;
 
+use crate::checks::Check;
 use crate::db::Dialect;
 use crate::error::{Error, Result};
 use crate::templates::{Bound, TemplateFile, TemplateKind, TemplateSet};
@@ -42,6 +43,14 @@ pub struct Model {
     pub create: Option<String>,
     /// The tables outside the pipeline it reads (`-- sources:`).
     pub sources: Vec<Source>,
+    /// `-- ready:`: the condition, as written, under which a date's sources are ready
+    /// (a date where it is false is not built); rendered as the template [`ready_name`].
+    pub ready: Option<String>,
+}
+
+/// The name a model's `-- ready:` condition is rendered under: its file's, for messages.
+pub fn ready_name(model: &Model) -> String {
+    format!("{} (its `-- ready:` line)", model.file)
 }
 
 /// A table that models read and that sqlrun does not compute: its changes are tracked per
@@ -100,6 +109,16 @@ pub struct Pipeline {
     /// `--select`: the models a date computes (those named and everything downstream of
     /// them); None: every model.
     pub selected: Option<BTreeSet<String>>,
+    /// Every model's checks (`checks/`).
+    pub checks: Vec<Check>,
+}
+
+/// A check as a date's SQL includes it: with its model.
+#[derive(Serialize)]
+struct CheckOfDate<'a> {
+    #[serde(flatten)]
+    check: &'a Check,
+    model: &'a Model,
 }
 
 /// What `run_id` prints as in SQL shown before a run exists: a named parameter, which
@@ -129,6 +148,14 @@ impl Pipeline {
             .map(|f| model_from(f).map_err(|p| Error::problems(&f.path, "its header", p)))
             .collect::<Result<Vec<_>>>()?;
         let models = dependency_order(models, |m| &m.name, |m| &m.depends_on, "model")?;
+        let mut templates = templates;
+        for model in &models {
+            if let Some(ready) = &model.ready {
+                templates.add_fragment(&ready_name(model), ready)?;
+            }
+        }
+        let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+        let checks = crate::checks::load(&templates, &names)?;
         let mut tables = BTreeSet::new();
         for m in &models {
             if !tables.insert(m.table.clone()) {
@@ -164,6 +191,7 @@ impl Pipeline {
             views,
             sources,
             selected: None,
+            checks,
         })
     }
 
@@ -227,6 +255,92 @@ impl Pipeline {
             .collect()
     }
 
+    /// The checks a date runs: those of the models it computes, in the models' order.
+    pub fn computed_checks(&self) -> Vec<&Check> {
+        let models = self.computed_models();
+        models
+            .iter()
+            .flat_map(|m| self.checks.iter().filter(|c| c.model == m.name))
+            .collect()
+    }
+
+    pub fn check(&self, name: &str) -> Option<&Check> {
+        self.checks.iter().find(|c| c.name == name)
+    }
+
+    fn checks_value(&self, checks: &[&Check]) -> Value {
+        let of_date: Vec<CheckOfDate> = checks
+            .iter()
+            .map(|check| CheckOfDate {
+                check,
+                model: self.model(&check.model).expect("a check names a model"),
+            })
+            .collect();
+        to_value(&of_date)
+    }
+
+    /// One check's SQL for a date (`system/check.sql`), values as literals, as
+    /// `render --date D CHECK` shows it.
+    pub fn render_check(&self, check: &Check, ds: &str, sealed: bool) -> Result<String> {
+        self.templates
+            .render("system/check.sql", self.check_context(check, ds, sealed))
+    }
+
+    /// The same with its values as parameters, as `sqlrun check` runs it.
+    pub fn bind_check(&self, check: &Check, ds: &str, sealed: bool) -> Result<Bound> {
+        self.templates
+            .render_bound("system/check.sql", self.check_context(check, ds, sealed))
+    }
+
+    fn check_context(&self, check: &Check, ds: &str, sealed: bool) -> Value {
+        let checks = self.checks_value(&[check]);
+        context! {
+            check => checks.get_item(&Value::from(0)).expect("one check"),
+            sealed => sealed,
+            sample_rows => crate::checks::SAMPLE_ROWS,
+            ..time_vars(ds, 0)
+        }
+    }
+
+    /// The models of a date whose `-- ready:` condition is false, as one query
+    /// (`system/ready.sql`), values as parameters; None when no model it computes has one.
+    pub fn bind_ready(&self, ds: &str) -> Result<Option<Bound>> {
+        let waiting: Vec<&Model> = self
+            .computed_models()
+            .into_iter()
+            .filter(|m| m.ready.is_some())
+            .collect();
+        if waiting.is_empty() {
+            return Ok(None);
+        }
+        let context = context! { models => self.ready_models(&waiting), ..time_vars(ds, 0) };
+        Ok(Some(
+            self.templates.render_bound("system/ready.sql", context)?,
+        ))
+    }
+
+    /// The same with its values as literals, for review.
+    pub fn render_ready(&self, ds: &str) -> Result<Option<String>> {
+        let waiting: Vec<&Model> = self
+            .computed_models()
+            .into_iter()
+            .filter(|m| m.ready.is_some())
+            .collect();
+        if waiting.is_empty() {
+            return Ok(None);
+        }
+        let context = context! { models => self.ready_models(&waiting), ..time_vars(ds, 0) };
+        Ok(Some(self.templates.render("system/ready.sql", context)?))
+    }
+
+    fn ready_models(&self, models: &[&Model]) -> Value {
+        let listed: Vec<Value> = models
+            .iter()
+            .map(|m| context! { name => &m.name, condition => ready_name(m), model => to_value(m) })
+            .collect();
+        Value::from(listed)
+    }
+
     pub fn model(&self, name: &str) -> Option<&Model> {
         self.models.iter().find(|m| m.name == name)
     }
@@ -266,6 +380,8 @@ impl Pipeline {
     fn date_context(&self, vars: &DateVars) -> Value {
         context! {
             models => to_value(&self.computed_models()),
+            checks => self.checks_value(&self.computed_checks()),
+            sample_rows => crate::checks::SAMPLE_ROWS,
             sources => to_value(&self.recorded_sources()),
             sealed => vars.sealed,
             started_at => vars.started_at,
@@ -391,6 +507,7 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         seal_values,
         create: file.header.get("create").cloned(),
         sources,
+        ready: file.header.get("ready").cloned(),
     })
 }
 

@@ -27,6 +27,7 @@ queries! {
     RUN_PARTITIONS_OF_RUN => "run_partitions_of_run.sql",
     RUN_DATES_NOT_DONE => "run_dates_not_done.sql",
     RUN_EVENTS_OF_RUN => "run_events_of_run.sql",
+    CHECK_RESULTS_OF_RUN => "check_results_of_run.sql",
     RUN_TEMPLATES_OF_RUN => "run_templates_of_run.sql",
     SKIPPED_OF_RUN => "skipped_of_run.sql",
     HELD_BY_RUN => "held_by_run.sql",

@@ -1,5 +1,5 @@
 //! `sqlrun render`: the SQL a date would run, exactly as `apply` would run it (its whole
-//! transaction, or one model's SELECT), without running it.
+//! transaction, one model's SELECT, or one check's query), without running it.
 
 use crate::db::Db;
 use crate::error::{Error, Result};
@@ -26,12 +26,15 @@ pub fn date<'a>(
     model: Option<&'a str>,
 ) -> Result<Rendered<'a>> {
     let run_id = db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?;
+    let sealed = db
+        .one(&queries::IS_SEALED, &[(":ds", ds.as_str().into())])?
+        .bool(0)?;
     let (body, begin) = match model {
-        Some(name) => (model_sql(pipeline, name, &ds, run_id)?, None),
+        Some(name) => match pipeline.check(name) {
+            Some(check) => (pipeline.render_check(check, &ds, sealed)?, None),
+            None => (model_sql(pipeline, name, &ds, run_id)?, None),
+        },
         None => {
-            let sealed = db
-                .one(&queries::IS_SEALED, &[(":ds", ds.as_str().into())])?
-                .bool(0)?;
             let body = pipeline.render_date(&DateVars {
                 ds: &ds,
                 run_id,
@@ -39,7 +42,10 @@ pub fn date<'a>(
                 started_at: &now(),
                 lease_seconds: reserve::lease_seconds(),
             })?;
-            (body, Some(db.dialect().begin()))
+            (
+                with_readiness(pipeline, &ds, body)?,
+                Some(db.dialect().begin()),
+            )
         }
     };
     Ok(Rendered {
@@ -51,12 +57,30 @@ pub fn date<'a>(
     })
 }
 
+/// A date's transaction, after the query that asks whether its sources are ready when a
+/// model declares `-- ready:` (the date is built only when it returns no rows).
+fn with_readiness(pipeline: &Pipeline, ds: &str, body: String) -> Result<String> {
+    Ok(match pipeline.render_ready(ds)? {
+        None => body,
+        Some(ready) => format!(
+            "-- First, the models whose sources are not ready on {ds} (`-- ready:`): with any\n-- row here the date is not built, only recorded as skipped (not ready).\n{}\n;\n{body}",
+            ready.trim_end()
+        ),
+    })
+}
+
 fn model_sql(pipeline: &Pipeline, name: &str, ds: &str, run_id: i64) -> Result<String> {
     let model = pipeline.model(name).ok_or_else(|| {
         let names: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
+        let checks: Vec<&str> = pipeline.checks.iter().map(|c| c.name.as_str()).collect();
         Error::bad(format!(
-            "no model named {name}; this pipeline's models are: {}",
-            names.join(", ")
+            "no model or check named {name}; this pipeline's models are: {}; its checks: {}",
+            names.join(", "),
+            if checks.is_empty() {
+                "none".to_string()
+            } else {
+                checks.join(", ")
+            }
         ))
     })?;
     pipeline.render_model(model, ds, run_id)

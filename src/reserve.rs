@@ -14,7 +14,9 @@ use crate::interval::{fmt_date, parse_date, Interval};
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::store;
-use crate::vocabulary::{Action, DateStatus, ModelState, Reason, RunKind, RunStatus, State};
+use crate::vocabulary::{
+    Action, CheckMark, DateStatus, ModelState, Reason, RunKind, RunStatus, State,
+};
 
 /// A running run's lease on the dates it holds. Renewed as it commits dates, so it only
 /// runs out when the holder stopped making progress; long enough that no single date of
@@ -68,15 +70,15 @@ fn scope(pipeline: &Pipeline) -> Vec<InScope> {
     scope
 }
 
-/// One row of `date_states.sql`: the facts (0-18), the judgement (19-30), then each
-/// model of `scope` (31 on).
+/// One row of `date_states.sql`: the facts (0-19), the judgement (20-31), then each
+/// model of `scope` (32 on).
 fn date_state(r: &Row, scope: &[InScope]) -> Result<DateState> {
     let models = scope
         .iter()
         .enumerate()
         .map(|(i, m)| {
             let name = m.name.trim_start_matches("models/").to_string();
-            Ok((name, word(r, 31 + i, ModelState::parse)?))
+            Ok((name, word(r, 32 + i, ModelState::parse)?))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(DateState {
@@ -99,19 +101,20 @@ fn date_state(r: &Row, scope: &[InScope]) -> Result<DateState> {
         holder_status: opt_word(r, 16, RunStatus::parse)?,
         source_changed: r.bool(17)?,
         failed_model: r.opt_text(18)?,
+        checks: opt_word(r, 19, CheckMark::parse)?,
         judged: Judged {
-            computed: r.bool(19)?,
-            failed: r.bool(20)?,
-            missing: r.bool(21)?,
-            stale: r.bool(22)?,
-            changed: r.bool(23)?,
-            sealed: r.bool(24)?,
-            state: word(r, 25, State::parse)?,
-            reason: word(r, 26, Reason::parse)?,
-            action: word(r, 27, Action::parse)?,
-            needs_work: r.bool(28)?,
-            lookback_reason: word(r, 29, Reason::parse)?,
-            lookback: r.bool(30)?,
+            computed: r.bool(20)?,
+            failed: r.bool(21)?,
+            missing: r.bool(22)?,
+            stale: r.bool(23)?,
+            changed: r.bool(24)?,
+            sealed: r.bool(25)?,
+            state: word(r, 26, State::parse)?,
+            reason: word(r, 27, Reason::parse)?,
+            action: word(r, 28, Action::parse)?,
+            needs_work: r.bool(29)?,
+            lookback_reason: word(r, 30, Reason::parse)?,
+            lookback: r.bool(31)?,
             models,
         },
     })

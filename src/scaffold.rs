@@ -23,7 +23,7 @@ const PROJECT_FILE: &str = r#"# The sqlrun project file. sqlrun finds it from th
 db = {db}
 {schema}
 
-# The pipeline: models/*.sql and views/*.sql, relative to this file's folder.
+# The pipeline: models/*.sql, views/*.sql and checks/*.sql, relative to this file's folder.
 templates = "."
 
 # Defaults for `sqlrun apply` that everyone who runs this project shares.
@@ -39,6 +39,7 @@ const README: &str = r#"# A sqlrun project
 sqlrun.toml   the project file: the database, the templates folder, defaults for apply
 models/       one SQL file per partitioned table: the SELECT that computes one date
 views/        views derived from the models (e.g. a cumulative total)
+checks/       queries that return a date's wrong rows; a failing `error` check rolls the date back
 ```
 
 Every `sqlrun` command run in this folder (or below it) uses `sqlrun.toml`: no `--db` or
@@ -54,6 +55,7 @@ sqlrun apply --interval 2026-02-01..2026-02-14     # a backfill: each date in it
 sqlrun apply                                       # the regular run: yesterday
 sqlrun status                                      # per date: computed by which run, sealed, held
 sqlrun render --date 2026-02-03                    # the exact SQL a date executes
+sqlrun check --interval 2026-02-01..2026-02-14     # the checks over the computed dates, read-only
 ```
 
 A model's header (`-- name:`, `-- version:`, ...) is its metadata; change its SQL only with a
@@ -69,6 +71,12 @@ sqlrun render --date 2026-02-03 <name>                           # its SQL for o
 sqlrun apply --interval 2026-02-01..2026-02-14 --select <name>   # compute it alone
 ```
 
+To add a check: a file `checks/<name>.sql` with `-- name: <name>`, `-- version: 1`,
+`-- model: <model>` and `-- severity: error` (the date rolls back when it finds rows) or
+`warn` (recorded, the date commits), then a SELECT of the rows that are wrong on `{{ ds }}`,
+reading `{{ this }}` (the model's rows as they stand). The files in checks/ show the
+generic ones (`{% import "system/checks.sql" as check %}`).
+
 See `sqlrun --help` and sqlrun's README ("Adding a model, step by step") for the rest.
 "#;
 
@@ -80,7 +88,9 @@ pub fn files(db: &str, schema: Option<&str>) -> Vec<(PathBuf, String)> {
     let mut files = vec![(PathBuf::from(FILE_NAME), project_file(db, schema))];
     for (rel, source) in BUILTIN_TEMPLATES {
         // The pipeline's own files; system/ is the machinery, which stays in the binary.
-        let pipeline = rel.starts_with("models/") || rel.starts_with("views/");
+        let pipeline = ["models/", "views/", "checks/"]
+            .iter()
+            .any(|folder| rel.starts_with(folder));
         if pipeline && rel.matches('/').count() == 1 {
             files.push((PathBuf::from(rel), source.to_string()));
         }
@@ -193,6 +203,7 @@ mod tests {
         let names: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
         assert!(names.contains(&"models/daily_revenue.sql".to_string()));
         assert!(names.contains(&"views/cumulative_revenue.sql".to_string()));
+        assert!(names.contains(&"checks/daily_revenue_one_row.sql".to_string()));
         assert!(!names.iter().any(|n| n.starts_with("system")), "{names:?}");
         for (rel, text) in &files {
             if let Some((_, builtin)) = BUILTIN_TEMPLATES

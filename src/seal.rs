@@ -2,6 +2,8 @@
 //! computed and not held by another run. A sealed date is never replaced again; applying
 //! it records a correction when its value changed (system/correct.sql).
 
+use std::collections::BTreeMap;
+
 use minijinja::context;
 
 use crate::db::{Db, TxKind};
@@ -11,6 +13,7 @@ use crate::interval::{contiguous, fmt_date, parse_date, Interval};
 use crate::pipeline::Pipeline;
 use crate::requester::default_user;
 use crate::reserve;
+use crate::vocabulary::Severity;
 
 /// `sqlrun seal` as asked (text as given; checked by `check`).
 #[derive(Debug, Clone, Default)]
@@ -82,6 +85,7 @@ fn seal_dates(
     let (already, new): (Vec<_>, Vec<_>) = check.into_iter().partition(|d| d.sealed);
     let already: Vec<String> = already.into_iter().map(|d| d.ds).collect();
     let new: Vec<String> = new.into_iter().map(|d| d.ds).collect();
+    refuse_failing_checks(db, pipeline, &new)?;
     if !new.is_empty() {
         let script = pipeline.bind_system(
             "seal",
@@ -155,6 +159,33 @@ fn refuse_blocked(check: &[SealCheck], interval: Interval) -> Result<()> {
     Err(Error::bad(format!(
         "nothing sealed: every date of {interval} must be computed and free. {}",
         why.join(". ")
+    )))
+}
+
+/// The refusal when a date to seal fails an error check on its rows as they stand: what
+/// went out must have passed them. Names each check and its dates.
+fn refuse_failing_checks(db: &mut Db, pipeline: &Pipeline, dates: &[String]) -> Result<()> {
+    let errors: Vec<&crate::checks::Check> = pipeline
+        .checks
+        .iter()
+        .filter(|c| c.severity == Severity::Error)
+        .collect();
+    let mut failing: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for ds in dates {
+        for f in crate::checks::date_failures(db, pipeline, &errors, ds, false)? {
+            failing.entry(f.check).or_default().push(ds.clone());
+        }
+    }
+    if failing.is_empty() {
+        return Ok(());
+    }
+    let each: Vec<String> = failing
+        .iter()
+        .map(|(check, dates)| format!("check {check} finds rows on {}", ranges(dates)))
+        .collect();
+    Err(Error::bad(format!(
+        "nothing sealed: {}; fix the model and recompute those dates (sqlrun apply --interval ...), then seal; `sqlrun check --interval ...` shows the failing rows",
+        each.join("; ")
     )))
 }
 

@@ -141,22 +141,30 @@ impl Pipeline {
             })?;
             let checked = db.check_statements(&sql).map_err(Error::from);
             checked.map_err(|e| match e {
-                Error::Database(e) => {
-                    let model = e.context.as_deref().and_then(|m| self.model(m));
-                    Error::Template {
-                        file: match model {
-                            Some(m) => {
-                                format!("{} (model {}, as rendered for {ds})", m.file, m.name)
-                            }
-                            None => format!("SQL rendered for {ds}"),
-                        },
-                        message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
-                    }
-                }
+                Error::Database(e) => Error::Template {
+                    file: self.statement_owner(e.context.as_deref(), ds),
+                    message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                },
                 other => other,
             })?;
         }
         Ok(())
+    }
+
+    /// What a statement of a date's SQL belongs to, by its `-- sqlrun context:`: a model's
+    /// or a check's file, or the date's SQL as a whole.
+    fn statement_owner(&self, context: Option<&str>, ds: &str) -> String {
+        let context = context.unwrap_or_default();
+        if let Some(m) = self.model(context) {
+            return format!("{} (model {}, as rendered for {ds})", m.file, m.name);
+        }
+        match context.strip_prefix("checks/").and_then(|c| self.check(c)) {
+            Some(c) => format!(
+                "{} (check {} of model {}, as rendered for {ds})",
+                c.file, c.name, c.model
+            ),
+            None => format!("SQL rendered for {ds}"),
+        }
     }
 
     /// After a source's triggers are (re)installed: if they had gone missing, its dates are

@@ -38,6 +38,8 @@ pub enum TemplateKind {
     Model,
     /// `views/`: a derived view over the models' `_current` views.
     View,
+    /// `checks/`: a query over one model's rows of a date that returns what is wrong.
+    Check,
     /// `system/`: the generic machinery (replacement, correction, reservation, seal).
     System,
 }
@@ -47,6 +49,7 @@ impl TemplateKind {
         match self {
             TemplateKind::Model => "model",
             TemplateKind::View => "view",
+            TemplateKind::Check => "check",
             TemplateKind::System => "system",
         }
     }
@@ -55,6 +58,7 @@ impl TemplateKind {
         match self {
             TemplateKind::Model => "models",
             TemplateKind::View => "views",
+            TemplateKind::Check => "checks",
             TemplateKind::System => "system",
         }
     }
@@ -72,8 +76,10 @@ impl TemplateKind {
                 "create",
                 "seal_values",
                 "sources",
+                "ready",
             ],
             TemplateKind::View => &["name", "version", "depends_on"],
+            TemplateKind::Check => &["name", "version", "model", "severity"],
             TemplateKind::System => &["name", "version"],
         }
     }
@@ -176,16 +182,19 @@ pub fn checksum(source: &str) -> String {
     out
 }
 
-/// The text a template's version stands for: all of it but the `-- sources:` header
-/// line, which says which changes to track, not what a date computes. So declaring a
-/// source, or changing its key, calls for no new version and leaves no date stale.
+/// The text a template's version stands for: all of it but the `-- sources:` and
+/// `-- ready:` header lines, which say which changes to track and when a date may be
+/// built, not what a date computes. So declaring a source or a readiness condition calls
+/// for no new version and leaves no date stale.
 pub fn versioned_text(source: &str) -> String {
     let mut out = String::with_capacity(source.len());
     let (mut in_header, mut skipping) = (true, false);
     for line in source.split_inclusive('\n') {
         in_header = in_header && line.starts_with("--");
-        skipping =
-            in_header && (line.starts_with("-- sources:") || skipping && line.starts_with("--   "));
+        skipping = in_header
+            && (line.starts_with("-- sources:")
+                || line.starts_with("-- ready:")
+                || skipping && line.starts_with("--   "));
         if !skipping {
             out.push_str(line);
         }
@@ -292,6 +301,7 @@ impl TemplateSet {
                 "system" => TemplateKind::System,
                 "models" if dir.is_none() => TemplateKind::Model,
                 "views" if dir.is_none() => TemplateKind::View,
+                "checks" if dir.is_none() => TemplateKind::Check,
                 _ => continue,
             };
             let path = format!("templates/{rel}");
@@ -342,6 +352,14 @@ impl TemplateSet {
                 .map_err(|e| template_error(&files, e))?;
         }
         Ok(TemplateSet { origin, files, env })
+    }
+
+    /// Adds a piece of a file as a template of its own (a model's `-- ready:` condition),
+    /// named for messages as `name`; rendered as strictly as every template.
+    pub fn add_fragment(&mut self, name: &str, source: &str) -> Result<()> {
+        self.env
+            .add_template_owned(name.to_string(), source.to_string())
+            .map_err(|e| template_error(&self.files, e))
     }
 
     pub fn of_kind(&self, kind: TemplateKind) -> impl Iterator<Item = &TemplateFile> {
@@ -403,7 +421,7 @@ fn load_dir(
             dir.display()
         )));
     }
-    for kind in [TemplateKind::Model, TemplateKind::View] {
+    for kind in [TemplateKind::Model, TemplateKind::View, TemplateKind::Check] {
         let folder = dir.join(kind.folder());
         let Ok(entries) = fs::read_dir(&folder) else {
             continue;
@@ -483,7 +501,7 @@ fn template_error(files: &[TemplateFile], outer: minijinja::Error) -> Error {
         .unwrap_or_default();
     let what = match err.kind() {
         ErrorKind::UndefinedError => {
-            "undefined variable (the time variables are ds, next_ds, prev_ds, ds_nodash, run_id)"
+            "undefined variable (the time variables are ds, next_ds, prev_ds, ds_nodash, run_id; a check also has model, this and sealed)"
                 .to_string()
         }
         ErrorKind::SyntaxError => "syntax error".to_string(),

@@ -147,6 +147,26 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// What a failing check does (`-- severity:` in a check's header).
+    Severity {
+        /// The date rolls back and is recorded failed (the default).
+        Error => "error",
+        /// The date commits; the failure is recorded and said.
+        Warn => "warn",
+    }
+}
+
+vocabulary! {
+    /// What the checks said of a date's latest attempt (`system/date_states.sql`).
+    CheckMark {
+        /// Its latest attempt failed an error check (rolled back).
+        Failed => "failed",
+        /// Its latest build committed with warn checks failing.
+        Warned => "warned",
+    }
+}
+
 /// What a run would do to one date. Spelt by hand rather than by `vocabulary!`: `ALL` is
 /// an array here, which the plan's counts iterate by value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

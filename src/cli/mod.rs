@@ -199,6 +199,16 @@ pub enum Command {
         )]
         select: Vec<String>,
     },
+    /// Run the checks (checks/*.sql) over dates already computed, reading only: exit 1
+    /// when an error check finds rows.
+    Check {
+        /// The dates to check, START..END or one date.
+        #[arg(long, value_name = "START..END")]
+        interval: String,
+        /// Only the checks of these models (and of those downstream of them).
+        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
+        select: Vec<String>,
+    },
     /// The pipeline's templates, their versions and whether the state store has recorded them.
     Templates {
         /// Print a recorded version's text, e.g. `models/daily_revenue@2`.

@@ -3,6 +3,7 @@
 //! once: settings → pipeline → database → sync.
 
 pub mod apply;
+pub mod check;
 pub mod completions;
 pub mod corrections;
 pub mod demo;

@@ -6,7 +6,7 @@
 //!
 //! A backend must provide:
 //! - statements: a script of several (`batch`), one with named parameters (`execute`,
-//!   `rows`, `run_statement`), one with values in order (`execute_in_order`), and
+//!   `rows`, `run_statement`, `statement_rows`), one with values in order (`execute_in_order`), and
 //!   preparing one without running it (`check_statements`);
 //! - transactions: `begin` of each `TxKind`, `commit`, `rollback`;
 //! - an `Interrupter` that stops the statement in progress from another thread;
@@ -69,6 +69,10 @@ pub(super) trait Backend: Send {
 
     /// One statement with named parameters; its rows.
     fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError>;
+
+    /// One statement of a bound script whose rows are kept (a check's failing rows):
+    /// the parameters it names are bound; prepared once per text.
+    fn statement_rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError>;
 
     fn begin(&mut self, kind: TxKind) -> Result<(), DbError>;
 

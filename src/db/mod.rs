@@ -143,13 +143,32 @@ impl Db {
     /// statement, each with the parameters it names. The text is the same for every date,
     /// so prepared statements are reused.
     pub fn run_script(&mut self, sql: &str, params: &[(String, Value)]) -> Result<()> {
+        self.run_script_keeping(sql, params).map(drop)
+    }
+
+    /// `run_script`, keeping the rows of each statement marked `-- sqlrun rows: NAME`
+    /// (a check's failing rows): under its NAME, in the order they ran.
+    pub fn run_script_keeping(
+        &mut self,
+        sql: &str,
+        params: &[(String, Value)],
+    ) -> Result<Vec<(String, Vec<Row>)>> {
         let params: Vec<(&str, Value)> = params
             .iter()
             .map(|(name, value)| (name.as_str(), value.clone()))
             .collect();
+        let mut kept = Vec::new();
         self.each_statement(sql, |db, statement| {
-            db.call(|c| c.run_statement(statement, &params))
-        })
+            match script::rows_marker(statement) {
+                Some(name) => {
+                    let rows = db.call(|c| c.statement_rows(statement, &params))?;
+                    kept.push((name, rows));
+                }
+                None => db.call(|c| c.run_statement(statement, &params))?,
+            }
+            Ok(())
+        })?;
+        Ok(kept)
     }
 
     /// Runs one statement whose parameters are bound by position, in the order they first

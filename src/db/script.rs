@@ -82,19 +82,37 @@ pub(super) fn context_marker(statement: &str) -> Option<Option<String>> {
     for line in statement.lines() {
         let line = line.trim();
         if let Some(name) = line.strip_prefix("-- sqlrun context:") {
-            let name = name.trim();
-            found = Some(match name {
+            found = Some(match name.trim() {
                 "-" | "" => None,
-                quoted if quoted.len() >= 2 && quoted.starts_with('"') && quoted.ends_with('"') => {
-                    Some(quoted[1..quoted.len() - 1].replace("\"\"", "\""))
-                }
-                plain => Some(plain.to_string()),
+                name => Some(unquoted(name)),
             });
         } else if !line.is_empty() && !line.starts_with("--") {
             break;
         }
     }
     found
+}
+
+/// A marker's name: `"quoted"` as an identifier, else as written.
+fn unquoted(name: &str) -> String {
+    match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+        Some(inner) => inner.replace("\"\"", "\""),
+        None => name.to_string(),
+    }
+}
+
+/// A `-- sqlrun rows: NAME` comment line before a statement's code: its rows are kept
+/// under NAME (a check's failing rows), not dropped.
+pub(super) fn rows_marker(statement: &str) -> Option<String> {
+    for line in statement.lines() {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix("-- sqlrun rows:") {
+            return Some(unquoted(name.trim()));
+        } else if !line.is_empty() && !line.starts_with("--") {
+            break;
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -108,6 +126,9 @@ mod tests {
         assert_eq!(context_marker("-- sqlrun context: -\nINSERT"), Some(None));
         assert_eq!(context_marker("INSERT INTO t -- sqlrun context: x\n"), None);
         assert_eq!(context_marker("\n-- other\nSELECT 1"), None);
+        let kept = "\n-- sqlrun rows: daily_revenue_one_row\nSELECT 1";
+        assert_eq!(rows_marker(kept).as_deref(), Some("daily_revenue_one_row"));
+        assert_eq!(rows_marker("SELECT 1 -- sqlrun rows: x\n"), None);
     }
 
     #[test]

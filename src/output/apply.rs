@@ -16,7 +16,7 @@ use crate::numbers::thousands;
 use crate::pipeline::Pipeline;
 use crate::run::{DateOutcome, Progress, RunOutcome};
 use crate::table::aligned;
-use crate::vocabulary::{DateStatus, RunKind, RunStatus};
+use crate::vocabulary::{DateStatus, RunKind, RunStatus, Severity};
 
 /// The run's watcher: notes on stderr, and a line per date (or, on a terminal, one
 /// progress bar for the run, drawn from the calling thread).
@@ -81,14 +81,21 @@ impl Progress for Watch<'_> {
             Some(e) => format!("{}  failed  ({millis} ms): {e}", date.ds),
             None => format!("{}  {}  ({millis} ms)", date.ds, date.status),
         };
+        let warnings = warn_lines(date);
         match &self.bar {
             Some(bar) => {
                 bar.inc(1);
-                if date.error.is_some() {
-                    bar.suspend(|| self.out.note(&line));
+                if date.error.is_some() || !warnings.is_empty() {
+                    bar.suspend(|| {
+                        self.out.note(&line);
+                        self.out.notes(&warnings);
+                    });
                 }
             }
-            None => self.out.progress(&line),
+            None => {
+                self.out.progress(&line);
+                self.out.notes(&warnings);
+            }
         }
     }
 
@@ -97,6 +104,22 @@ impl Progress for Watch<'_> {
             bar.finish_and_clear();
         }
     }
+}
+
+/// A date that committed with `warn` checks finding rows: a line each, with its first row.
+fn warn_lines(date: &DateOutcome) -> Vec<String> {
+    date.checks
+        .iter()
+        .filter(|c| c.severity == Severity::Warn && date.status != DateStatus::Failed)
+        .map(|c| {
+            let first = c
+                .rows
+                .first()
+                .map(|r| format!(": {}", serde_json::Value::Object(r.clone())))
+                .unwrap_or_default();
+            format!("warn: {}: {}{first}", date.ds, c.summary())
+        })
+        .collect()
 }
 
 /// `apply --json`: the run's document.
@@ -353,6 +376,7 @@ mod tests {
             error: error.map(str::to_string),
             held_by,
             millis: None,
+            checks: Vec::new(),
         }
     }
 

@@ -98,6 +98,26 @@ pub fn summary_text(summary: &Summary, known_span: bool, colour: bool) -> String
             text.push_str(&format!("{label:<11}{line}\n"));
         }
     }
+    text.push_str(&check_lines(summary));
+    text
+}
+
+/// The dates whose checks failed or warned: `checks     failed: 2026-01-03`.
+fn check_lines(summary: &Summary) -> String {
+    let mut text = String::new();
+    let mut label = "checks";
+    for (mark, ranges) in summary.checks.iter().filter(|(_, r)| !r.is_empty()) {
+        let count = ranges.len();
+        let mut words = vec![format!("{mark}:")];
+        words.extend(ranges.iter().enumerate().map(|(i, r)| match i + 1 < count {
+            true => format!("{r},"),
+            false => r.to_string(),
+        }));
+        for line in wrapped(words) {
+            text.push_str(&format!("{label:<11}{line}\n"));
+            label = "";
+        }
+    }
     text
 }
 

@@ -4,6 +4,7 @@
 
 pub mod apply;
 pub mod calendar;
+pub mod check;
 pub mod corrections;
 pub mod generate;
 pub mod holds;

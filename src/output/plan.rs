@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::checks::Check;
+
 use super::apply::{date_count, range_text};
 use super::Output;
 use crate::error::Result;
@@ -77,6 +79,16 @@ struct DryRun<'a> {
     /// What `run_id` prints as in `sql`, when no run owns the plan.
     #[serde(skip_serializing_if = "Option::is_none")]
     run_id_placeholder: Option<&'static str>,
+    /// The checks each date it computes would run.
+    checks: &'a [Check],
+    /// The dates it would compute whose sources are not ready: skipped.
+    not_ready: Vec<NotReady<'a>>,
+}
+
+#[derive(Serialize)]
+struct NotReady<'a> {
+    ds: &'a str,
+    reason: &'a str,
 }
 
 #[derive(Serialize)]
@@ -112,6 +124,12 @@ pub fn dry_run(plan: &Plan, out: &Output) -> Result<()> {
         ranges: &ranges,
         sql: sql.as_deref(),
         run_id_placeholder: (plan.run_id.is_none() && sql.is_some()).then_some(RUN_ID_PLACEHOLDER),
+        checks: &plan.checks,
+        not_ready: plan
+            .not_ready
+            .iter()
+            .map(|(ds, reason)| NotReady { ds, reason })
+            .collect(),
     })?;
     out.text(&dry_run_text(plan, &counts, &ranges, sql.as_deref()))
 }
@@ -150,6 +168,7 @@ fn dry_run_text(
         })
         .collect();
     text.push_str(&aligned(&rows));
+    text.push_str(&checks_text(plan));
     match sql {
         None if plan.steps.iter().any(|s| s.action.computes()) => {
             text.push_str("\n(--sql adds the SQL of each date it would compute)\n");
@@ -162,6 +181,36 @@ fn dry_run_text(
                 text.push_str(&format!("\n-- ===== {} =====\n{}", e.ds, e.sql));
             }
         }
+    }
+    text
+}
+
+/// The dates whose sources are not ready (they would be skipped), and the checks each
+/// computed date would run.
+fn checks_text(plan: &Plan) -> String {
+    let mut text = String::new();
+    for (ds, reason) in &plan.not_ready {
+        text.push_str(&format!("{ds}  would be skipped: {reason}\n"));
+    }
+    if plan.steps.iter().any(|s| s.action.computes()) {
+        let rows: Vec<Vec<String>> = plan
+            .checks
+            .iter()
+            .map(|c| {
+                vec![
+                    format!("  {}", c.name),
+                    c.severity.to_string(),
+                    c.file.clone(),
+                ]
+            })
+            .collect();
+        text.push_str(&match rows.is_empty() {
+            true => "\nno checks run on the dates it computes\n".to_string(),
+            false => format!(
+                "\nchecks on each date it computes, before its COMMIT (an error check that finds rows rolls the date back):\n{}",
+                aligned(&rows)
+            ),
+        });
     }
     text
 }

@@ -76,9 +76,10 @@ pub fn run_detail(detail: &RunDetail, each_date: bool, out: &Output) -> Result<(
         outcomes,
         events,
         templates,
+        checks,
     } = detail;
     let ranges = apply::outcome_ranges(outcomes)?;
-    out.json(&serde_json::json!({"run": run, "dates": dates, "ranges": ranges, "events": events, "templates": templates}))?;
+    out.json(&serde_json::json!({"run": run, "dates": dates, "ranges": ranges, "events": events, "templates": templates, "checks": checks}))?;
     let mut text = run_header(run, templates);
     text.push('\n');
     if outcomes.is_empty() {
@@ -95,11 +96,43 @@ pub fn run_detail(detail: &RunDetail, each_date: bool, out: &Output) -> Result<(
             format!("held by run {h}")
         }));
     }
+    if !checks.is_empty() {
+        text.push('\n');
+        text.push_str(&checks_table(checks));
+    }
     if !events.is_empty() {
         text.push('\n');
         text.push_str(&events_table(events));
     }
     out.text(&text)
+}
+
+/// The checks that found rows on the run's dates: each with its failing rows.
+fn checks_table(checks: &[Record]) -> String {
+    let rows: Vec<Vec<String>> = checks
+        .iter()
+        .flat_map(|c| {
+            let head = vec![
+                cell(&c["ds"]),
+                cell(&c["severity"]),
+                format!("{} ({})", cell(&c["check_name"]), cell(&c["model"])),
+                format!("{} failing", cell(&c["failing_rows"])),
+            ];
+            let sample = c["sample"].as_array().cloned().unwrap_or_default();
+            std::iter::once(head).chain(sample.into_iter().map(|row| {
+                vec![
+                    String::new(),
+                    String::new(),
+                    format!("  {row}"),
+                    String::new(),
+                ]
+            }))
+        })
+        .collect();
+    format!(
+        "checks that found rows:\n{}",
+        table(&["date", "severity", "check", "rows"], &rows)
+    )
 }
 
 /// Who ran it, when, how, with which templates.

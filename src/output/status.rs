@@ -13,7 +13,7 @@ use crate::interval::Interval;
 use crate::output::calendar;
 use crate::output::Output;
 use crate::table::table;
-use crate::vocabulary::{ModelState, RunKind, RunStatus, State};
+use crate::vocabulary::{CheckMark, ModelState, RunKind, RunStatus, State};
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref()
@@ -57,6 +57,8 @@ struct StatusDoc<'a> {
     counts: BTreeMap<State, usize>,
     /// The dates of each notable state (as their cells show it), as contiguous ranges.
     ranges: BTreeMap<State, Vec<String>>,
+    /// The dates whose checks failed (latest attempt) or warned (latest build), as ranges.
+    checks: BTreeMap<CheckMark, Vec<String>>,
     holders: Vec<HolderDoc>,
     dates: Vec<StatusRow<'a>>,
 }
@@ -136,6 +138,11 @@ pub fn status(found: &Status, out: &Output) -> Result<()> {
         span: if view.known_span { "known" } else { "interval" },
         counts: summary.counts.clone(),
         ranges: ranges.collect(),
+        checks: summary
+            .checks
+            .iter()
+            .map(|(mark, r)| (*mark, ranges_text(r)))
+            .collect(),
         holders,
         dates: rows,
     })?;
@@ -160,6 +167,7 @@ pub fn status_empty(out: &Output) -> Result<()> {
         span: "empty",
         counts: State::ALL.iter().map(|g| (*g, 0)).collect(),
         ranges: NOTABLE.iter().map(|g| (*g, Vec::new())).collect(),
+        checks: CheckMark::ALL.iter().map(|m| (*m, Vec::new())).collect(),
         holders: Vec::new(),
         dates: Vec::new(),
     })?;
@@ -194,6 +202,7 @@ fn status_table(states: &[DateState], dead: &[(i64, String)]) -> String {
                 } else {
                     "-".into()
                 },
+                opt(&s.checks),
                 match (s.held_by, gone) {
                     (Some(h), None) => format!(
                         "run {h} ({}, {})",
@@ -221,6 +230,7 @@ fn status_table(states: &[DateState], dead: &[(i64, String)]) -> String {
             "version",
             "sealed",
             "corrections",
+            "checks",
             "held by",
             "last failure",
         ],

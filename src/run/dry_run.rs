@@ -3,6 +3,7 @@
 //! the placeholder `:run_id`.
 
 use super::start::Start;
+use crate::checks::Check;
 use crate::dates::DateState;
 use crate::db::Db;
 use crate::error::Result;
@@ -10,6 +11,7 @@ use crate::holder::Identity;
 use crate::interval::Interval;
 use crate::pipeline::{DateVars, Pipeline};
 use crate::plan::{self, Step};
+use crate::ready;
 use crate::reserve;
 use crate::store::now;
 
@@ -25,6 +27,10 @@ pub struct Plan {
     pub sql: Option<Vec<(String, String)>>,
     /// The backend's BEGIN, for the SQL.
     pub begin: &'static str,
+    /// The checks each date it computes would run.
+    pub checks: Vec<Check>,
+    /// The dates it would compute whose sources are not ready: skipped, and why.
+    pub not_ready: Vec<(String, String)>,
 }
 
 /// The plan, read in the transaction the caller rolls back.
@@ -52,13 +58,38 @@ pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
         .sql
         .then(|| plan_sql(pipeline, &states, &steps, own_run))
         .transpose()?;
+    let not_ready = not_ready_dates(db, pipeline, &states, &steps)?;
     Ok(Plan {
         interval,
         run_id: own_run,
         steps,
         sql,
         begin: db.dialect().begin(),
+        checks: pipeline.computed_checks().into_iter().cloned().collect(),
+        not_ready,
     })
+}
+
+/// The dates the plan computes whose sources are not ready, with why (as the run would
+/// find them now).
+fn not_ready_dates(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    states: &[DateState],
+    steps: &[Step],
+) -> Result<Vec<(String, String)>> {
+    let mut waiting = Vec::new();
+    for (state, _) in states
+        .iter()
+        .zip(steps)
+        .filter(|(_, s)| s.action.computes())
+    {
+        let ready = pipeline.bind_ready(&state.ds)?;
+        if let Some(reason) = ready::not_ready(db, pipeline, ready.as_ref(), &state.ds)? {
+            waiting.push((state.ds.clone(), reason));
+        }
+    }
+    Ok(waiting)
 }
 
 /// The SQL of each date the plan computes, as the run would execute it, its values as

@@ -9,13 +9,15 @@ use super::outcome::{DateOutcome, Stop};
 use super::pause;
 use super::workers::{self, Halt, Step};
 use super::Progress;
+use crate::checks::{self, Failure};
 use crate::db::{Db, DbError, DbErrorKind, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::queries;
+use crate::ready;
 use crate::reserve;
 use crate::store::now;
-use crate::vocabulary::DateStatus;
+use crate::vocabulary::{DateStatus, Severity};
 
 /// What every worker of a run shares.
 pub struct Worker<'a> {
@@ -45,9 +47,18 @@ pub fn compute_dates(
     ended
 }
 
-/// A date's transaction: committed with the date's status, or the run stops at it (the
+/// A date's transaction: committed with how the date ended, or the run stops at it (the
 /// date not written: its reservation is not this run's, or the run's session is gone).
-type Attempt = std::result::Result<DateStatus, Stop>;
+type Attempt = std::result::Result<Ended, Stop>;
+
+/// How a date's transaction that committed ended.
+struct Ended {
+    status: DateStatus,
+    /// Why it was not built (its sources are not ready), for a skipped date.
+    reason: Option<String>,
+    /// Its `warn` checks that found rows.
+    warnings: Vec<Failure>,
+}
 
 impl Worker<'_> {
     /// One date on this worker's session: its outcome, and whether the run stops there.
@@ -59,17 +70,18 @@ impl Worker<'_> {
         let started_at = start.as_ref().map_or_else(|_| now(), |s| s.at.clone());
         let result = start.and_then(|s| compute_date(db, self.pipeline, self.run_id, ds, &s));
         let millis = clock.elapsed().as_millis() as u64;
-        let (status, error) = match self.ending(db, ds, &started_at, result, halt) {
+        let (status, error, checks) = match self.ending(db, ds, &started_at, result, halt) {
             Ok(ending) => ending,
             Err(stop) => return Step::Last(None, stop),
         };
-        let failed = error.is_some();
+        let failed = status == DateStatus::Failed;
         let outcome = DateOutcome {
             ds: ds.to_string(),
             status,
             error,
             held_by: None,
             millis: Some(millis),
+            checks,
         };
         if failed && !self.keep_going {
             Step::Last(Some(outcome), Stop::Failed { ds: ds.into() })
@@ -78,8 +90,9 @@ impl Worker<'_> {
         }
     }
 
-    /// How a date's transaction ended: done, or failed (recorded, with its message); or
-    /// what stops the run there (the date rolled back, unrecorded).
+    /// How a date's transaction ended: done (or not ready, with why), or failed
+    /// (recorded, with its message), with the checks that found rows; or what stops the
+    /// run there (the date rolled back, unrecorded).
     fn ending(
         &self,
         db: &mut Db,
@@ -87,10 +100,10 @@ impl Worker<'_> {
         started_at: &str,
         result: Result<Attempt>,
         halt: &Halt,
-    ) -> std::result::Result<(DateStatus, Option<String>), Stop> {
+    ) -> std::result::Result<(DateStatus, Option<String>, Vec<Failure>), Stop> {
         let ds = ds.to_string();
         match result {
-            Ok(Ok(status)) => Ok((status, None)),
+            Ok(Ok(ended)) => Ok((ended.status, ended.reason, ended.warnings)),
             Ok(Err(stop)) => Err(stop),
             Err(Error::Database(error))
                 if matches!(
@@ -118,9 +131,13 @@ impl Worker<'_> {
                 }
                 let (message, fault) =
                     failed_date(db, self.pipeline, self.run_id, &ds, started_at, &e);
+                let checks = match e {
+                    Error::ChecksFailed(failures) => failures,
+                    _ => Vec::new(),
+                };
                 match fault {
                     Some(line) => Err(Stop::Fault { ds, line }),
-                    None => Ok((DateStatus::Failed, Some(message))),
+                    None => Ok((DateStatus::Failed, Some(message), checks)),
                 }
             }
         }
@@ -163,6 +180,7 @@ fn compute_date(
         started_at: &start.at,
         lease_seconds: reserve::lease_seconds(),
     })?;
+    let ready = pipeline.bind_ready(ds)?;
     let result = db.transaction(TxKind::Date, |db| {
         // Fencing: the date is written only while its reservation is this run's (nothing
         // is written otherwise, so the empty transaction may commit).
@@ -183,7 +201,20 @@ fn compute_date(
             }));
         }
         pause::reached(pause::Point::InDate);
-        db.run_script(&script.sql, &script.params)?;
+        if let Some(reason) = ready::not_ready(db, pipeline, ready.as_ref(), ds)? {
+            record_not_ready(db, pipeline, run_id, (ds, &start.at), &reason)?;
+            return Ok(Ok(Ended {
+                status: DateStatus::Skipped,
+                reason: Some(reason),
+                warnings: Vec::new(),
+            }));
+        }
+        let kept = db.run_script_keeping(&script.sql, &script.params)?;
+        let failures = checks::failures(&pipeline.checks, &kept);
+        if failures.iter().any(|f| f.severity == Severity::Error) {
+            return Err(Error::ChecksFailed(failures));
+        }
+        record_checks(db, pipeline, run_id, ds, &failures)?;
         // record_date.sql decided: success, or for a sealed date corrected / unchanged.
         let status = if sealed {
             recorded_status(db, run_id, ds)?
@@ -196,7 +227,11 @@ fn compute_date(
         if !db.run_alive(run_id)? {
             return Err(Error::Database(run_gone()));
         }
-        Ok(Ok(status))
+        Ok(Ok(Ended {
+            status,
+            reason: None,
+            warnings: failures,
+        }))
     });
     match result {
         Ok(done) => {
@@ -206,6 +241,51 @@ fn compute_date(
         Err(e) if e.db_kind() == Some(DbErrorKind::Conflict) => lost_or_failed(db, run_id, ds, e),
         Err(e) => Err(e),
     }
+}
+
+/// A date not built because its sources are not ready: recorded skipped, with why, and
+/// released, in the date's transaction.
+fn record_not_ready(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    run_id: i64,
+    (ds, started_at): (&str, &str),
+    reason: &str,
+) -> Result<()> {
+    let script = pipeline.bind_system(
+        "record_not_ready",
+        minijinja::context! {
+            run_id => run_id, ds => ds, started_at => started_at, reason => reason,
+        },
+    )?;
+    Ok(db.run_script(&script.sql, &script.params)?)
+}
+
+/// The checks that found rows on a date, with their first rows (none: nothing written).
+fn record_checks(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    run_id: i64,
+    ds: &str,
+    failures: &[Failure],
+) -> Result<()> {
+    if failures.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<minijinja::Value> = failures
+        .iter()
+        .map(|f| {
+            minijinja::context! {
+                check => &f.check, model => &f.model, severity => f.severity.as_str(),
+                version => f.version, failing_rows => f.failing_rows, sample => f.sample_json(),
+            }
+        })
+        .collect();
+    let script = pipeline.bind_system(
+        "record_checks",
+        minijinja::context! { run_id => run_id, ds => ds, failures => listed },
+    )?;
+    Ok(db.run_script(&script.sql, &script.params)?)
 }
 
 /// A sealed date's status as record_date.sql recorded it: corrected or unchanged.
@@ -260,17 +340,19 @@ fn failed_date(
     started_at: &str,
     e: &Error,
 ) -> (String, Option<String>) {
-    let (message, model) = match e {
-        Error::Database(inner) => match inner.context.as_deref().and_then(|m| pipeline.model(m)) {
-            Some(model) => (
-                format!("model {} ({}): {}", model.name, model.file, inner.message),
-                Some(model.name.as_str()),
-            ),
-            None => (inner.message.clone(), None),
-        },
-        other => (other.to_string(), None),
+    let (message, model) = failure_message(pipeline, run_id, e);
+    let failures = match e {
+        Error::ChecksFailed(failures) => failures.as_slice(),
+        _ => &[],
     };
-    let recorded = record_failure(db, pipeline, run_id, (ds, started_at), &message, model);
+    let recorded = record_failure(
+        db,
+        pipeline,
+        run_id,
+        (ds, started_at),
+        (&message, model),
+        failures,
+    );
     let fault = match (e, recorded) {
         (Error::Environment { .. }, _) => Some(message.clone()),
         (_, Err(r)) => Some(format!("{message}; recording that failed too: {r}")),
@@ -279,15 +361,54 @@ fn failed_date(
     (message, fault)
 }
 
-/// A date that failed, as its record says it: the date and when it started, the message,
-/// and the model whose statement failed, if one did.
+/// A failed date's message, naming the model (or check) whose statement failed and its
+/// file, and that model.
+fn failure_message<'p>(
+    pipeline: &'p Pipeline,
+    run_id: i64,
+    e: &Error,
+) -> (String, Option<&'p str>) {
+    match e {
+        Error::Database(inner) => {
+            let context = inner.context.as_deref().unwrap_or_default();
+            if let Some(model) = pipeline.model(context) {
+                return (
+                    format!("model {} ({}): {}", model.name, model.file, inner.message),
+                    Some(model.name.as_str()),
+                );
+            }
+            match context
+                .strip_prefix("checks/")
+                .and_then(|c| pipeline.check(c))
+            {
+                Some(check) => (
+                    format!("check {} ({}): {}", check.name, check.file, inner.message),
+                    Some(check.model.as_str()),
+                ),
+                None => (inner.message.clone(), None),
+            }
+        }
+        Error::ChecksFailed(failures) => (
+            checks::failed_message(failures, Some(run_id)),
+            failures
+                .iter()
+                .find(|f| f.severity == Severity::Error)
+                .and_then(|f| pipeline.model(&f.model))
+                .map(|m| m.name.as_str()),
+        ),
+        other => (other.to_string(), None),
+    }
+}
+
+/// A date that failed, as its record says it: the date and when it started, the message
+/// and the model whose statement failed, if one did, and the checks that found rows.
 fn record_failure(
     db: &mut Db,
     pipeline: &Pipeline,
     run_id: i64,
     (ds, started_at): (&str, &str),
-    message: &str,
-    model: Option<&str>,
+    (message, model): (&str, Option<&str>),
+    failures: &[Failure],
 ) -> Result<()> {
     let script = pipeline.bind_system(
         "record_failure",
@@ -299,6 +420,7 @@ fn record_failure(
     // READ COMMITTED on PostgreSQL (no snapshot from before a release beside it that
     // deletes the date's reservation).
     db.transaction(TxKind::Plain, |db| {
-        Ok(db.run_script(&script.sql, &script.params)?)
+        db.run_script(&script.sql, &script.params)?;
+        record_checks(db, pipeline, run_id, ds, failures)
     })
 }

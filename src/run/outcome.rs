@@ -13,6 +13,7 @@
 
 use serde::Serialize;
 
+use crate::checks::Failure;
 use crate::dates::{Reclaim, Skip};
 use crate::db::DbError;
 use crate::error::{CommittedDate, Error};
@@ -31,6 +32,10 @@ pub struct DateOutcome {
     pub held_by: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub millis: Option<u64>,
+    /// The checks that found rows on it: `warn` ones of a date that committed, or those
+    /// that failed it (its `error`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Failure>,
 }
 
 impl DateOutcome {
@@ -42,6 +47,7 @@ impl DateOutcome {
             error: None,
             held_by: skip.held_by,
             millis: None,
+            checks: Vec::new(),
         }
     }
 }
@@ -135,7 +141,7 @@ pub fn run_end(dates: &[DateOutcome], stops: &[Stop], skipped: bool) -> (RunStat
         (RunStatus::Interrupted, Exit::Signal(sig))
     } else if stops.iter().any(|s| matches!(s, Stop::Lost { .. })) {
         (RunStatus::Interrupted, Exit::Failed)
-    } else if skipped {
+    } else if skipped || dates.iter().any(|d| d.status == DateStatus::Skipped) {
         (RunStatus::Partial, Exit::Skipped)
     } else {
         (RunStatus::Success, Exit::Done)

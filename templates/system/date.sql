@@ -1,12 +1,14 @@
 -- name: date
--- version: 4
+-- version: 5
 --
 -- One date's whole transaction (sqlrun runs it between BEGIN and COMMIT: BEGIN
 -- IMMEDIATE on SQLite; on PostgreSQL REPEATABLE READ, after locking the date's
 -- reservation row): the versions of the sources it reads, then each model in dependency
--- order, replaced whole, or, on a sealed date, compared and corrected; then the date's
--- record and the release of its reservation. A `sqlrun context` line says which model
--- the statements after it belong to, so that an error names the model and its file.
+-- order, replaced whole, or, on a sealed date, compared and corrected; then the checks
+-- of those models (system/check.sql: sqlrun reads their rows, and a failing error check
+-- rolls the date back); then the date's record and the release of its reservation.
+-- A `sqlrun context` line says which model (or check) the statements after it belong
+-- to, so that an error names it and its file.
 {% include "system/record_sources.sql" %}
 {% for model in models %}
 -- sqlrun context: {{ model.name|ident }}
@@ -15,6 +17,9 @@
 {% else %}
 {% include "system/replace.sql" %}
 {% endif %}
+{% endfor %}
+{% for check in checks %}
+{% include "system/check.sql" %}
 {% endfor %}
 -- sqlrun context: -
 {% include "system/record_date.sql" %}

@@ -1,5 +1,5 @@
 -- name: date_states
--- version: 6
+-- version: 7
 --
 -- Each date of an interval and where it stands: the one answer that `status` (its
 -- calendar, list and JSON), `apply` (what it selects) and `apply --dry-run` (its plan)
@@ -19,7 +19,8 @@
 --   stale    computed, and a model in scope is stale or missing (what --only stale takes)
 --   failed   its latest attempt failed;  changed  computed, and a source it reads
 --   changed since (late data);  sealed, corrected (corrections of a sealed date),
---   held (a run holds it now).
+--   held (a run holds it now); checks: failed (its latest attempt failed an error
+--   check) or warned (its latest build committed with warn checks finding rows).
 -- `state`, the date in one word (the calendar's cell, status --list, status --json), is
 -- the first that applies of: held, failed, missing, changed, stale (a model built by
 -- another version; one with no rows is missing instead), corrected, sealed, computed.
@@ -97,6 +98,16 @@ facts AS MATERIALIZED (
            (1 = 0) AS source_changed,
 {% endif %}
            lp.failed_model AS failed_model,
+           -- what the checks said: its latest attempt failed an error check, or its
+           -- latest build committed with warn checks finding rows
+           CASE WHEN lp.status = 'failed'
+                 AND EXISTS (SELECT 1 FROM check_results AS k
+                              WHERE k.run_id = pd.last_run AND k.ds = pd.ds
+                                AND k.severity = 'error') THEN 'failed'
+                WHEN EXISTS (SELECT 1 FROM check_results AS k
+                              WHERE k.run_id = pd.built_run AND k.ds = pd.ds
+                                AND k.severity = 'warn') THEN 'warned'
+           END AS checks,
            (pd.built_run IS NOT NULL) AS computed,
            (lp.status {{ d.same() }} 'failed') AS failed,
            {% for m in scope %}
@@ -136,7 +147,7 @@ judged AS (
 SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
        j.last_status, j.last_error, j.sealed_at, j.sealed_by, j.corrections, j.held_by,
        j.held_since, j.held_until, j.holder_kind, j.holder_by, j.holder_status,
-       j.source_changed, j.failed_model,
+       j.source_changed, j.failed_model, j.checks,
        j.computed, j.failed, j.missing, j.stale, j.changed, j.sealed,
        CASE WHEN j.held THEN 'held'
             WHEN j.failed THEN 'failed'

@@ -330,25 +330,15 @@ impl Backend for Conn {
     fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
         let (text, values) = positional(sql, params);
         let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
-        let rows = self.client.query(text.as_str(), &refs)?;
-        let Some(first) = rows.first() else {
-            return Ok(Vec::new());
-        };
-        let names: Rc<Vec<String>> = Rc::new(
-            first
-                .columns()
-                .iter()
-                .map(|c| c.name().to_string())
-                .collect(),
-        );
-        rows.iter()
-            .map(|r| {
-                let values = (0..names.len())
-                    .map(|i| r.try_get::<_, Any>(i).map(|a| a.0))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(Row::new(Rc::clone(&names), values))
-            })
-            .collect()
+        read_rows(&self.client.query(text.as_str(), &refs)?)
+    }
+
+    /// Prepared once per text, as `run_statement` (a check runs the same text each date).
+    fn statement_rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
+        let (text, values) = positional(sql, params);
+        let statement = self.prepared(text)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
+        read_rows(&self.client.query(&statement, &refs)?)
     }
 
     /// Bookkeeping steps of one pipeline (schema) take turns, as SQLite's single writer
@@ -490,6 +480,28 @@ fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
         })
         .collect();
     (out, values)
+}
+
+/// Every row of a query, each value as sqlrun's `Value` (`types::Any`).
+fn read_rows(rows: &[postgres::Row]) -> Result<Vec<Row>, DbError> {
+    let Some(first) = rows.first() else {
+        return Ok(Vec::new());
+    };
+    let names: Rc<Vec<String>> = Rc::new(
+        first
+            .columns()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect(),
+    );
+    rows.iter()
+        .map(|r| {
+            let values = (0..names.len())
+                .map(|i| r.try_get::<_, Any>(i).map(|a| a.0))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Row::new(Rc::clone(&names), values))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -222,26 +222,24 @@ impl Backend for Conn {
 
     fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
-        let names: Rc<Vec<String>> = Rc::new(stmt.column_names().map(|s| s.to_string()).collect());
         let bound: Vec<(&str, &dyn ToSql)> =
             params.iter().map(|(n, v)| (*n, v as &dyn ToSql)).collect();
-        let mut rows = stmt.query(bound.as_slice())?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            let values = (0..names.len())
-                .map(|i| {
-                    Ok(match r.get_ref(i)? {
-                        ValueRef::Null => Value::Null,
-                        ValueRef::Integer(n) => Value::Int(n),
-                        ValueRef::Real(f) => Value::Real(f),
-                        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-                        ValueRef::Blob(b) => Value::Text(format!("<{} bytes>", b.len())),
-                    })
-                })
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            out.push(Row::new(Rc::clone(&names), values));
+        let names = column_names(&stmt);
+        let rows = stmt.query(bound.as_slice())?;
+        read_rows(rows, &names)
+    }
+
+    /// One statement of a bound script whose rows are kept: only the parameters it names
+    /// are bound, as in `run_statement`.
+    fn statement_rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        for (name, value) in params {
+            if let Some(i) = stmt.parameter_index(name)? {
+                stmt.raw_bind_parameter(i, value)?;
+            }
         }
-        Ok(out)
+        let names = column_names(&stmt);
+        read_rows(stmt.raw_query(), &names)
     }
 
     /// SQLite has one writer at a time: every write transaction takes the lock up front
@@ -353,4 +351,28 @@ fn folder_writable(path: &Path) -> bool {
         .prefix(".sqlrun-probe-")
         .tempfile_in(folder(path))
         .is_ok()
+}
+
+fn column_names(stmt: &rusqlite::Statement) -> Rc<Vec<String>> {
+    Rc::new(stmt.column_names().map(|s| s.to_string()).collect())
+}
+
+/// Every row of a query, each value as sqlrun's `Value`.
+fn read_rows(mut rows: rusqlite::Rows, names: &Rc<Vec<String>>) -> Result<Vec<Row>, DbError> {
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let values = (0..names.len())
+            .map(|i| {
+                Ok(match r.get_ref(i)? {
+                    ValueRef::Null => Value::Null,
+                    ValueRef::Integer(n) => Value::Int(n),
+                    ValueRef::Real(f) => Value::Real(f),
+                    ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => Value::Text(format!("<{} bytes>", b.len())),
+                })
+            })
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        out.push(Row::new(Rc::clone(names), values));
+    }
+    Ok(out)
 }

@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 2
+-- version: 3
 --
 -- PostgreSQL's spelling of the few things the system templates say differently on
 -- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come
@@ -19,3 +19,5 @@
 {# The body of a recursive CTE dates(ds): every date from start to end. #}
 {% macro date_series(start, end) %}SELECT CAST(g.d AS date)
     FROM generate_series(CAST({{ start }} AS date), CAST({{ end }} AS date), interval '1 day') AS g(d){% endmacro %}
+{# The date `days` days before `ds`. #}
+{% macro days_before(ds, days) %}(CAST({{ ds }} AS date) - {{ days }}){% endmacro %}

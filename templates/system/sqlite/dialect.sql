@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 2
+-- version: 3
 --
 -- SQLite's spelling of the few things the system templates say differently on each
 -- backend (postgres/dialect.sql has the same macros). Imported as `d`.
@@ -18,3 +18,5 @@
 {% macro date_series(start, end) %}SELECT {{ start }}
     UNION ALL
     SELECT date(ds, '+1 day') FROM dates WHERE ds < {{ end }}{% endmacro %}
+{# The date `days` days before `ds`. #}
+{% macro days_before(ds, days) %}date({{ ds }}, {{ "-" ~ days ~ " days" }}){% endmacro %}

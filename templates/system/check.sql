@@ -1,0 +1,17 @@
+-- name: check
+-- version: 1
+--
+-- One check of one date: the rows its query returns are what is wrong (none: it
+-- passes). Kept are the first `sample_rows` of them, each with how many there are in
+-- all. The check reads `model` (its model) and `this`: the model's rows as they stand
+-- now, its table, or on a sealed date its `_current` view (the corrected values).
+-- The `sqlrun rows` line tells sqlrun to keep the statement's rows.
+{% with model = check.model, this = (check.model.current_view if sealed else check.model.table)|ident %}
+-- sqlrun context: {{ ("checks/" ~ check.name)|ident }}
+-- sqlrun rows: {{ check.name|ident }}
+SELECT f.*, count(*) OVER () AS sqlrun_failing_rows
+FROM (
+{% include check.template %}
+) AS f
+LIMIT {{ sample_rows }};
+{% endwith %}
