@@ -38,16 +38,12 @@ fn too_big() -> (&'static str, String) {
     )
 }
 
-/// A project folder `folder` in the sandbox: the repo's models and views, with its
-/// built-in checks or not, and the given checks (name, text) in checks/.
-fn project(sb: &Sandbox, folder: &str, builtin: bool, checks: &[(&str, String)]) -> PathBuf {
+/// A project folder `folder` in the sandbox: the repo's models and views, and in checks/
+/// only the given checks (name, text), so that no built-in check adds results.
+fn project(sb: &Sandbox, folder: &str, checks: &[(&str, String)]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
     let dst = sb.path().join(folder);
-    let mut folders = vec!["models", "views"];
-    if builtin {
-        folders.push("checks");
-    }
-    for f in folders {
+    for f in ["models", "views"] {
         std::fs::create_dir_all(dst.join(f)).unwrap();
         for entry in std::fs::read_dir(src.join(f)).unwrap() {
             let path = entry.unwrap().path();
@@ -94,7 +90,10 @@ fn everything(sb: &Sandbox) -> BTreeMap<String, Vec<Vec<String>>> {
     let mut all = snapshot(sb);
     all.insert(
         "check_results".into(),
-        sb.rows("SELECT * FROM check_results ORDER BY 1, 2, 3"),
+        sb.rows(
+            "SELECT run_id, ds, check_name, model, severity, version, failing_rows, \
+             CAST(sample AS TEXT), checked_at FROM check_results ORDER BY 1, 2, 3",
+        ),
     );
     all
 }
@@ -136,8 +135,8 @@ struct CheckResult {
 
 fn results(sb: &Sandbox, filter: &str) -> Vec<CheckResult> {
     sb.rows(&format!(
-        "SELECT run_id, ds, check_name, model, severity, version, failing_rows, sample \
-         FROM check_results WHERE {filter} ORDER BY run_id, ds, check_name"
+        "SELECT run_id, ds, check_name, model, severity, version, failing_rows, \
+         CAST(sample AS TEXT) FROM check_results WHERE {filter} ORDER BY run_id, ds, check_name"
     ))
     .into_iter()
     .map(|r| CheckResult {
@@ -217,12 +216,24 @@ fn status_json(sb: &Sandbox, tpl: &Path, interval: &str) -> BTreeMap<String, Val
         .collect()
 }
 
-/// The line of `status --list` for `ds`.
-fn status_line(sb: &Sandbox, tpl: &Path, interval: &str, ds: &str) -> String {
+/// The value of the `checks` column of `status --list` for `ds` (`-` when none).
+fn checks_column(sb: &Sandbox, tpl: &Path, interval: &str, ds: &str) -> String {
     let out = with(sb, 0, tpl, &["status", "--list", "--interval", interval]).stdout;
-    out.lines()
+    let header = out
+        .lines()
+        .find(|l| l.starts_with("date"))
+        .unwrap_or_else(|| panic!("a header line:\n{out}"));
+    let at = header
+        .find(" checks ")
+        .unwrap_or_else(|| panic!("a checks column:\n{out}"))
+        + 1;
+    let line = out
+        .lines()
         .find(|l| l.starts_with(ds))
-        .unwrap_or_else(|| panic!("a line for {ds}:\n{out}"))
+        .unwrap_or_else(|| panic!("a line for {ds}:\n{out}"));
+    line.get(at..)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("a checks value for {ds}:\n{out}"))
         .to_string()
 }
 
@@ -249,7 +260,7 @@ fn find_key<'a>(v: &'a Value, key: &str, out: &mut Vec<&'a Value>) {
 /// a late order that puts 2026-02-03 over LIMIT.
 fn computed_then_too_big(seed: u64) -> (Sandbox, Orders, PathBuf, i64) {
     let (sb, mut orders) = with_orders(seed, 5);
-    let tpl = project(&sb, "pipeline", true, &[too_big()]);
+    let tpl = project(&sb, "pipeline", &[too_big()]);
     with(&sb, 0, &tpl, &["apply", "--interval", &orders.interval()]);
     let first = sb.last_run_id();
     assert!(
@@ -407,7 +418,6 @@ fn a_warn_check_lets_the_date_commit_and_records_the_warning() {
     let tpl = project(
         &sb,
         "pipeline",
-        true,
         &[("big_day", check("big_day", "warn", &body))],
     );
 
@@ -452,6 +462,11 @@ fn a_warn_check_lets_the_date_commit_and_records_the_warning() {
         &tpl,
         &["--json", "apply", "--interval", "2026-02-03"],
     );
+    assert_eq!(
+        results_of(&sb, "big_day").len(),
+        2,
+        "one more, for the new run"
+    );
     let doc: Value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("apply --json is JSON ({e}): {}", out.stdout));
     let mut warnings = Vec::new();
@@ -463,11 +478,6 @@ fn a_warn_check_lets_the_date_commit_and_records_the_warning() {
                 && w.to_string().contains("big_day")),
         "a non-empty \"warnings\" naming big_day: {doc}"
     );
-    assert_eq!(
-        results_of(&sb, "big_day").len(),
-        2,
-        "one more, for the new run"
-    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -476,7 +486,7 @@ fn a_warn_check_lets_the_date_commit_and_records_the_warning() {
 #[test]
 fn a_check_on_a_sealed_date_sees_the_corrected_values() {
     let (sb, mut orders) = with_orders(404, 7);
-    let tpl = project(&sb, "pipeline", true, &[too_big()]);
+    let tpl = project(&sb, "pipeline", &[too_big()]);
     let week = orders.interval();
     with(&sb, 0, &tpl, &["apply", "--interval", &week]);
     with(
@@ -537,7 +547,7 @@ fn a_date_not_ready_is_skipped_and_built_by_a_later_lookback_once_ready() {
         "CREATE TABLE loads (loaded_through {kind} NOT NULL); \
          INSERT INTO loads VALUES ('2026-02-03');"
     ));
-    let tpl = project(&sb, "pipeline", true, &[]);
+    let tpl = project(&sb, "pipeline", &[]);
     let model = tpl.join("models/daily_revenue.sql");
     let text = std::fs::read_to_string(&model).unwrap();
     let version = text
@@ -620,6 +630,17 @@ fn a_date_not_ready_is_skipped_and_built_by_a_later_lookback_once_ready() {
         [["2026-02-03", "skipped"]]
     );
     assert_eq!(date_state(&sb, "2026-02-03"), before);
+
+    // A date not ready is skipped, not failed: no stderr line calls it failed.
+    for d in ["2026-02-04", "2026-02-05"] {
+        assert!(
+            !run.stderr
+                .lines()
+                .any(|l| l.contains(d) && l.contains("failed")),
+            "{d} was skipped, not failed:\n{}",
+            run.stderr
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -646,7 +667,7 @@ fn busy_check<'a>(name: &'a str, severity: &str, max: i64) -> (&'a str, String) 
 #[test]
 fn check_reads_existing_partitions_writes_nothing_and_exits_1_on_an_error() {
     let (sb, orders) = with_orders(406, 6);
-    let plain = project(&sb, "plain", true, &[]);
+    let plain = project(&sb, "plain", &[]);
     with(&sb, 0, &plain, &["apply", "--interval", &orders.interval()]);
     let (max, busy) = busiest(&sb);
     let quiet = orders
@@ -657,7 +678,7 @@ fn check_reads_existing_partitions_writes_nothing_and_exits_1_on_an_error() {
         .unwrap();
 
     // A check added after the dates were computed: it fails on the busiest dates.
-    let strict = project(&sb, "strict", true, &[busy_check("busy", "error", max)]);
+    let strict = project(&sb, "strict", &[busy_check("busy", "error", max)]);
     let before = everything(&sb);
     let run = with(
         &sb,
@@ -695,12 +716,7 @@ fn check_reads_existing_partitions_writes_nothing_and_exits_1_on_an_error() {
 
     // The same failure as a warning: printed, exit 0, still nothing written; a date never
     // computed is not checked.
-    let lenient = project(
-        &sb,
-        "lenient",
-        true,
-        &[busy_check("busy_warn", "warn", max)],
-    );
+    let lenient = project(&sb, "lenient", &[busy_check("busy_warn", "warn", max)]);
     let wider = format!("{START}..{}", day(START, 6));
     let run = with(&sb, 0, &lenient, &["check", "--interval", &wider]);
     let said = format!("{}{}", run.stdout, run.stderr);
@@ -731,7 +747,6 @@ fn two_jobs_give_the_same_rows_records_and_check_results_as_one() {
         let tpl = project(
             &sb,
             "pipeline",
-            true,
             &[too_big(), ("many", check("many", "warn", body))],
         );
         with(
@@ -750,11 +765,18 @@ fn two_jobs_give_the_same_rows_records_and_check_results_as_one() {
         [
             "SELECT ds, revenue, order_count FROM daily_revenue ORDER BY ds",
             "SELECT ds, status, held_by, error FROM run_partitions ORDER BY ds",
-            "SELECT ds, check_name, model, severity, version, failing_rows, sample \
-             FROM check_results ORDER BY ds, check_name",
+            "SELECT ds, check_name, model, severity, version, failing_rows, \
+             CAST(sample AS TEXT) FROM check_results ORDER BY ds, check_name",
             "SELECT status FROM runs",
         ]
-        .map(|q| sb.rows(q))
+        .map(|q| {
+            // Messages that name a file name it in this sandbox's folder.
+            let here = sb.path().to_str().unwrap().to_string();
+            let rows = sb.rows(q);
+            rows.into_iter()
+                .map(|r| r.into_iter().map(|v| v.replace(&here, "SANDBOX")).collect())
+                .collect::<Vec<Vec<String>>>()
+        })
     };
     let one = read("1");
     let two = read("2");
@@ -771,7 +793,7 @@ fn two_jobs_give_the_same_rows_records_and_check_results_as_one() {
 #[test]
 fn a_bad_check_is_refused_before_anything_is_written() {
     let (sb, orders) = with_orders(408, 3);
-    let good = project(&sb, "good", true, &[]);
+    let good = project(&sb, "good", &[]);
     with(&sb, 0, &good, &["apply", "--interval", "2026-02-01"]);
     let this = "SELECT * FROM {{ this }} WHERE ds = {{ ds }}";
     let cases: Vec<(&str, String, &str)> = vec![
@@ -830,7 +852,7 @@ fn a_bad_check_is_refused_before_anything_is_written() {
     ];
     let before = everything(&sb);
     for (i, (name, text, says)) in cases.iter().enumerate() {
-        let tpl = project(&sb, &format!("bad{i}"), true, &[(name, text.clone())]);
+        let tpl = project(&sb, &format!("bad{i}"), &[(name, text.clone())]);
         let run = with(&sb, 2, &tpl, &["apply", "--interval", &orders.interval()]);
         contains_all(&run.stderr, &[&format!("checks/{name}.sql"), says]);
         assert_eq!(everything(&sb), before, "{name}: nothing written");
@@ -887,12 +909,12 @@ fn the_built_in_checks_run_and_pass_on_normal_data() {
 #[test]
 fn seal_refuses_a_date_whose_rows_fail_an_error_check() {
     let (sb, orders) = with_orders(410, 7);
-    let plain = project(&sb, "plain", true, &[]);
+    let plain = project(&sb, "plain", &[]);
     let week = orders.interval();
     with(&sb, 0, &plain, &["apply", "--interval", &week]);
     let (max, busy) = busiest(&sb);
 
-    let strict = project(&sb, "strict", true, &[busy_check("busy", "error", max)]);
+    let strict = project(&sb, "strict", &[busy_check("busy", "error", max)]);
     let before = everything(&sb);
     let run = with(
         &sb,
@@ -930,7 +952,6 @@ fn status_marks_a_check_failed_date_and_a_warned_date() {
     let tpl = project(
         &sb,
         "pipeline",
-        false,
         &[too_big(), ("big_ish", check("big_ish", "warn", &warn_body))],
     );
     let interval = orders.interval();
@@ -958,6 +979,76 @@ fn status_marks_a_check_failed_date_and_a_warned_date() {
         };
         assert_eq!(v["checks"], want, "{d}: {v}");
     }
-    assert!(status_line(&sb, &tpl, &interval, "2026-02-02").contains("check failed"));
-    assert!(status_line(&sb, &tpl, &interval, "2026-02-04").contains("warned"));
+    for (d, want) in [
+        ("2026-02-01", "-"),
+        ("2026-02-02", "failed"),
+        ("2026-02-04", "warned"),
+    ] {
+        assert_eq!(checks_column(&sb, &tpl, &interval, d), want, "{d}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// the generic macros
+
+#[test]
+fn the_generic_macros_find_the_violating_rows() {
+    let (sb, mut orders) = with_orders(412, 4);
+    late(&sb, &mut orders, "late-huge", "2026-02-02", HUGE);
+    let macro_check = |name: &'static str, call: &str| {
+        let body = format!("{{% import \"system/checks.sql\" as check %}}\n{{{{ {call} }}}}");
+        (name, check(name, "warn", &body))
+    };
+    let tpl = project(
+        &sb,
+        "pipeline",
+        &[
+            macro_check(
+                "m_not_null",
+                r#"check.not_null(model, ["revenue", "order_count"])"#,
+            ),
+            macro_check("m_unique", "check.unique_key(model)"),
+            macro_check(
+                "m_range",
+                &format!(r#"check.accepted_range(model, "revenue", min=0, max={LIMIT})"#),
+            ),
+            macro_check("m_rows", "check.row_count(model, min=1, max=1)"),
+            macro_check(
+                "m_change",
+                r#"check.change_against_recent(model, "revenue", ratio=0.9, days=7)"#,
+            ),
+        ],
+    );
+    with(&sb, 0, &tpl, &["apply", "--interval", &orders.interval()]);
+    let want = orders.expected();
+    assert_eq!(sb.daily(), want, "warnings: every date committed");
+
+    let dates =
+        |name: &str| -> Vec<String> { results_of(&sb, name).into_iter().map(|r| r.ds).collect() };
+    for name in ["m_not_null", "m_unique", "m_rows"] {
+        assert!(
+            dates(name).is_empty(),
+            "{name}: {:?}",
+            results_of(&sb, name)
+        );
+    }
+    let outside: Vec<String> = want
+        .iter()
+        .filter(|(_, v)| v.0 < 0 || v.0 > LIMIT)
+        .map(|(d, _)| d.clone())
+        .collect();
+    assert!(outside.contains(&"2026-02-02".to_string()));
+    assert_eq!(dates("m_range"), outside);
+    // change_against_recent: against the average of the dates before (up to 7, all here).
+    let days: Vec<(&String, i64)> = want.iter().map(|(d, v)| (d, v.0)).collect();
+    let changed: Vec<String> = (1..days.len())
+        .filter(|&i| {
+            let before: Vec<i64> = days[..i].iter().map(|x| x.1).collect();
+            let avg = before.iter().sum::<i64>() as f64 / before.len() as f64;
+            (days[i].1 as f64 - avg).abs() > 0.9 * avg.abs()
+        })
+        .map(|i| days[i].0.clone())
+        .collect();
+    assert!(changed.contains(&"2026-02-02".to_string()));
+    assert_eq!(dates("m_change"), changed);
 }
