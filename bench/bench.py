@@ -623,6 +623,39 @@ def workload_plans(b):
     remove_db(db)
 
 
+def templates_without_checks(b):
+    """The built-in pipeline's models and views, without its checks: `sqlrun new` into
+    bench/work, then checks/ removed (untimed)."""
+    folder = os.path.join(WORK, "no_checks")
+    shutil.rmtree(folder, ignore_errors=True)
+    subprocess.run([b.bin, "new", folder], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    shutil.rmtree(os.path.join(folder, "checks"))
+    return folder
+
+
+def workload_k(b):
+    """The built-in checks' cost: a 365-day backfill with them against the same without."""
+    src = b.generate("y1")
+    bare = templates_without_checks(b)
+    args = ["apply", "--interval", interval(365)]
+
+    def case(copy, templates):
+        def prepare():
+            db = fresh_copy(src, os.path.join(WORK, copy))
+            extra = ["--templates", templates] if templates else []
+            return [b.bin, "--db", db, *extra, *args], None, expect_dates(365)
+        return prepare
+
+    with_checks = "sqlrun apply, built-in checks (365 dates)"
+    without = "sqlrun apply, no checks (365 dates)"
+    compare("k", "backfill 365 days x 1,000/day with and without the built-in checks",
+            [(with_checks, case("k_checks.db", None)), (without, case("k_bare.db", bare))])
+    ratio("k", with_checks, without, 1.3)
+    for name in ("k_checks.db", "k_bare.db"):
+        remove_db(os.path.join(WORK, name))
+
+
 def sqlite_version():
     return subprocess.run([SQLITE, "--version"], stdout=subprocess.PIPE).stdout.decode().split()[0]
 
@@ -630,8 +663,8 @@ def sqlite_version():
 # ---------------------------------------------------------------- main
 
 SECTIONS = {"e": workload_e, "a": workload_a, "b": workload_b, "c": workload_c,
-            "d": workload_d, "f": workload_f, "g": workload_g, "profile": workload_profile,
-            "plans": workload_plans}
+            "d": workload_d, "f": workload_f, "g": workload_g, "k": workload_k,
+            "profile": workload_profile, "plans": workload_plans}
 
 
 def sections_of(names, pg_sections):

@@ -465,6 +465,31 @@ def pg_a(p):
         p.pg.drop(copy)
 
 
+def pg_k(p):
+    """The built-in checks' cost on PostgreSQL: a 365-day backfill with them against the
+    same without (--jobs 1)."""
+    src = p.raw("y1")
+    bare = sq.templates_without_checks(p.b)
+    args = ["--interval", sq.interval(365)]
+
+    def bare_case(copy):
+        def prepare():
+            p.pg.copy(src, copy)
+            argv = [p.b.bin, "--db", p.pg.url(copy), "--templates", bare, "apply",
+                    *p.jobs_args(1), *args]
+            return argv, None, expect_dates(365)
+        return prepare
+
+    with_checks = "sqlrun apply, built-in checks (365 dates)"
+    without = "sqlrun apply, no checks (365 dates)"
+    compare("pg-k", "PostgreSQL: backfill 365 days x 1,000/day with and without the built-in checks",
+            [(with_checks, p.apply_case(src, "pk_checks", args, 365, jobs=1)),
+             (without, bare_case("pk_bare"))])
+    ratio("pg-k", with_checks, without, 1.3)
+    for copy in ("pk_checks", "pk_bare"):
+        p.pg.drop(copy)
+
+
 def pg_jobs(p):
     """--jobs 2 against two psql sessions splitting the dates (odd and even), each a
     transaction per date; and what --jobs 1, 4 and 8 do on this machine."""
@@ -781,7 +806,7 @@ def statement_times(p, db, label, wall):
     return {"wall_ms": wall * 1000, "statements": calls, "plan_ms": plan, "exec_ms": exe, "top": lines[:20]}
 
 
-SECTIONS = {"pg-e": pg_e, "pg-a": pg_a, "pg-jobs": pg_jobs, "pg-b": pg_b, "pg-c": pg_c,
+SECTIONS = {"pg-e": pg_e, "pg-a": pg_a, "pg-k": pg_k, "pg-jobs": pg_jobs, "pg-b": pg_b, "pg-c": pg_c,
             "pg-d": pg_d, "pg-x": pg_x, "pg-plans": pg_plans, "pg-profile": pg_profile}
 
 

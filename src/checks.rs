@@ -119,13 +119,13 @@ impl Failure {
         serde_json::to_string(&self.rows).expect("JSON values serialize")
     }
 
-    /// `check NAME (model M) failed: N failing rows`, as a failed date's error says it.
+    /// `check NAME (model M) found N failing rows`, as a failed date's error says it.
     pub fn summary(&self) -> String {
         let rows = match self.failing_rows {
             1 => "1 failing row".to_string(),
             n => format!("{n} failing rows"),
         };
-        format!("check {} (model {}) failed: {rows}", self.check, self.model)
+        format!("check {} (model {}) found {rows}", self.check, self.model)
     }
 }
 

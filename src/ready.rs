@@ -14,7 +14,6 @@ pub fn not_ready(
     db: &mut Db,
     pipeline: &Pipeline,
     ready: Option<&Bound>,
-    ds: &str,
 ) -> Result<Option<String>> {
     let Some(ready) = ready else {
         return Ok(None);
@@ -36,7 +35,7 @@ pub fn not_ready(
             )
             .collect();
         format!(
-            "not ready: {} on {ds}; the next run (`--lookback`) builds it once it holds",
+            "not ready: {}; the next run (`--lookback`) builds it once it holds",
             each.join("; ")
         )
     }))

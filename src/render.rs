@@ -74,7 +74,7 @@ fn model_sql(pipeline: &Pipeline, name: &str, ds: &str, run_id: i64) -> Result<S
         let names: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
         let checks: Vec<&str> = pipeline.checks.iter().map(|c| c.name.as_str()).collect();
         Error::bad(format!(
-            "no model or check named {name}; this pipeline's models are: {}; its checks: {}",
+            "no model named {name}, nor a check; this pipeline's models are: {}; its checks: {}",
             names.join(", "),
             if checks.is_empty() {
                 "none".to_string()

@@ -78,7 +78,7 @@ impl Progress for Watch<'_> {
     fn date_done(&mut self, date: &DateOutcome) {
         let millis = date.millis.unwrap_or_default();
         let line = match &date.error {
-            Some(e) => format!("{}  failed  ({millis} ms): {e}", date.ds),
+            Some(e) => format!("{}  {}  ({millis} ms): {e}", date.ds, date.status),
             None => format!("{}  {}  ({millis} ms)", date.ds, date.status),
         };
         let warnings = warn_lines(date);
@@ -182,6 +182,14 @@ fn apply_summary(report: &ApplyReport, skips: &[Skip], out: &Output) -> Result<(
     let mut parts = status_counts(report.dates);
     if parts.is_empty() {
         parts.push("no dates to compute".into());
+    }
+    let warned = report
+        .dates
+        .iter()
+        .filter(|d| !warn_lines(d).is_empty())
+        .count();
+    if warned > 0 {
+        parts.push(format!("{} with warnings", thousands(warned as i64)));
     }
     out.text(&format!(
         "run {} ({} {}): {} -> {}",

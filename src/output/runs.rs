@@ -107,31 +107,39 @@ pub fn run_detail(detail: &RunDetail, each_date: bool, out: &Output) -> Result<(
     out.text(&text)
 }
 
-/// The checks that found rows on the run's dates: each with its failing rows.
+/// The checks that found rows on the run's dates: each with its first failing rows.
 fn checks_table(checks: &[Record]) -> String {
     let rows: Vec<Vec<String>> = checks
         .iter()
         .flat_map(|c| {
-            let head = vec![
-                cell(&c["ds"]),
-                cell(&c["severity"]),
-                format!("{} ({})", cell(&c["check_name"]), cell(&c["model"])),
-                format!("{} failing", cell(&c["failing_rows"])),
-            ];
             let sample = c["sample"].as_array().cloned().unwrap_or_default();
-            std::iter::once(head).chain(sample.into_iter().map(|row| {
-                vec![
+            let lines = sample.iter().map(Json::to_string).collect::<Vec<_>>();
+            let lines = if lines.is_empty() {
+                vec![String::new()]
+            } else {
+                lines
+            };
+            lines.into_iter().enumerate().map(move |(i, row)| match i {
+                0 => vec![
+                    cell(&c["ds"]),
+                    cell(&c["severity"]),
+                    format!("{} ({})", cell(&c["check_name"]), cell(&c["model"])),
+                    cell(&c["failing_rows"]),
+                    row,
+                ],
+                _ => vec![
                     String::new(),
                     String::new(),
-                    format!("  {row}"),
                     String::new(),
-                ]
-            }))
+                    String::new(),
+                    row,
+                ],
+            })
         })
         .collect();
     format!(
         "checks that found rows:\n{}",
-        table(&["date", "severity", "check", "rows"], &rows)
+        table(&["date", "severity", "check", "rows", "first rows"], &rows)
     )
 }
 

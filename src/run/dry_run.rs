@@ -85,7 +85,7 @@ fn not_ready_dates(
         .filter(|(_, s)| s.action.computes())
     {
         let ready = pipeline.bind_ready(&state.ds)?;
-        if let Some(reason) = ready::not_ready(db, pipeline, ready.as_ref(), &state.ds)? {
+        if let Some(reason) = ready::not_ready(db, pipeline, ready.as_ref())? {
             waiting.push((state.ds.clone(), reason));
         }
     }

@@ -201,7 +201,7 @@ fn compute_date(
             }));
         }
         pause::reached(pause::Point::InDate);
-        if let Some(reason) = ready::not_ready(db, pipeline, ready.as_ref(), ds)? {
+        if let Some(reason) = ready::not_ready(db, pipeline, ready.as_ref())? {
             record_not_ready(db, pipeline, run_id, (ds, &start.at), &reason)?;
             return Ok(Ok(Ended {
                 status: DateStatus::Skipped,

@@ -56,5 +56,5 @@ FROM (SELECT coalesce(sum(t.{{ column|ident }}), 0) AS total
               AND c.{{ model.date_column|ident }} < {{ ds }}
             GROUP BY c.{{ model.date_column|ident }}) AS r) AS recent
 WHERE recent.dates > 0
-  AND abs(today.total - recent.average_total) > {{ ratio }} * abs(recent.average_total)
+  AND abs(today.total - recent.average_total) > CAST({{ ratio }} AS NUMERIC) * abs(recent.average_total)
 {% endmacro %}

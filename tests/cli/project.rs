@@ -163,6 +163,12 @@ fn a_new_project_works_without_db_or_templates_flags() {
         [
             ".gitignore",
             "README.md",
+            "checks",
+            "checks/daily_revenue_change.sql",
+            "checks/daily_revenue_not_null.sql",
+            "checks/daily_revenue_one_row.sql",
+            "checks/daily_revenue_order_count_not_negative.sql",
+            "checks/daily_revenue_revenue_not_negative.sql",
             "models",
             "models/daily_revenue.sql",
             "sqlrun.toml",
@@ -177,6 +183,7 @@ fn a_new_project_works_without_db_or_templates_flags() {
         "models/daily_revenue.sql",
         "views/cumulative_revenue.sql",
         "views/cumulative_revenue_as_sent.sql",
+        "checks/daily_revenue_one_row.sql",
     ] {
         assert_eq!(
             fs::read(dir.join(file)).unwrap(),

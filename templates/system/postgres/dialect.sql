@@ -20,4 +20,4 @@
 {% macro date_series(start, end) %}SELECT CAST(g.d AS date)
     FROM generate_series(CAST({{ start }} AS date), CAST({{ end }} AS date), interval '1 day') AS g(d){% endmacro %}
 {# The date `days` days before `ds`. #}
-{% macro days_before(ds, days) %}(CAST({{ ds }} AS date) - {{ days }}){% endmacro %}
+{% macro days_before(ds, days) %}(CAST({{ ds }} AS date) - CAST({{ days }} AS integer)){% endmacro %}
