@@ -2,15 +2,12 @@
 //! (the dbt and SQLMesh convention), in `checks/NAME.sql` with the model and a severity
 //! in its header. A run executes them inside each date's transaction, after the date's
 //! models and before its record: a failing `error` check rolls the date back, a failing
-//! `warn` check is recorded with the date.
+//! `warn` check is recorded with the date. What a check is and what it found; loading
+//! them is the pipeline's (pipeline.rs), running them over history `checking.rs`'s.
 
 use serde::Serialize;
 
-use crate::db::{Db, Row};
-use crate::error::{Error, Result};
-use crate::interval::Interval;
-use crate::pipeline::Pipeline;
-use crate::templates::{TemplateFile, TemplateKind, TemplateSet};
+use crate::db::Row;
 use crate::vocabulary::Severity;
 
 /// How many failing rows a check keeps (with the count of all of them): enough to see
@@ -40,64 +37,6 @@ impl Check {
     pub fn recorded_name(&self) -> String {
         format!("checks/{}", self.name)
     }
-}
-
-/// The checks of a template set, each naming one of `models`; every problem of every
-/// check's header at once.
-pub fn load(templates: &TemplateSet, models: &[&str]) -> Result<Vec<Check>> {
-    let mut checks = Vec::new();
-    let mut problems = Vec::new();
-    for file in templates.of_kind(TemplateKind::Check) {
-        match check_from(file, models) {
-            Ok(check) => checks.push(check),
-            Err(found) => problems.push(Error::problems(&file.path, "its header", found)),
-        }
-    }
-    match problems.is_empty() {
-        true => Ok(checks),
-        false => Err(Error::all(problems)),
-    }
-}
-
-fn check_from(file: &TemplateFile, models: &[&str]) -> std::result::Result<Check, Vec<String>> {
-    let mut problems = Vec::new();
-    let model = match file.header.get("model") {
-        Some(m) if models.contains(&m.as_str()) => m.clone(),
-        Some(m) => {
-            problems.push(format!(
-                "`-- model: {m}` is not a model of this pipeline; its models are: {}",
-                models.join(", ")
-            ));
-            String::new()
-        }
-        None => {
-            problems.push(format!(
-                "no `-- model:` line in its header; name the model whose rows it checks, e.g. `-- model: {}`",
-                models.first().copied().unwrap_or("daily_revenue")
-            ));
-            String::new()
-        }
-    };
-    let severity = match file.header.get("severity").map(String::as_str) {
-        None => Severity::Error,
-        Some(text) => Severity::parse(text).unwrap_or_else(|| {
-            problems.push(format!(
-                "`-- severity: {text}` is not error or warn; write `-- severity: error` (the date rolls back when it fails) or `-- severity: warn` (recorded, the date commits)"
-            ));
-            Severity::Error
-        }),
-    };
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    Ok(Check {
-        name: file.name.trim_start_matches("checks/").to_string(),
-        template: file.include_name.clone(),
-        file: file.path.clone(),
-        version: file.version,
-        model,
-        severity,
-    })
 }
 
 /// A check that found rows on a date.
@@ -184,80 +123,65 @@ pub fn failed_message(failures: &[Failure], run_id: Option<i64>) -> String {
     )
 }
 
-/// What `sqlrun check` found over an interval's computed dates.
-#[derive(Debug, Serialize)]
-pub struct Report {
-    pub interval: String,
-    /// The checks that ran on each date (`--select` narrows them), by name.
-    pub checks: Vec<String>,
-    /// How many dates were checked: those computed.
-    pub dates_checked: usize,
-    /// The dates of the interval never computed: not checked.
-    pub not_computed: Vec<String>,
-    /// Every check that found rows, date by date.
-    pub failures: Vec<DateFailure>,
-}
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
 
-/// A check that found rows on one date.
-#[derive(Debug, Serialize)]
-pub struct DateFailure {
-    pub ds: String,
-    #[serde(flatten)]
-    pub failure: Failure,
-}
+    use super::*;
+    use crate::db::Value;
 
-impl Report {
-    /// Whether an error check found rows (`sqlrun check` exits 1).
-    pub fn failed(&self) -> bool {
-        self.failures
+    fn check(severity: Severity) -> Check {
+        Check {
+            name: "one_row".into(),
+            template: "checks/one_row.sql".into(),
+            file: "checks/one_row.sql".into(),
+            version: 2,
+            model: "daily_revenue".into(),
+            severity,
+        }
+    }
+
+    fn rows(values: &[(&str, i64)], total: i64) -> Vec<Row> {
+        let names = Rc::new(vec![
+            "ds".to_string(),
+            "revenue".to_string(),
+            FAILING_ROWS_COLUMN.to_string(),
+        ]);
+        values
             .iter()
-            .any(|f| f.failure.severity == Severity::Error)
+            .map(|(ds, revenue)| {
+                Row::new(
+                    Rc::clone(&names),
+                    vec![Value::from(*ds), Value::Int(*revenue), Value::Int(total)],
+                )
+            })
+            .collect()
     }
-}
 
-/// The checks of the models in scope over each computed date of `interval`, against its
-/// rows as they stand (a sealed date's corrected values), reading only.
-pub fn check_dates(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Report> {
-    let states = crate::reserve::date_states(db, pipeline, interval)?;
-    let checks = pipeline.computed_checks();
-    let mut report = Report {
-        interval: interval.to_string(),
-        checks: checks.iter().map(|c| c.name.clone()).collect(),
-        dates_checked: 0,
-        not_computed: Vec::new(),
-        failures: Vec::new(),
-    };
-    for state in &states {
-        if !state.computed() {
-            report.not_computed.push(state.ds.clone());
-            continue;
-        }
-        report.dates_checked += 1;
-        for failure in date_failures(db, pipeline, &checks, &state.ds, state.sealed())? {
-            report.failures.push(DateFailure {
-                ds: state.ds.clone(),
-                failure,
-            });
-        }
+    #[test]
+    fn a_failure_keeps_the_rows_without_the_count_and_the_count_of_all() {
+        let f = failure(&check(Severity::Error), &rows(&[("2026-02-03", -5)], 12));
+        assert_eq!(f.failing_rows, 12);
+        assert_eq!(f.sample_json(), r#"[{"ds":"2026-02-03","revenue":-5}]"#);
+        assert_eq!(
+            f.summary(),
+            "check one_row (model daily_revenue) found 12 failing rows"
+        );
     }
-    Ok(report)
-}
 
-/// `checks` over one date's rows as they stand: those that found rows.
-pub fn date_failures(
-    db: &mut Db,
-    pipeline: &Pipeline,
-    checks: &[&Check],
-    ds: &str,
-    sealed: bool,
-) -> Result<Vec<Failure>> {
-    let mut found = Vec::new();
-    for check in checks {
-        let sql = pipeline.bind_check(check, ds, sealed)?;
-        let kept = db.run_script_keeping(&sql.sql, &sql.params)?;
-        for (_, rows) in kept.iter().filter(|(_, rows)| !rows.is_empty()) {
-            found.push(failure(check, rows));
-        }
+    #[test]
+    fn only_checks_that_returned_rows_fail_and_the_message_names_the_error_ones() {
+        let (error, warn) = (check(Severity::Error), check(Severity::Warn));
+        let kept = vec![
+            ("one_row".to_string(), rows(&[("2026-02-03", 1)], 1)),
+            ("one_row".to_string(), Vec::new()),
+        ];
+        let found = failures(std::slice::from_ref(&error), &kept);
+        assert_eq!(found.len(), 1);
+        let message = failed_message(&found, Some(7));
+        assert!(message.starts_with("check one_row (model daily_revenue) found 1 failing row;"));
+        assert!(message.contains("`sqlrun runs 7`"), "{message}");
+        let warned = failures(std::slice::from_ref(&warn), &kept);
+        assert_eq!(failed_message(&warned, None).split(';').next(), Some(""));
     }
-    Ok(found)
 }

@@ -6,6 +6,7 @@
 #![warn(clippy::too_many_lines)]
 
 pub mod calendar;
+pub mod checking;
 pub mod checks;
 pub mod cli;
 pub mod commands;

@@ -11,6 +11,7 @@ use crate::checks::Check;
 use crate::db::Dialect;
 use crate::error::{Error, Result};
 use crate::templates::{Bound, TemplateFile, TemplateKind, TemplateSet};
+use crate::vocabulary::Severity;
 
 /// A partitioned model: one table, one row set per date, from one SELECT.
 #[derive(Debug, Clone, Serialize)]
@@ -155,7 +156,7 @@ impl Pipeline {
             }
         }
         let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
-        let checks = crate::checks::load(&templates, &names)?;
+        let checks = checks_from(&templates, &names)?;
         let mut tables = BTreeSet::new();
         for m in &models {
             if !tables.insert(m.table.clone()) {
@@ -511,6 +512,64 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
     })
 }
 
+/// The checks of a template set, each naming one of `models`; every problem of every
+/// check's header at once.
+fn checks_from(templates: &TemplateSet, models: &[&str]) -> Result<Vec<Check>> {
+    let mut checks = Vec::new();
+    let mut problems = Vec::new();
+    for file in templates.of_kind(TemplateKind::Check) {
+        match check_from(file, models) {
+            Ok(check) => checks.push(check),
+            Err(found) => problems.push(Error::problems(&file.path, "its header", found)),
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(checks),
+        false => Err(Error::all(problems)),
+    }
+}
+
+fn check_from(file: &TemplateFile, models: &[&str]) -> std::result::Result<Check, Vec<String>> {
+    let mut problems = Vec::new();
+    let model = match file.header.get("model") {
+        Some(m) if models.contains(&m.as_str()) => m.clone(),
+        Some(m) => {
+            problems.push(format!(
+                "`-- model: {m}` is not a model of this pipeline; its models are: {}",
+                models.join(", ")
+            ));
+            String::new()
+        }
+        None => {
+            problems.push(format!(
+                "no `-- model:` line in its header; name the model whose rows it checks, e.g. `-- model: {}`",
+                models.first().copied().unwrap_or("daily_revenue")
+            ));
+            String::new()
+        }
+    };
+    let severity = match file.header.get("severity").map(String::as_str) {
+        None => Severity::Error,
+        Some(text) => Severity::parse(text).unwrap_or_else(|| {
+            problems.push(format!(
+                "`-- severity: {text}` is not error or warn; write `-- severity: error` (the date rolls back when it fails) or `-- severity: warn` (recorded, the date commits)"
+            ));
+            Severity::Error
+        }),
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Check {
+        name: file.name.trim_start_matches("checks/").to_string(),
+        template: file.include_name.clone(),
+        file: file.path.clone(),
+        version: file.version,
+        model,
+        severity,
+    })
+}
+
 /// What is wrong with `-- seal_values:`: each must be a value, one of the contract's
 /// `seals` columns, on a model with one row per date.
 fn seal_values_problems(
@@ -721,6 +780,41 @@ mod tests {
         );
         assert!(
             !sealed.contains("DELETE FROM \"daily_revenue\""),
+            "{sealed}"
+        );
+    }
+
+    #[test]
+    fn a_date_runs_its_models_checks_after_the_models_and_before_its_record() {
+        let p = Pipeline::load(None, Dialect::Sqlite).unwrap();
+        assert!(p
+            .checks
+            .iter()
+            .any(|c| c.name == "daily_revenue_one_row" && c.severity == Severity::Error));
+        let sql = p
+            .render_date(&DateVars {
+                ds: "2026-02-09",
+                run_id: 7,
+                sealed: false,
+                started_at: "2026-11-29 00:00:00",
+                lease_seconds: 900,
+            })
+            .unwrap();
+        let model = sql.find("INSERT INTO \"daily_revenue\"").unwrap();
+        let check = sql
+            .find("-- sqlrun rows: \"daily_revenue_one_row\"")
+            .unwrap();
+        let record = sql.find("INSERT INTO run_partitions").unwrap();
+        assert!(model < check && check < record, "{sql}");
+        let sealed = p
+            .render_check(
+                p.check("daily_revenue_one_row").unwrap(),
+                "2026-02-09",
+                true,
+            )
+            .unwrap();
+        assert!(
+            sealed.contains("FROM \"daily_revenue_current\" AS t"),
             "{sealed}"
         );
     }

@@ -1,7 +1,7 @@
 //! `sqlrun check --interval I`: the checks over dates already computed, reading only; a
 //! new check against two years of history without recomputing anything.
 
-use crate::checks;
+use crate::checking;
 use crate::commands::{open, Access};
 use crate::error::Result;
 use crate::exit::Exit;
@@ -13,7 +13,7 @@ pub fn run(settings: &Settings, interval: &str, select: &[String], out: &Output)
     let interval = Interval::parse(interval)?;
     let mut opened = open(settings, select, Access::Read)?;
     out.notes(&opened.notes);
-    let report = checks::check_dates(&mut opened.db, &opened.pipeline, interval)?;
+    let report = checking::check_dates(&mut opened.db, &opened.pipeline, interval)?;
     show::report(&report, out)?;
     Ok(if report.failed() {
         Exit::Failed

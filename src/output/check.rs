@@ -1,7 +1,7 @@
 //! `sqlrun check`: a line per check that found rows on a date, with its first row, then
 //! what was checked.
 
-use crate::checks::{DateFailure, Report};
+use crate::checking::{DateFailure, Report};
 use crate::error::Result;
 use crate::interval::{contiguous, parse_date};
 use crate::output::Output;

@@ -1,0 +1,90 @@
+//! Checks over dates already computed, reading only: `sqlrun check` (a new check against
+//! two years of history without recomputing anything), and `seal`, which sends only dates
+//! whose rows pass the error checks.
+
+use serde::Serialize;
+
+use crate::checks::{failure, Check, Failure};
+use crate::db::Db;
+use crate::error::Result;
+use crate::interval::Interval;
+use crate::pipeline::Pipeline;
+use crate::vocabulary::Severity;
+
+/// What `sqlrun check` found over an interval's computed dates.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub interval: String,
+    /// The checks that ran on each date (`--select` narrows them), by name.
+    pub checks: Vec<String>,
+    /// How many dates were checked: those computed.
+    pub dates_checked: usize,
+    /// The dates of the interval never computed: not checked.
+    pub not_computed: Vec<String>,
+    /// Every check that found rows, date by date.
+    pub failures: Vec<DateFailure>,
+}
+
+/// A check that found rows on one date.
+#[derive(Debug, Serialize)]
+pub struct DateFailure {
+    pub ds: String,
+    #[serde(flatten)]
+    pub failure: Failure,
+}
+
+impl Report {
+    /// Whether an error check found rows (`sqlrun check` exits 1).
+    pub fn failed(&self) -> bool {
+        self.failures
+            .iter()
+            .any(|f| f.failure.severity == Severity::Error)
+    }
+}
+
+/// The checks of the models in scope over each computed date of `interval`, against its
+/// rows as they stand (a sealed date's corrected values), reading only.
+pub fn check_dates(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Report> {
+    let states = crate::reserve::date_states(db, pipeline, interval)?;
+    let checks = pipeline.computed_checks();
+    let mut report = Report {
+        interval: interval.to_string(),
+        checks: checks.iter().map(|c| c.name.clone()).collect(),
+        dates_checked: 0,
+        not_computed: Vec::new(),
+        failures: Vec::new(),
+    };
+    for state in &states {
+        if !state.computed() {
+            report.not_computed.push(state.ds.clone());
+            continue;
+        }
+        report.dates_checked += 1;
+        for failure in date_failures(db, pipeline, &checks, &state.ds, state.sealed())? {
+            report.failures.push(DateFailure {
+                ds: state.ds.clone(),
+                failure,
+            });
+        }
+    }
+    Ok(report)
+}
+
+/// `checks` over one date's rows as they stand: those that found rows.
+pub fn date_failures(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    checks: &[&Check],
+    ds: &str,
+    sealed: bool,
+) -> Result<Vec<Failure>> {
+    let mut found = Vec::new();
+    for check in checks {
+        let sql = pipeline.bind_check(check, ds, sealed)?;
+        let kept = db.run_script_keeping(&sql.sql, &sql.params)?;
+        for (_, rows) in kept.iter().filter(|(_, rows)| !rows.is_empty()) {
+            found.push(failure(check, rows));
+        }
+    }
+    Ok(found)
+}
