@@ -306,32 +306,27 @@ impl Pipeline {
     /// The models of a date whose `-- ready:` condition is false, as one query
     /// (`system/ready.sql`), values as parameters; None when no model it computes has one.
     pub fn bind_ready(&self, ds: &str) -> Result<Option<Bound>> {
-        let waiting: Vec<&Model> = self
-            .computed_models()
-            .into_iter()
-            .filter(|m| m.ready.is_some())
-            .collect();
-        if waiting.is_empty() {
-            return Ok(None);
-        }
-        let context = context! { models => self.ready_models(&waiting), ..time_vars(ds, 0) };
-        Ok(Some(
-            self.templates.render_bound("system/ready.sql", context)?,
-        ))
+        self.ready_context(ds)
+            .map(|c| self.templates.render_bound("system/ready.sql", c))
+            .transpose()
     }
 
     /// The same with its values as literals, for review.
     pub fn render_ready(&self, ds: &str) -> Result<Option<String>> {
+        self.ready_context(ds)
+            .map(|c| self.templates.render("system/ready.sql", c))
+            .transpose()
+    }
+
+    /// What `system/ready.sql` renders with: the computed models that declare `-- ready:`.
+    fn ready_context(&self, ds: &str) -> Option<Value> {
         let waiting: Vec<&Model> = self
             .computed_models()
             .into_iter()
             .filter(|m| m.ready.is_some())
             .collect();
-        if waiting.is_empty() {
-            return Ok(None);
-        }
-        let context = context! { models => self.ready_models(&waiting), ..time_vars(ds, 0) };
-        Ok(Some(self.templates.render("system/ready.sql", context)?))
+        (!waiting.is_empty())
+            .then(|| context! { models => self.ready_models(&waiting), ..time_vars(ds, 0) })
     }
 
     fn ready_models(&self, models: &[&Model]) -> Value {

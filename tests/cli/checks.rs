@@ -455,7 +455,7 @@ fn a_warn_check_lets_the_date_commit_and_records_the_warning() {
     let now = orders.expected()["2026-02-03"];
     sample_is_one_row(r, "2026-02-03", now.0, now.1);
 
-    // --json has the warnings per date.
+    // --json has each date's checks that found rows, with their severity.
     let out = with(
         &sb,
         0,
@@ -469,14 +469,14 @@ fn a_warn_check_lets_the_date_commit_and_records_the_warning() {
     );
     let doc: Value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("apply --json is JSON ({e}): {}", out.stdout));
-    let mut warnings = Vec::new();
-    find_key(&doc, "warnings", &mut warnings);
+    let mut checks = Vec::new();
+    find_key(&doc, "checks", &mut checks);
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_array().is_some_and(|a| !a.is_empty())
-                && w.to_string().contains("big_day")),
-        "a non-empty \"warnings\" naming big_day: {doc}"
+        checks.iter().any(|c| c.as_array().is_some_and(|a| {
+            a.iter()
+                .any(|f| f["check"] == "big_day" && f["severity"] == "warn")
+        })),
+        "a date's \"checks\" with big_day as warn: {doc}"
     );
 }
 
@@ -1005,17 +1005,17 @@ fn the_generic_macros_find_the_violating_rows() {
         &[
             macro_check(
                 "m_not_null",
-                r#"check.not_null(model, ["revenue", "order_count"])"#,
+                r#"check.not_null(["revenue", "order_count"])"#,
             ),
-            macro_check("m_unique", "check.unique_key(model)"),
+            macro_check("m_unique", "check.unique_key()"),
             macro_check(
                 "m_range",
-                &format!(r#"check.accepted_range(model, "revenue", min=0, max={LIMIT})"#),
+                &format!(r#"check.accepted_range("revenue", min=0, max={LIMIT})"#),
             ),
-            macro_check("m_rows", "check.row_count(model, min=1, max=1)"),
+            macro_check("m_rows", "check.row_count(min=1, max=1)"),
             macro_check(
                 "m_change",
-                r#"check.change_against_recent(model, "revenue", ratio=0.9, days=7)"#,
+                r#"check.change_against_recent("revenue", ratio=0.9, days=7)"#,
             ),
         ],
     );
