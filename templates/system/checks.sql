@@ -41,8 +41,12 @@ WHERE {% if min is not none %}n.row_count < {{ min }}{% endif %}{% if min is not
 {% macro min_rows(n) %}{{ row_count(min=n) }}{% endmacro %}
 {#- One row when the date's total of `column` differs from the average total of the
     `days` dates before it by more than `ratio` times that average ("revenue fell 90%
-    overnight": ratio=0.9). Dates before it with no rows are left out; with none at
-    all, nothing is compared. Earlier dates are read as they stand now (`_current`). #}
+    overnight": ratio=0.9). Earlier dates are read as they stand now (`_current`), and
+    only those this run does not compute: the run's own dates are not all committed while
+    it runs (with --jobs, one may be in flight beside this one), so comparing with them
+    would depend on the order. A regular run compares yesterday with the week before; in
+    a backfill the dates near its start compare with the days before it. Dates with no
+    rows are left out; with none at all, nothing is compared. #}
 {% macro change_against_recent(column, ratio, days=7) %}
 SELECT today.total, round(recent.average_total, 2) AS recent_average,
        recent.dates AS recent_dates
@@ -54,6 +58,10 @@ FROM (SELECT coalesce(sum(t.{{ column|ident }}), 0) AS total
             FROM {{ model.current_view|ident }} AS c
             WHERE c.{{ model.date_column|ident }} >= {{ d.days_before(ds, days) }}
               AND c.{{ model.date_column|ident }} < {{ ds }}
+              AND NOT EXISTS (SELECT 1 FROM reservations AS h
+                              WHERE h.ds = c.{{ model.date_column|ident }} AND h.run_id = {{ run_id }})
+              AND NOT EXISTS (SELECT 1 FROM run_partitions AS p
+                              WHERE p.ds = c.{{ model.date_column|ident }} AND p.run_id = {{ run_id }})
             GROUP BY c.{{ model.date_column|ident }}) AS r) AS recent
 WHERE recent.dates > 0
   AND abs(today.total - recent.average_total) > CAST({{ ratio }} AS NUMERIC) * abs(recent.average_total)
