@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::checks::{failure, Check, Failure};
-use crate::db::Db;
+use crate::db::{Db, Row};
 use crate::error::Result;
 use crate::interval::Interval;
 use crate::pipeline::Pipeline;
@@ -60,7 +60,8 @@ pub fn check_dates(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Resu
             continue;
         }
         report.dates_checked += 1;
-        for failure in date_failures(db, pipeline, &checks, &state.ds, state.sealed())? {
+        let date = (state.ds.as_str(), state.sealed());
+        for failure in date_failures(db, pipeline, &checks, date, 0)? {
             report.failures.push(DateFailure {
                 ds: state.ds.clone(),
                 failure,
@@ -70,20 +71,49 @@ pub fn check_dates(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Resu
     Ok(report)
 }
 
-/// `checks` over one date's rows as they stand: those that found rows.
+/// `checks` over one date's rows as they stand: those that found rows, with the first of
+/// them. `run_id`: the run computing the date (0 when none is).
 pub fn date_failures(
     db: &mut Db,
     pipeline: &Pipeline,
     checks: &[&Check],
-    ds: &str,
-    sealed: bool,
+    (ds, sealed): (&str, bool),
+    run_id: i64,
 ) -> Result<Vec<Failure>> {
     let mut found = Vec::new();
     for check in checks {
-        let sql = pipeline.bind_check(check, ds, sealed)?;
+        let sql = pipeline.bind_check(check, ds, sealed, run_id)?;
         let kept = db.run_script_keeping(&sql.sql, &sql.params)?;
         for (_, rows) in kept.iter().filter(|(_, rows)| !rows.is_empty()) {
             found.push(failure(check, rows));
+        }
+    }
+    Ok(found)
+}
+
+/// In a date's transaction, after its script: the checks whose count
+/// (`system/date_checks.sql`, kept as `checks`) is not 0, each with its first rows.
+pub fn counted_failures(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    kept: &[(String, Vec<Row>)],
+    date: (&str, bool),
+    run_id: i64,
+) -> Result<Vec<Failure>> {
+    let Some(counts) = kept
+        .iter()
+        .find(|(name, _)| name == "checks")
+        .and_then(|(_, r)| r.first())
+    else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    for (i, name) in counts.names().iter().enumerate() {
+        if counts.i64(i)? == 0 {
+            continue;
+        }
+        if let Some(check) = pipeline.check(name) {
+            found.extend(date_failures(db, pipeline, &[check], date, run_id)?);
         }
     }
     Ok(found)

@@ -283,23 +283,28 @@ impl Pipeline {
     /// One check's SQL for a date (`system/check.sql`), values as literals, as
     /// `render --date D CHECK` shows it.
     pub fn render_check(&self, check: &Check, ds: &str, sealed: bool) -> Result<String> {
-        self.templates
-            .render("system/check.sql", self.check_context(check, ds, sealed))
+        self.templates.render(
+            "system/check.sql",
+            self.check_context(check, (ds, sealed), 0),
+        )
     }
 
-    /// The same with its values as parameters, as `sqlrun check` runs it.
-    pub fn bind_check(&self, check: &Check, ds: &str, sealed: bool) -> Result<Bound> {
-        self.templates
-            .render_bound("system/check.sql", self.check_context(check, ds, sealed))
+    /// The same with its values as parameters, as `sqlrun check` runs it, and a date of
+    /// `run_id` reads a check that found rows.
+    pub fn bind_check(&self, check: &Check, ds: &str, sealed: bool, run_id: i64) -> Result<Bound> {
+        self.templates.render_bound(
+            "system/check.sql",
+            self.check_context(check, (ds, sealed), run_id),
+        )
     }
 
-    fn check_context(&self, check: &Check, ds: &str, sealed: bool) -> Value {
+    fn check_context(&self, check: &Check, (ds, sealed): (&str, bool), run_id: i64) -> Value {
         let checks = self.checks_value(&[check]);
         context! {
             check => checks.get_item(&Value::from(0)).expect("one check"),
             sealed => sealed,
             sample_rows => crate::checks::SAMPLE_ROWS,
-            ..time_vars(ds, 0)
+            ..time_vars(ds, run_id)
         }
     }
 
@@ -377,7 +382,6 @@ impl Pipeline {
         context! {
             models => to_value(&self.computed_models()),
             checks => self.checks_value(&self.computed_checks()),
-            sample_rows => crate::checks::SAMPLE_ROWS,
             sources => to_value(&self.recorded_sources()),
             sealed => vars.sealed,
             started_at => vars.started_at,

@@ -172,7 +172,7 @@ fn refuse_failing_checks(db: &mut Db, pipeline: &Pipeline, dates: &[String]) -> 
         .collect();
     let mut failing: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for ds in dates {
-        for f in crate::checking::date_failures(db, pipeline, &errors, ds, false)? {
+        for f in crate::checking::date_failures(db, pipeline, &errors, (ds, false), 0)? {
             failing.entry(f.check).or_default().push(ds.clone());
         }
     }

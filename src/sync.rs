@@ -141,6 +141,9 @@ impl Pipeline {
             })?;
             let checked = db.check_statements(&sql).map_err(Error::from);
             checked.map_err(|e| match e {
+                Error::Database(e) if e.context.as_deref() == Some("checks") => self
+                    .failing_check(db, ds, sealed)
+                    .unwrap_or(Error::Database(e)),
                 Error::Database(e) => Error::Template {
                     file: self.statement_owner(e.context.as_deref(), ds),
                     message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
@@ -149,6 +152,25 @@ impl Pipeline {
             })?;
         }
         Ok(())
+    }
+
+    /// The date's checks run as one statement: which of them does not prepare, named by
+    /// its file (None: each prepares alone).
+    fn failing_check(&self, db: &mut Db, ds: &str, sealed: bool) -> Option<Error> {
+        self.computed_checks().into_iter().find_map(|check| {
+            let sql = match self.render_check(check, ds, sealed) {
+                Ok(sql) => sql,
+                Err(e) => return Some(e),
+            };
+            let e = Error::from(db.check_statements(&sql).err()?);
+            Some(Error::Template {
+                file: format!(
+                    "{} (check {} of model {}, as rendered for {ds})",
+                    check.file, check.name, check.model
+                ),
+                message: format!("{e} (`sqlrun render --date {ds} {}` prints it)", check.name),
+            })
+        })
     }
 
     /// What a statement of a date's SQL belongs to, by its `-- sqlrun context:`: a model's

@@ -9,6 +9,7 @@ use super::outcome::{DateOutcome, Stop};
 use super::pause;
 use super::workers::{self, Halt, Step};
 use super::Progress;
+use crate::checking;
 use crate::checks::{self, Failure};
 use crate::db::{Db, DbError, DbErrorKind, TxKind, Value};
 use crate::error::{Error, Result};
@@ -210,7 +211,7 @@ fn compute_date(
             }));
         }
         let kept = db.run_script_keeping(&script.sql, &script.params)?;
-        let failures = checks::failures(&pipeline.checks, &kept);
+        let failures = checking::counted_failures(db, pipeline, &kept, (ds, sealed), run_id)?;
         if failures.iter().any(|f| f.severity == Severity::Error) {
             return Err(Error::ChecksFailed(failures));
         }
@@ -384,6 +385,13 @@ fn failure_message<'p>(
                 Some(check) => (
                     format!("check {} ({}): {}", check.name, check.file, inner.message),
                     Some(check.model.as_str()),
+                ),
+                None if context == "checks" => (
+                    format!(
+                        "a check of the date could not run (`sqlrun render --date D CHECK` prints each): {}",
+                        inner.message
+                    ),
+                    None,
                 ),
                 None => (inner.message.clone(), None),
             }

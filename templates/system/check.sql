@@ -3,7 +3,7 @@
 --
 -- One check of one date: the rows its query returns are what is wrong (none: it
 -- passes). Kept are the first `sample_rows` of them, each with how many there are in
--- all. The check reads `model` (its model) and `this`: the model's rows as they stand
+-- all: what `sqlrun check` reads, and what a date reads of a check that found rows. The check reads `model` (its model) and `this`: the model's rows as they stand
 -- now, its table, or on a sealed date its `_current` view (the corrected values).
 -- The `sqlrun rows` line tells sqlrun to keep the statement's rows.
 {% with model = check.model, this = (check.model.current_view if sealed else check.model.table)|ident %}

@@ -5,8 +5,9 @@
 -- IMMEDIATE on SQLite; on PostgreSQL REPEATABLE READ, after locking the date's
 -- reservation row): the versions of the sources it reads, then each model in dependency
 -- order, replaced whole, or, on a sealed date, compared and corrected; then the checks
--- of those models (system/check.sql: sqlrun reads their rows, and a failing error check
--- rolls the date back); then the date's record and the release of its reservation.
+-- of those models (system/date_checks.sql: sqlrun reads how many rows each returns, and
+-- an error check that returns any rolls the date back); then the date's record and the
+-- release of its reservation.
 -- A `sqlrun context` line says which model (or check) the statements after it belong
 -- to, so that an error names it and its file.
 {% include "system/record_sources.sql" %}
@@ -18,8 +19,6 @@
 {% include "system/replace.sql" %}
 {% endif %}
 {% endfor %}
-{% for check in checks %}
-{% include "system/check.sql" %}
-{% endfor %}
+{% include "system/date_checks.sql" %}
 -- sqlrun context: -
 {% include "system/record_date.sql" %}
