@@ -800,9 +800,11 @@ mod tests {
             })
             .unwrap();
         let model = sql.find("INSERT INTO \"daily_revenue\"").unwrap();
-        let check = sql
-            .find("-- sqlrun rows: \"daily_revenue_one_row\"")
-            .unwrap();
+        let check = sql.find("-- sqlrun rows: \"checks\"").unwrap();
+        assert!(
+            sql.contains(") AS f) AS \"daily_revenue_one_row\""),
+            "{sql}"
+        );
         let record = sql.find("INSERT INTO run_partitions").unwrap();
         assert!(model < check && check < record, "{sql}");
         let sealed = p
