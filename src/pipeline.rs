@@ -2,6 +2,7 @@
 //! database objects they need (tables, `<table>_corrections`, `<table>_current`, views).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 use minijinja::context;
 use minijinja::value::Value;
@@ -112,6 +113,9 @@ pub struct Pipeline {
     pub selected: Option<BTreeSet<String>>,
     /// Every model's checks (`checks/`).
     pub checks: Vec<Check>,
+    /// What every date renders with alike (its models, checks and sources), made once:
+    /// serializing them for each date cost more than the date's checks.
+    date_values: OnceLock<Value>,
 }
 
 /// A check as a date's SQL includes it: with its model.
@@ -193,6 +197,7 @@ impl Pipeline {
             sources,
             selected: None,
             checks,
+            date_values: OnceLock::new(),
         })
     }
 
@@ -218,6 +223,7 @@ impl Pipeline {
             }
         }
         self.selected = Some(chosen);
+        self.date_values = OnceLock::new();
         Ok(())
     }
 
@@ -379,15 +385,20 @@ impl Pipeline {
     }
 
     fn date_context(&self, vars: &DateVars) -> Value {
-        context! {
-            models => to_value(&self.computed_models()),
-            checks => self.checks_value(&self.computed_checks()),
-            sources => to_value(&self.recorded_sources()),
+        let alike = self.date_values.get_or_init(|| {
+            context! {
+                models => to_value(&self.computed_models()),
+                checks => self.checks_value(&self.computed_checks()),
+                sources => to_value(&self.recorded_sources()),
+            }
+        });
+        let this_date = context! {
             sealed => vars.sealed,
             started_at => vars.started_at,
             lease_seconds => vars.lease_seconds,
             ..time_vars(vars.ds, vars.run_id)
-        }
+        };
+        minijinja::value::merge_maps([alike.clone(), this_date])
     }
 
     /// One model's SELECT for a date, as `render --date D MODEL` shows it.
