@@ -337,7 +337,7 @@ impl Pipeline {
             .filter(|m| m.ready.is_some())
             .collect();
         (!waiting.is_empty())
-            .then(|| context! { models => self.ready_models(&waiting), ..time_vars(ds, 0) })
+            .then(|| context! { waiting => self.ready_models(&waiting), ..time_vars(ds, 0) })
     }
 
     fn ready_models(&self, models: &[&Model]) -> Value {
@@ -365,6 +365,20 @@ impl Pipeline {
     pub fn render_date(&self, vars: &DateVars) -> Result<String> {
         self.templates
             .render("system/date.sql", self.date_context(vars))
+    }
+
+    /// The date's SQL for review (`render --date D`, `system/review_date.sql`): the
+    /// readiness query, when a model it computes declares `-- ready:`, then the
+    /// transaction.
+    pub fn review_date(&self, vars: &DateVars) -> Result<String> {
+        let waiting = self
+            .ready_context(vars.ds)
+            .and_then(|c| c.get_attr("waiting").ok())
+            .unwrap_or_else(|| Value::from(false));
+        self.templates.render(
+            "system/review_date.sql",
+            context! { waiting => waiting, ..self.date_context(vars) },
+        )
     }
 
     /// The same for a plan that no run owns yet (`apply --dry-run --sql`): `run_id` prints
@@ -541,6 +555,12 @@ fn checks_from(templates: &TemplateSet, models: &[&str]) -> Result<Vec<Check>> {
 
 fn check_from(file: &TemplateFile, models: &[&str]) -> std::result::Result<Check, Vec<String>> {
     let mut problems = Vec::new();
+    let name = file.name.trim_start_matches("checks/");
+    if models.contains(&name) {
+        problems.push(format!(
+            "a check named like the model {name} would hide it in `sqlrun render --date D {name}`; name it for what it checks, e.g. `{name}_one_row`"
+        ));
+    }
     let model = match file.header.get("model") {
         Some(m) if models.contains(&m.as_str()) => m.clone(),
         Some(m) => {

@@ -35,17 +35,14 @@ pub fn date<'a>(
             None => (model_sql(pipeline, name, &ds, run_id)?, None),
         },
         None => {
-            let body = pipeline.render_date(&DateVars {
+            let body = pipeline.review_date(&DateVars {
                 ds: &ds,
                 run_id,
                 sealed,
                 started_at: &now(),
                 lease_seconds: reserve::lease_seconds(),
             })?;
-            (
-                with_readiness(pipeline, &ds, body)?,
-                Some(db.dialect().begin()),
-            )
+            (body, Some(db.dialect().begin()))
         }
     };
     Ok(Rendered {
@@ -54,18 +51,6 @@ pub fn date<'a>(
         model,
         body,
         begin,
-    })
-}
-
-/// A date's transaction, after the query that asks whether its sources are ready when a
-/// model declares `-- ready:` (the date is built only when it returns no rows).
-fn with_readiness(pipeline: &Pipeline, ds: &str, body: String) -> Result<String> {
-    Ok(match pipeline.render_ready(ds)? {
-        None => body,
-        Some(ready) => format!(
-            "-- First, the models whose sources are not ready on {ds} (`-- ready:`): with any\n-- row here the date is not built, only recorded as skipped (not ready).\n{}\n;\n{body}",
-            ready.trim_end()
-        ),
     })
 }
 

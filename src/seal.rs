@@ -183,8 +183,14 @@ fn refuse_failing_checks(db: &mut Db, pipeline: &Pipeline, dates: &[String]) -> 
         .iter()
         .map(|(check, dates)| format!("check {check} finds rows on {}", ranges(dates)))
         .collect();
+    let all: std::collections::BTreeSet<&String> = failing.values().flatten().collect();
+    let span = match (all.first(), all.last()) {
+        (Some(first), Some(last)) if first != last => format!("{first}..{last}"),
+        (Some(first), _) => first.to_string(),
+        _ => String::new(),
+    };
     Err(Error::bad(format!(
-        "nothing sealed: {}; fix the model and recompute those dates (sqlrun apply --interval ...), then seal; `sqlrun check --interval ...` shows the failing rows",
+        "nothing sealed: {}; fix the model and recompute them (`sqlrun apply --interval {span}`), then seal; `sqlrun check --interval {span}` shows the failing rows",
         each.join("; ")
     )))
 }

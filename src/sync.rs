@@ -130,6 +130,7 @@ impl Pipeline {
     /// it is: SQL syntax errors and unknown tables or columns show before anything is
     /// written (bad input, exit 2, not a failed date).
     pub fn check_date(&self, db: &mut Db, ds: &str) -> Result<()> {
+        self.check_readiness(db, ds)?;
         let started_at = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string();
         for sealed in [false, true] {
             let sql = self.render_date(&DateVars {
@@ -152,6 +153,30 @@ impl Pipeline {
             })?;
         }
         Ok(())
+    }
+
+    /// The models' `-- ready:` conditions render and prepare, named by their models'
+    /// files when they do not.
+    fn check_readiness(&self, db: &mut Db, ds: &str) -> Result<()> {
+        let Some(sql) = self.render_ready(ds)? else {
+            return Ok(());
+        };
+        let Err(e) = db.check_statements(&sql) else {
+            return Ok(());
+        };
+        let files: Vec<String> = self
+            .computed_models()
+            .iter()
+            .filter(|m| m.ready.is_some())
+            .map(|m| crate::pipeline::ready_name(m))
+            .collect();
+        Err(Error::Template {
+            file: files.join(", "),
+            message: format!(
+                "{} (`sqlrun render --date {ds}` prints it first)",
+                Error::from(e)
+            ),
+        })
     }
 
     /// The date's checks run as one statement: which of them does not prepare, named by

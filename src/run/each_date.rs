@@ -18,6 +18,7 @@ use crate::queries;
 use crate::ready;
 use crate::reserve;
 use crate::store::now;
+use crate::templates::Bound;
 use crate::vocabulary::{DateStatus, Severity};
 
 /// What every worker of a run shares.
@@ -182,57 +183,25 @@ fn compute_date(
         lease_seconds: reserve::lease_seconds(),
     })?;
     let ready = pipeline.bind_ready(ds)?;
+    let built = Built {
+        pipeline,
+        run_id,
+        date: (ds, sealed),
+        started_at: &start.at,
+    };
     let result = db.transaction(TxKind::Date, |db| {
-        // Fencing: the date is written only while its reservation is this run's (nothing
-        // is written otherwise, so the empty transaction may commit).
-        let own = [(":ds", Value::from(ds)), (":run_id", run_id.into())];
-        if db.row(&queries::OWN_RESERVATION, &own)?.is_none() {
-            let holder = holder_now(db, ds)?;
-            return Ok(Err(Stop::Lost {
-                ds: ds.into(),
-                holder,
-            }));
-        }
-        // A worker of `--jobs` writes through a session of its own: only while the run's
-        // own session lives (once it is gone, the next run may reclaim the dates).
-        if !db.run_alive(run_id)? {
-            return Ok(Err(Stop::Broken {
-                ds: ds.into(),
-                error: run_gone(),
-            }));
+        if let Some(stop) = fenced(db, run_id, ds)? {
+            return Ok(Err(stop));
         }
         pause::reached(pause::Point::InDate);
-        if let Some(reason) = ready::not_ready(db, pipeline, ready.as_ref())? {
-            record_not_ready(db, pipeline, run_id, (ds, &start.at), &reason)?;
-            return Ok(Ok(Ended {
-                status: DateStatus::Skipped,
-                reason: Some(reason),
-                warnings: Vec::new(),
-            }));
-        }
-        let kept = db.run_script_keeping(&script.sql, &script.params)?;
-        let failures = checking::counted_failures(db, pipeline, &kept, (ds, sealed), run_id)?;
-        if failures.iter().any(|f| f.severity == Severity::Error) {
-            return Err(Error::ChecksFailed(failures));
-        }
-        record_checks(db, pipeline, run_id, ds, &failures)?;
-        // record_date.sql decided: success, or for a sealed date corrected / unchanged.
-        let status = if sealed {
-            recorded_status(db, run_id, ds)?
-        } else {
-            DateStatus::Success
-        };
+        let ended = built.build(db, &script, ready.as_ref())?;
         // Once more, last: a worker's date commits only while the run's own session lives
         // (a reclaim may have freed the run's other dates meanwhile); otherwise it rolls
         // back.
         if !db.run_alive(run_id)? {
             return Err(Error::Database(run_gone()));
         }
-        Ok(Ok(Ended {
-            status,
-            reason: None,
-            warnings: failures,
-        }))
+        Ok(Ok(ended))
     });
     match result {
         Ok(done) => {
@@ -241,6 +210,70 @@ fn compute_date(
         }
         Err(e) if e.db_kind() == Some(DbErrorKind::Conflict) => lost_or_failed(db, run_id, ds, e),
         Err(e) => Err(e),
+    }
+}
+
+/// Fencing: a date is written only while its reservation is this run's (nothing is written
+/// otherwise, so the empty transaction may commit), and a worker of `--jobs`, which writes
+/// through a session of its own, only while the run's own session lives (once it is gone,
+/// the next run may reclaim the dates). The stop, if the date may not be written.
+fn fenced(db: &mut Db, run_id: i64, ds: &str) -> Result<Option<Stop>> {
+    let own = [(":ds", Value::from(ds)), (":run_id", run_id.into())];
+    if db.row(&queries::OWN_RESERVATION, &own)?.is_none() {
+        let holder = holder_now(db, ds)?;
+        return Ok(Some(Stop::Lost {
+            ds: ds.into(),
+            holder,
+        }));
+    }
+    if !db.run_alive(run_id)? {
+        return Ok(Some(Stop::Broken {
+            ds: ds.into(),
+            error: run_gone(),
+        }));
+    }
+    Ok(None)
+}
+
+/// What one date's work inside its transaction needs.
+struct Built<'a> {
+    pipeline: &'a Pipeline,
+    run_id: i64,
+    /// The date, and whether it is sealed.
+    date: (&'a str, bool),
+    started_at: &'a str,
+}
+
+impl Built<'_> {
+    /// The date's work, inside its transaction: skipped and recorded when its sources are
+    /// not ready; else its script (models, checks' counts, record), then what its checks
+    /// found. A failing error check ends it with `Error::ChecksFailed`: it rolls back.
+    fn build(&self, db: &mut Db, script: &Bound, ready: Option<&Bound>) -> Result<Ended> {
+        let (pipeline, run_id, (ds, sealed)) = (self.pipeline, self.run_id, self.date);
+        if let Some(reason) = ready::not_ready(db, pipeline, ready)? {
+            record_not_ready(db, pipeline, run_id, (ds, self.started_at), &reason)?;
+            return Ok(Ended {
+                status: DateStatus::Skipped,
+                reason: Some(reason),
+                warnings: Vec::new(),
+            });
+        }
+        let kept = db.run_script_keeping(&script.sql, &script.params)?;
+        let failures = checking::counted_failures(db, pipeline, &kept, self.date, run_id)?;
+        if failures.iter().any(|f| f.severity == Severity::Error) {
+            return Err(Error::ChecksFailed(failures));
+        }
+        record_checks(db, pipeline, run_id, ds, &failures)?;
+        // record_date.sql decided: success, or for a sealed date corrected / unchanged.
+        let status = match sealed {
+            true => recorded_status(db, run_id, ds)?,
+            false => DateStatus::Success,
+        };
+        Ok(Ended {
+            status,
+            reason: None,
+            warnings: failures,
+        })
     }
 }
 
@@ -257,6 +290,7 @@ fn record_not_ready(
         "record_not_ready",
         minijinja::context! {
             run_id => run_id, ds => ds, started_at => started_at, reason => reason,
+            lease_seconds => reserve::lease_seconds(),
         },
     )?;
     Ok(db.run_script(&script.sql, &script.params)?)
@@ -386,6 +420,13 @@ fn failure_message<'p>(
                     format!("check {} ({}): {}", check.name, check.file, inner.message),
                     Some(check.model.as_str()),
                 ),
+                None if context == "ready" => (
+                    format!(
+                        "a model's `-- ready:` condition could not run (`sqlrun render --date D` prints it first): {}",
+                        inner.message
+                    ),
+                    None,
+                ),
                 None if context == "checks" => (
                     format!(
                         "a check of the date could not run (`sqlrun render --date D CHECK` prints each): {}",
@@ -423,6 +464,7 @@ fn record_failure(
         minijinja::context! {
             run_id => run_id, ds => ds, started_at => started_at, error => message,
             model => model.map(|m| format!("models/{m}")),
+            lease_seconds => reserve::lease_seconds(),
         },
     )?;
     // READ COMMITTED on PostgreSQL (no snapshot from before a release beside it that

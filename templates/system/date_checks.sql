@@ -3,7 +3,8 @@
 --
 -- The checks of a date's models, after its models are written: how many rows each
 -- returns, all in one statement (one round trip, whatever the number of checks). sqlrun
--- reads the counts; for a check that found rows it then reads the first of them
+-- reads the counts (by position: check_1 is the first check, ...; a name could pass
+-- PostgreSQL's 63 bytes); for a check that found rows it then reads the first of them
 -- (system/check.sql), in the same transaction. Each check reads `model` (its model) and
 -- `this`: the model's rows as they stand now, its table, or on a sealed date its
 -- `_current` view (the corrected values).
@@ -15,7 +16,7 @@ SELECT
 {% with model = c.model, this = (c.model.current_view if sealed else c.model.table)|ident %}
        {% if not loop.first %}, {% endif %}(SELECT count(*) FROM (
 {% include c.template %}
-       ) AS f) AS {{ c.name|ident }}
+       ) AS f) AS {{ ("check_" ~ loop.index)|ident }}
 {% endwith %}
 {% endfor %}
 ;

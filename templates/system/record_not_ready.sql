@@ -8,3 +8,5 @@
 INSERT INTO run_partitions (run_id, ds, status, held_by, error, started_at, finished_at)
 VALUES ({{ run_id }}, {{ ds }}, 'skipped', NULL, {{ reason }}, {{ started_at }}, {{ d.clock() }});
 DELETE FROM reservations WHERE ds = {{ ds }} AND run_id = {{ run_id }};
+UPDATE reservations SET expires_at = {{ d.from_now(lease_seconds) }}
+WHERE run_id = {{ run_id }} AND expires_at < {{ d.from_now(lease_seconds // 2) }};

@@ -1062,3 +1062,102 @@ fn the_generic_macros_find_the_violating_rows() {
     assert!(changed.contains(&"2026-02-02".to_string()));
     assert_eq!(dates("m_change"), changed);
 }
+
+// ---------------------------------------------------------------------------------------
+// found by review: NULL readiness, a bad readiness condition, a long check name
+
+/// A project whose daily_revenue declares `-- ready: CONDITION`.
+fn with_ready(sb: &Sandbox, folder: &str, condition: &str) -> PathBuf {
+    let tpl = project(sb, folder, &[]);
+    let model = tpl.join("models/daily_revenue.sql");
+    let text = std::fs::read_to_string(&model).unwrap();
+    let version = text
+        .lines()
+        .find(|l| l.starts_with("-- version:"))
+        .expect("a version line")
+        .to_string();
+    std::fs::write(
+        &model,
+        text.replacen(&version, &format!("{version}\n-- ready: {condition}"), 1),
+    )
+    .unwrap();
+    tpl
+}
+
+#[test]
+fn a_ready_condition_that_is_null_counts_as_not_ready() {
+    let (sb, orders) = with_orders(413, 2);
+    let kind = if is_postgres() { "DATE" } else { "TEXT" };
+    // The loader has not written its watermark row yet: the condition is NULL.
+    sb.exec(&format!(
+        "CREATE TABLE loads (source TEXT NOT NULL, loaded_through {kind} NOT NULL)"
+    ));
+    let tpl = with_ready(
+        &sb,
+        "pipeline",
+        "(SELECT loaded_through FROM loads WHERE source = 'orders') >= {{ ds }}",
+    );
+    with(&sb, 99, &tpl, &["apply", "--interval", &orders.interval()]);
+    let id = sb.last_run_id();
+    assert_eq!(
+        partitions(&sb, id),
+        [["2026-02-01", "skipped"], ["2026-02-02", "skipped"]]
+    );
+    assert!(sb.daily().is_empty(), "nothing built from partial data");
+    sb.exec("INSERT INTO loads VALUES ('orders', '2026-02-02')");
+    with(&sb, 0, &tpl, &["apply", "--interval", &orders.interval()]);
+    assert_eq!(sb.daily(), orders.expected());
+}
+
+#[test]
+fn a_bad_ready_condition_is_refused_before_anything_is_written() {
+    let (sb, orders) = with_orders(414, 2);
+    let before = everything(&sb);
+    for (i, (condition, says)) in [
+        ("{{ no_such_day }} IS NOT NULL", "no_such_day"),
+        (
+            "EXISTS (SELECT 1 FROM no_such_loads WHERE d >= {{ ds }})",
+            "no_such_loads",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let tpl = with_ready(&sb, &format!("bad{i}"), condition);
+        let run = with(&sb, 2, &tpl, &["apply", "--interval", &orders.interval()]);
+        contains_all(&run.stderr, &["models/daily_revenue.sql", says]);
+        assert_eq!(everything(&sb), before, "{condition}: nothing written");
+    }
+}
+
+#[test]
+fn a_check_whose_name_passes_63_bytes_still_gates_its_date() {
+    let (sb, mut orders) = with_orders(415, 3);
+    late(&sb, &mut orders, "late-huge", "2026-02-02", HUGE);
+    // PostgreSQL cuts identifiers at 63 bytes: the check must not be lost by its name.
+    let name = "too_big_a_name_that_passes_the_sixty_three_bytes_postgresql_keeps_of_a_name";
+    assert!(name.len() > 63);
+    let body =
+        format!("SELECT * FROM {{{{ this }}}} WHERE ds = {{{{ ds }}}} AND revenue > {LIMIT}");
+    let tpl = project(&sb, "pipeline", &[(name, check(name, "error", &body))]);
+    with(
+        &sb,
+        1,
+        &tpl,
+        &["apply", "--interval", &orders.interval(), "--keep-going"],
+    );
+    let id = sb.last_run_id();
+    assert_eq!(
+        partitions(&sb, id),
+        [
+            ["2026-02-01", "success"],
+            ["2026-02-02", "failed"],
+            ["2026-02-03", "success"]
+        ]
+    );
+    assert!(
+        !sb.daily().contains_key("2026-02-02"),
+        "the failing date did not land"
+    );
+    assert_eq!(results_of(&sb, name).len(), 1);
+}
