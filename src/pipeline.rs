@@ -832,10 +832,8 @@ mod tests {
             .unwrap();
         let model = sql.find("INSERT INTO \"daily_revenue\"").unwrap();
         let check = sql.find("-- sqlrun rows: \"checks\"").unwrap();
-        assert!(
-            sql.contains(") AS f) AS \"daily_revenue_one_row\""),
-            "{sql}"
-        );
+        let last = format!(") AS f) AS \"check_{}\"", p.computed_checks().len());
+        assert!(sql.contains(&last), "{sql}");
         let record = sql.find("INSERT INTO run_partitions").unwrap();
         assert!(model < check && check < record, "{sql}");
         let sealed = p
