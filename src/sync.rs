@@ -128,23 +128,31 @@ impl Pipeline {
 
     /// The statements of one date, replaced and sealed, prepare against the database as
     /// it is: SQL syntax errors and unknown tables or columns show before anything is
-    /// written (bad input, exit 2, not a failed date).
+    /// written (bad input, exit 2, not a failed date). They are prepared as they run,
+    /// their values as parameters: on PostgreSQL a parameter's type is the server's guess
+    /// from the statement (a literal's would be its own), so what prepares here runs.
     pub fn check_date(&self, db: &mut Db, ds: &str) -> Result<()> {
         self.check_readiness(db, ds)?;
+        // Each check alone first, so that the one that does not prepare is named (on
+        // PostgreSQL the first error aborts the transaction: nothing after it can tell).
+        for sealed in [false, true] {
+            if let Some(e) = self.failing_check(db, ds, sealed) {
+                return Err(e);
+            }
+        }
         let started_at = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string();
         for sealed in [false, true] {
-            let sql = self.render_date(&DateVars {
-                ds,
-                run_id: 0,
-                sealed,
-                started_at: &started_at,
-                lease_seconds: 0,
-            })?;
+            let sql = self
+                .bind_date(&DateVars {
+                    ds,
+                    run_id: 0,
+                    sealed,
+                    started_at: &started_at,
+                    lease_seconds: 0,
+                })?
+                .sql;
             let checked = db.check_statements(&sql).map_err(Error::from);
             checked.map_err(|e| match e {
-                Error::Database(e) if e.context.as_deref() == Some("checks") => self
-                    .failing_check(db, ds, sealed)
-                    .unwrap_or(Error::Database(e)),
                 Error::Database(e) => Error::Template {
                     file: self.statement_owner(e.context.as_deref(), ds),
                     message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
@@ -158,10 +166,10 @@ impl Pipeline {
     /// The models' `-- ready:` conditions render and prepare, named by their models'
     /// files when they do not.
     fn check_readiness(&self, db: &mut Db, ds: &str) -> Result<()> {
-        let Some(sql) = self.render_ready(ds)? else {
+        let Some(ready) = self.bind_ready(ds)? else {
             return Ok(());
         };
-        let Err(e) = db.check_statements(&sql) else {
+        let Err(e) = db.check_statements(&ready.sql) else {
             return Ok(());
         };
         let files: Vec<String> = self
@@ -179,12 +187,12 @@ impl Pipeline {
         })
     }
 
-    /// The date's checks run as one statement: which of them does not prepare, named by
-    /// its file (None: each prepares alone).
+    /// The date's checks run as one statement: the first of them that does not prepare
+    /// alone, named by its file (None: each prepares).
     fn failing_check(&self, db: &mut Db, ds: &str, sealed: bool) -> Option<Error> {
         self.computed_checks().into_iter().find_map(|check| {
-            let sql = match self.render_check(check, ds, sealed) {
-                Ok(sql) => sql,
+            let sql = match self.bind_check(check, ds, sealed, 0) {
+                Ok(bound) => bound.sql,
                 Err(e) => return Some(e),
             };
             let e = Error::from(db.check_statements(&sql).err()?);

@@ -1161,3 +1161,19 @@ fn a_check_whose_name_passes_63_bytes_still_gates_its_date() {
     );
     assert_eq!(results_of(&sb, name).len(), 1);
 }
+
+#[test]
+fn a_check_whose_types_fail_only_as_it_runs_is_refused_before_anything_is_written() {
+    if postgres_only("SQLite has no operator types: the date minus a number is valid there") {
+        return;
+    }
+    // As literals this prepares (`DATE '...' - 1`); as it runs, with parameters, the number
+    // is a bigint and PostgreSQL has no date - bigint: the preflight prepares it that way.
+    let (sb, orders) = with_orders(416, 2);
+    let body = "SELECT * FROM {{ this }} WHERE ds = {{ ds }} AND ds > {{ prev_ds }} - {{ 1 }}";
+    let tpl = project(&sb, "pipeline", &[("typed", check("typed", "error", body))]);
+    let before = everything(&sb);
+    let run = with(&sb, 2, &tpl, &["apply", "--interval", &orders.interval()]);
+    contains_all(&run.stderr, &["checks/typed.sql", "date - bigint"]);
+    assert_eq!(everything(&sb), before, "nothing written");
+}

@@ -372,11 +372,14 @@ impl Backend for Conn {
     }
 
     /// Prepares each statement (parse and analysis, nothing runs).
+    /// Named parameters (`:p1`) are numbered as when the statement runs, so that the
+    /// server guesses their types as it will then.
     fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
         for statement in super::split_statements(sql) {
+            let (text, _) = positional(statement, &[]);
             self.client
-                .prepare(statement)
-                .map_err(|e| with_excerpt(e, statement))?;
+                .prepare(&text)
+                .map_err(|e| with_excerpt(e, &text))?;
         }
         Ok(())
     }
