@@ -68,18 +68,6 @@ impl Failure {
     }
 }
 
-/// The failures among the rows a date's checks returned (`-- sqlrun rows: NAME`, one
-/// entry per check that ran, in order): those that returned any.
-pub fn failures(checks: &[Check], kept: &[(String, Vec<Row>)]) -> Vec<Failure> {
-    kept.iter()
-        .filter(|(_, rows)| !rows.is_empty())
-        .filter_map(|(name, rows)| {
-            let check = checks.iter().find(|c| &c.name == name)?;
-            Some(failure(check, rows))
-        })
-        .collect()
-}
-
 /// One check's failing rows: the count the wrapper added, and the rows without it.
 pub fn failure(check: &Check, rows: &[Row]) -> Failure {
     let mut failing_rows = rows.len() as i64;
@@ -170,18 +158,13 @@ mod tests {
     }
 
     #[test]
-    fn only_checks_that_returned_rows_fail_and_the_message_names_the_error_ones() {
+    fn the_message_names_the_error_checks_and_the_run() {
         let (error, warn) = (check(Severity::Error), check(Severity::Warn));
-        let kept = vec![
-            ("one_row".to_string(), rows(&[("2026-02-03", 1)], 1)),
-            ("one_row".to_string(), Vec::new()),
-        ];
-        let found = failures(std::slice::from_ref(&error), &kept);
-        assert_eq!(found.len(), 1);
+        let found = [failure(&error, &rows(&[("2026-02-03", 1)], 1))];
         let message = failed_message(&found, Some(7));
         assert!(message.starts_with("check one_row (model daily_revenue) found 1 failing row;"));
         assert!(message.contains("`sqlrun runs 7`"), "{message}");
-        let warned = failures(std::slice::from_ref(&warn), &kept);
+        let warned = [failure(&warn, &rows(&[("2026-02-03", 1)], 1))];
         assert_eq!(failed_message(&warned, None).split(';').next(), Some(""));
     }
 }

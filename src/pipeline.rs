@@ -118,6 +118,12 @@ pub struct Pipeline {
     date_values: OnceLock<Value>,
 }
 
+/// The model or check a statement of a date's SQL belongs to.
+pub enum Owner<'a> {
+    Model(&'a Model),
+    Check(&'a Check),
+}
+
 /// A check as a date's SQL includes it: with its model.
 #[derive(Serialize)]
 struct CheckOfDate<'a> {
@@ -273,6 +279,18 @@ impl Pipeline {
 
     pub fn check(&self, name: &str) -> Option<&Check> {
         self.checks.iter().find(|c| c.name == name)
+    }
+
+    /// What a statement of a date's SQL belongs to, by the name its `-- sqlrun context:`
+    /// line gives (a model's, or `checks/NAME`): what an error in it names.
+    pub fn owner(&self, context: &str) -> Option<Owner<'_>> {
+        match self.model(context) {
+            Some(model) => Some(Owner::Model(model)),
+            None => context
+                .strip_prefix("checks/")
+                .and_then(|c| self.check(c))
+                .map(Owner::Check),
+        }
     }
 
     fn checks_value(&self, checks: &[&Check]) -> Value {

@@ -6,7 +6,7 @@ use minijinja::context;
 
 use crate::db::{Db, DbErrorKind, Dialect, TxKind};
 use crate::error::{Error, Result};
-use crate::pipeline::{to_value, DateVars, Pipeline, Source};
+use crate::pipeline::{to_value, DateVars, Owner, Pipeline, Source};
 use crate::queries;
 
 impl Pipeline {
@@ -209,12 +209,9 @@ impl Pipeline {
     /// What a statement of a date's SQL belongs to, by its `-- sqlrun context:`: a model's
     /// or a check's file, or the date's SQL as a whole.
     fn statement_owner(&self, context: Option<&str>, ds: &str) -> String {
-        let context = context.unwrap_or_default();
-        if let Some(m) = self.model(context) {
-            return format!("{} (model {}, as rendered for {ds})", m.file, m.name);
-        }
-        match context.strip_prefix("checks/").and_then(|c| self.check(c)) {
-            Some(c) => format!(
+        match context.and_then(|c| self.owner(c)) {
+            Some(Owner::Model(m)) => format!("{} (model {}, as rendered for {ds})", m.file, m.name),
+            Some(Owner::Check(c)) => format!(
                 "{} (check {} of model {}, as rendered for {ds})",
                 c.file, c.name, c.model
             ),

@@ -13,7 +13,7 @@ use crate::checking;
 use crate::checks::{self, Failure};
 use crate::db::{Db, DbError, DbErrorKind, TxKind, Value};
 use crate::error::{Error, Result};
-use crate::pipeline::{DateVars, Pipeline};
+use crate::pipeline::{DateVars, Owner, Pipeline};
 use crate::queries;
 use crate::ready;
 use crate::reserve;
@@ -406,17 +406,12 @@ fn failure_message<'p>(
     match e {
         Error::Database(inner) => {
             let context = inner.context.as_deref().unwrap_or_default();
-            if let Some(model) = pipeline.model(context) {
-                return (
+            match pipeline.owner(context) {
+                Some(Owner::Model(model)) => (
                     format!("model {} ({}): {}", model.name, model.file, inner.message),
                     Some(model.name.as_str()),
-                );
-            }
-            match context
-                .strip_prefix("checks/")
-                .and_then(|c| pipeline.check(c))
-            {
-                Some(check) => (
+                ),
+                Some(Owner::Check(check)) => (
                     format!("check {} ({}): {}", check.name, check.file, inner.message),
                     Some(check.model.as_str()),
                 ),

@@ -28,14 +28,14 @@ fn check(name: &str, severity: &str, body: &str) -> String {
 
 /// An error check failing on every date whose revenue (as it stands now) is over LIMIT.
 fn too_big() -> (&'static str, String) {
-    (
-        "too_big",
-        check(
-            "too_big",
-            "error",
-            &format!("SELECT * FROM {{{{ this }}}} WHERE ds = {{{{ ds }}}} AND revenue > {LIMIT}"),
-        ),
-    )
+    too_big_named("too_big")
+}
+
+/// The same check under another name.
+fn too_big_named(name: &'static str) -> (&'static str, String) {
+    let body =
+        format!("SELECT * FROM {{{{ this }}}} WHERE ds = {{{{ ds }}}} AND revenue > {LIMIT}");
+    (name, check(name, "error", &body))
 }
 
 /// A project folder `folder` in the sandbox: the repo's models and views, and in checks/
@@ -547,19 +547,10 @@ fn a_date_not_ready_is_skipped_and_built_by_a_later_lookback_once_ready() {
         "CREATE TABLE loads (loaded_through {kind} NOT NULL); \
          INSERT INTO loads VALUES ('2026-02-03');"
     ));
-    let tpl = project(&sb, "pipeline", &[]);
-    let model = tpl.join("models/daily_revenue.sql");
-    let text = std::fs::read_to_string(&model).unwrap();
-    let version = text
-        .lines()
-        .find(|l| l.starts_with("-- version:"))
-        .expect("a version line");
-    edit(
-        &model,
-        version,
-        &format!(
-            "{version}\n-- ready: EXISTS (SELECT 1 FROM loads WHERE loaded_through >= {{{{ ds }}}})"
-        ),
+    let tpl = with_ready(
+        &sb,
+        "pipeline",
+        "EXISTS (SELECT 1 FROM loads WHERE loaded_through >= {{ ds }})",
     );
     let want = orders.expected();
 
@@ -1076,11 +1067,11 @@ fn with_ready(sb: &Sandbox, folder: &str, condition: &str) -> PathBuf {
         .find(|l| l.starts_with("-- version:"))
         .expect("a version line")
         .to_string();
-    std::fs::write(
+    edit(
         &model,
-        text.replacen(&version, &format!("{version}\n-- ready: {condition}"), 1),
-    )
-    .unwrap();
+        &version,
+        &format!("{version}\n-- ready: {condition}"),
+    );
     tpl
 }
 
@@ -1137,9 +1128,7 @@ fn a_check_whose_name_passes_63_bytes_still_gates_its_date() {
     // PostgreSQL cuts identifiers at 63 bytes: the check must not be lost by its name.
     let name = "too_big_a_name_that_passes_the_sixty_three_bytes_postgresql_keeps_of_a_name";
     assert!(name.len() > 63);
-    let body =
-        format!("SELECT * FROM {{{{ this }}}} WHERE ds = {{{{ ds }}}} AND revenue > {LIMIT}");
-    let tpl = project(&sb, "pipeline", &[(name, check(name, "error", &body))]);
+    let tpl = project(&sb, "pipeline", &[too_big_named(name)]);
     with(
         &sb,
         1,
