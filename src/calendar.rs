@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 
 use crate::dates::DateState;
 use crate::interval::{contiguous, parse_date, Date, Interval};
-use crate::vocabulary::{CheckMark, RunKind, RunStatus, State};
+use crate::vocabulary::{CheckMark, RunKind, RunStatus, SealMark, State};
 
 /// The states a summary lists as ranges, in its order.
 pub const NOTABLE: [State; 7] = [
@@ -52,6 +52,8 @@ pub struct Summary {
     pub holders: Vec<Holding>,
     /// The dates whose checks failed (latest attempt) or warned (latest build), as ranges.
     pub checks: BTreeMap<CheckMark, Vec<Interval>>,
+    /// The dates reissued (sealed, a later version went out) or unsealed, as ranges.
+    pub seals: BTreeMap<SealMark, Vec<Interval>>,
     /// The state each date of the span shows (a date the state store has no row for is
     /// missing).
     pub cells: BTreeMap<Date, State>,
@@ -102,6 +104,17 @@ impl Summary {
                 (*mark, contiguous(&dates))
             })
             .collect();
+        let seals = SealMark::ALL
+            .iter()
+            .map(|mark| {
+                let dates: Vec<Date> = known
+                    .iter()
+                    .filter(|(_, s)| s.is_some_and(|s| s.seal_mark() == Some(*mark)))
+                    .map(|(d, _)| *d)
+                    .collect();
+                (*mark, contiguous(&dates))
+            })
+            .collect();
         let held: Vec<(Date, &DateState)> = known
             .iter()
             .filter_map(|(d, s)| s.filter(|s| s.held_by.is_some()).map(|s| (*d, s)))
@@ -112,13 +125,16 @@ impl Summary {
             ranges,
             holders: holdings(&held, dead),
             checks,
+            seals,
             cells,
         }
     }
 
     /// Nothing but computed dates, and no check said anything.
     pub fn all_computed(&self) -> bool {
-        self.ranges.values().all(Vec::is_empty) && self.checks.values().all(Vec::is_empty)
+        self.ranges.values().all(Vec::is_empty)
+            && self.checks.values().all(Vec::is_empty)
+            && self.seals.values().all(Vec::is_empty)
     }
 }
 

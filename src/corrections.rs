@@ -1,6 +1,8 @@
-//! The corrections of sealed dates, per model, as `sqlrun corrections` reads them: each
-//! with its key and, per value column, what was sent, what it superseded and what is
-//! true now, every value typed by its column's kind.
+//! The corrections of sealed dates, per model, as `sqlrun corrections` reads them (each
+//! model's `<table>_corrections_feed` view): each with its key and, per value column,
+//! what the seal version it departs from sent, what it superseded and what is true now,
+//! every value typed by its column's kind; its seal version, cause and author. Filtered
+//! by model, dates, and since a seal event or a time.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +10,7 @@ use minijinja::context;
 use serde_json::{Map, Value as Json};
 
 use crate::db::Db;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::interval::{fmt_date, Interval};
 use crate::kinds::Kind;
 use crate::pipeline::{to_value, Model, Pipeline};
@@ -47,21 +49,127 @@ pub struct ValueChange {
     pub delta: Option<Json>,
 }
 
-/// Every model's corrections on the dates of `interval` (all dates without one).
+/// `sqlrun corrections` as asked (text as given; checked by `check`).
+#[derive(Debug, Clone)]
+pub struct FeedRequest {
+    pub interval: Option<String>,
+    pub select: Vec<String>,
+    pub since: Option<String>,
+    pub format: FeedShape,
+}
+
+/// How the feed prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedShape {
+    Text,
+    Json,
+    Csv,
+}
+
+/// `--since`: after a seal event, or from a time on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Since {
+    /// Written after this seal event (by the newest event each correction saw).
+    Seal(i64),
+    /// Written at or after this UTC time, `YYYY-MM-DD HH:MM:SS`.
+    Time(String),
+}
+
+/// A feed request whose input is valid.
+pub struct Feed {
+    pub interval: Option<Interval>,
+    pub select: Vec<String>,
+    pub since: Option<Since>,
+    pub format: FeedShape,
+}
+
+pub fn check(request: &FeedRequest) -> Result<Feed> {
+    Ok(Feed {
+        interval: request
+            .interval
+            .as_deref()
+            .map(Interval::parse)
+            .transpose()?,
+        select: request.select.clone(),
+        since: request.since.as_deref().map(parse_since).transpose()?,
+        format: request.format,
+    })
+}
+
+/// A seal id (digits), or a time: `YYYY-MM-DD HH:MM:SS`, `YYYY-MM-DDTHH:MM:SS` (UTC), with
+/// an offset (`+01:00`, `Z`) taken as written, or a date (its midnight, UTC).
+pub fn parse_since(text: &str) -> Result<Since> {
+    use chrono::{DateTime, NaiveDate, NaiveDateTime};
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t
+            .parse()
+            .map(Since::Seal)
+            .map_err(|_| Error::bad(format!("--since {t}: no such seal id")));
+    }
+    let utc = |n: NaiveDateTime| Since::Time(n.format("%Y-%m-%d %H:%M:%S").to_string());
+    for format in ["%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"] {
+        if let Ok(n) = NaiveDateTime::parse_from_str(t, format) {
+            return Ok(utc(n));
+        }
+        for offset in ["%:z", "%z", "Z"] {
+            let zoned = t.replace('Z', "+00:00");
+            let format = format!("{format}{}", if offset == "Z" { "%:z" } else { offset });
+            if let Ok(d) = DateTime::parse_from_str(&zoned, &format) {
+                return Ok(utc(d.naive_utc()));
+            }
+        }
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        return Ok(utc(d.and_hms_opt(0, 0, 0).expect("midnight")));
+    }
+    Err(Error::bad(format!(
+        "--since {t:?} is neither a seal id nor a time; give the id `sqlrun seal` printed \
+         (e.g. --since 3) or a UTC time `YYYY-MM-DD HH:MM:SS` (e.g. --since \"2026-03-01 \
+         08:00:00\", or with an offset: 2026-03-01T09:00:00+01:00)"
+    )))
+}
+
+/// The feed: each selected model's corrections on the dates of the interval (all dates
+/// without one), since the seal or time given.
 pub fn list<'a>(
     db: &mut Db,
     pipeline: &'a Pipeline,
-    interval: Option<Interval>,
+    feed: &Feed,
 ) -> Result<Vec<ModelCorrections<'a>>> {
-    let (start, end) = match interval {
+    let (start, end) = match feed.interval {
         Some(i) => (fmt_date(i.start), fmt_date(i.end)),
         None => ("0001-01-01".to_string(), "9999-12-31".to_string()),
     };
+    refuse_unknown(pipeline, &feed.select)?;
+    if let Some(Since::Seal(id)) = feed.since {
+        if db
+            .row(&queries::SEAL_EVENT, &[(":seal_id", id.into())])?
+            .is_none()
+        {
+            return Err(Error::bad(format!(
+                "--since {id}: there is no seal event {id}; `sqlrun status` and the seal \
+                 lines of `sqlrun runs` name them"
+            )));
+        }
+    }
+    let (since_seal, since_time) = match &feed.since {
+        Some(Since::Seal(id)) => (Some(*id), None),
+        Some(Since::Time(t)) => (None, Some(t.clone())),
+        None => (None, None),
+    };
     let mut all = Vec::new();
-    for model in &pipeline.models {
+    let chosen = pipeline
+        .models
+        .iter()
+        .filter(|m| feed.select.is_empty() || feed.select.contains(&m.name));
+    for model in chosen {
         let sql = pipeline.render_system(
             "corrections_list",
-            context! { model => to_value(model), start => start.clone(), end => end.clone() },
+            context! {
+                model => to_value(model), start => start.clone(), end => end.clone(),
+                since_seal => since_seal, since_time => since_time.clone(),
+            },
         )?;
         let records = rows_as_json(db, sql.as_str(), &[])?;
         let kinds = ColumnKinds::read(db, &model.table)?;
@@ -72,6 +180,27 @@ pub fn list<'a>(
         all.push(ModelCorrections { model, rows });
     }
     Ok(all)
+}
+
+/// `--select` names models of the pipeline.
+fn refuse_unknown(pipeline: &Pipeline, select: &[String]) -> Result<()> {
+    let unknown: Vec<&String> = select
+        .iter()
+        .filter(|s| !pipeline.models.iter().any(|m| &m.name == *s))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let known: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
+    Err(Error::bad(format!(
+        "--select {}: no such model; the models are {}",
+        unknown
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        known.join(", ")
+    )))
 }
 
 fn correction(model: &Model, kinds: &ColumnKinds, record: Map<String, Json>) -> Correction {
@@ -105,7 +234,7 @@ fn correction(model: &Model, kinds: &ColumnKinds, record: Map<String, Json>) -> 
         })
         .collect();
     Correction {
-        removed: record["removed"].as_i64() == Some(1),
+        removed: record["removed"].as_i64() == Some(1) || record["removed"] == Json::Bool(true),
         record,
         key,
         values,

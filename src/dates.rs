@@ -4,7 +4,7 @@
 
 use crate::vocabulary::OnlyFilter;
 use crate::vocabulary::{
-    Action, CheckMark, DateStatus, ModelState, Reason, RunKind, RunStatus, State,
+    Action, CheckMark, DateStatus, ModelState, Reason, RunKind, RunStatus, SealMark, State,
 };
 
 /// What the state store knows about one date, and what `system/date_states.sql` judged
@@ -35,6 +35,12 @@ pub struct DateState {
     /// What its checks said: its latest attempt failed an error check, or its latest
     /// build committed with warnings.
     pub checks: Option<CheckMark>,
+    /// Its latest seal event (seal or reissue), while it is sealed.
+    pub seal_id: Option<i64>,
+    /// How many versions of it went out (1: the first report; 2 and on: reissued).
+    pub seal_version: Option<i64>,
+    /// Not sealed now, and an unseal made it ordinary.
+    pub unsealed: bool,
     /// The template's judgement (the JSON of `status` prints it in its own fields).
     #[serde(skip)]
     pub judged: Judged,
@@ -104,6 +110,15 @@ impl DateState {
 
     pub fn changed(&self) -> bool {
         self.judged.changed
+    }
+
+    /// Reissued (sealed, a version after the first went out) or unsealed.
+    pub fn seal_mark(&self) -> Option<SealMark> {
+        match (self.judged.sealed, self.seal_version) {
+            (true, Some(v)) if v > 1 => Some(SealMark::Reissued),
+            (false, _) if self.unsealed => Some(SealMark::Unsealed),
+            _ => None,
+        }
     }
 
     /// Whether the run's selection takes the date, as the template judged it (for the

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::numbers::won;
+use crate::numbers::{delta, won};
 use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::run::{self, Request};
@@ -17,7 +17,7 @@ use crate::seal::{self, SealRequest};
 use crate::settings::Settings;
 use crate::store;
 use crate::table::table;
-use crate::vocabulary::{RunKind, Severity};
+use crate::vocabulary::{RunKind, SealAction, Severity};
 
 /// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)
 /// a scratch schema in that database, dropped when the demo ends, however it ends. The
@@ -67,8 +67,10 @@ fn tell(global: &Settings, conn: &mut Db, scratch: &Path) -> Result<(String, ser
         ..global.clone()
     };
     write_pipeline(&scratch.join("templates"), &fixed_model)?;
-    let (sent, now) = late_voucher(&fixed, conn, &mut say)?;
+    let (sent, now, first) = late_voucher(&fixed, conn, &mut say)?;
+    let reissued = reissue(&fixed, conn, first, &mut say)?;
     let summary = serde_json::json!({
+        "first_seal": first, "reissue_seal": reissued,
         "regular_total": totals.derived, "backfill_total": totals.backfilled,
         "additive_after_backfill": totals.after_first, "derived_after_backfill": totals.derived_after,
         "sent_2026_02_03": sent, "now_2026_02_03": now, "kept_2026_02_14": kept,
@@ -158,9 +160,14 @@ fn backfill_twice(global: &Settings, conn: &mut Db, say: &mut String) -> Result<
 
 /// Chapter 5: a seal, a late voucher, and the regular run that finds it by itself. What
 /// was sent for 2026-02-03, and what is true now.
-fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i64, i64)> {
+fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i64, i64, i64)> {
     // 4. The first week went out in a report; a voucher for 2026-02-03 arrives late.
-    seal_week(global, &conn.target)?;
+    let first = seal_week(
+        global,
+        &conn.target,
+        SealAction::Seal,
+        "weekly report, week 1",
+    )?;
     let sent_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
     conn.execute(&queries::DEMO_LATE_VOUCHER, &[])?;
     // Nobody names the date: the next regular run looks back and finds it changed.
@@ -222,7 +229,59 @@ fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i
         "\n   Sent: seals, daily_revenue, cumulative_revenue_as_sent. True now: daily_revenue_current,\n   \
          cumulative_revenue. The difference: daily_revenue_corrections (`sqlrun corrections`).\n",
     );
-    Ok((sent, now))
+    Ok((sent, now, first))
+}
+
+/// Chapter 6: the corrected week goes out again. The delta reads zero against the
+/// restatement and the voucher against the first report, which stays readable.
+fn reissue(global: &Settings, conn: &mut Db, first: i64, say: &mut String) -> Result<i64> {
+    let reason = "restated week 1";
+    let second = seal_week(global, &conn.target, SealAction::Reissue, reason)?;
+    let sent_in = |conn: &mut Db, seal_id: i64, start: &str, end: &str| -> Result<i64> {
+        let params = [
+            (":seal_id", seal_id.into()),
+            (":start", start.into()),
+            (":end", end.into()),
+        ];
+        Ok(conn.one(&queries::SENT_IN_SEAL, &params)?.i64(0)?)
+    };
+    let mut rows = Vec::new();
+    for (label, start, end) in [
+        ("2026-02-03", "2026-02-03", "2026-02-03"),
+        ("week 2026-02-01..07", "2026-02-01", "2026-02-07"),
+    ] {
+        let (one, two) = (
+            sent_in(conn, first, start, end)?,
+            sent_in(conn, second, start, end)?,
+        );
+        let now = revenue_between(conn, start, end)?;
+        rows.push(vec![
+            label.to_string(),
+            won(one),
+            won(two),
+            won(now),
+            delta(now - two),
+            delta(now - one),
+        ]);
+    }
+    say.push_str(&format!(
+        "\n6. Finance restates the week: `sqlrun seal --reissue --interval 2026-02-01..2026-02-07 \
+         --reason \"{reason}\"`\n   sends its current values again, as a new version (seal {second}). \
+         It settles the correction; later\n   corrections are measured against it. The first \
+         report (seal {first}) stays readable\n   (daily_revenue_sent_history):\n\n"
+    ));
+    say.push_str(&indent(&table(
+        &[
+            "",
+            &format!("first report (seal {first})"),
+            &format!("restatement (seal {second})"),
+            "true now",
+            &format!("delta to seal {second}"),
+            &format!("delta to seal {first}"),
+        ],
+        &rows,
+    )));
+    Ok(second)
 }
 
 /// Chapter 4: a new version of the model with a bug, refused by its checks inside the
@@ -373,17 +432,22 @@ fn apply_quietly(
     Ok((run_id, dates))
 }
 
-/// The first week went out: sealed as `sqlrun seal` seals it, in one transaction.
-fn seal_week(global: &Settings, target: &Target) -> Result<()> {
+/// The first week went out (`sqlrun seal`), or went out again (`seal --reissue`): as the
+/// command does it, in one transaction.
+fn seal_week(global: &Settings, target: &Target, action: SealAction, reason: &str) -> Result<i64> {
     let request = SealRequest {
         interval: "2026-02-01..2026-02-07".into(),
-        reason: "weekly report, week 1".into(),
+        reason: reason.into(),
         by: Some("demo".into()),
+        action,
+        dry_run: false,
     };
     let (pipeline, mut db) = session(global.templates.as_deref(), target)?;
     pipeline.sync(&mut db)?;
-    seal::seal(&mut db, &pipeline, &seal::check(&request)?)?;
-    Ok(())
+    let sealing = seal::seal(&mut db, &pipeline, &seal::check(&request)?)?;
+    sealing
+        .seal_id
+        .ok_or_else(|| crate::Error::bad("demo: the seal of week 1 recorded no event"))
 }
 
 fn last_run_total(conn: &mut Db) -> Result<i64> {

@@ -60,6 +60,8 @@ pub struct RunDetail {
     pub templates: Vec<Record>,
     /// The checks that found rows on its dates (`sample`: the first rows, as JSON).
     pub checks: Vec<Record>,
+    /// The seal events on its dates since it was made: what sent or unsealed its values.
+    pub seals: Vec<Record>,
 }
 
 pub fn run_detail(db: &mut Db, run_id: i64) -> Result<RunDetail> {
@@ -75,6 +77,7 @@ pub fn run_detail(db: &mut Db, run_id: i64) -> Result<RunDetail> {
             .and_then(|s| serde_json::from_str(s).ok());
         c.insert("sample".into(), sample.unwrap_or(Json::Null));
     }
+    let seals = rows_as_json(db, &queries::SEAL_EVENTS_OF_RUN, &by_run)?;
     let outcomes = dates
         .iter()
         .map(|d| outcome_of(run_id, d))
@@ -86,7 +89,46 @@ pub fn run_detail(db: &mut Db, run_id: i64) -> Result<RunDetail> {
         events,
         templates,
         checks,
+        seals,
     })
+}
+
+/// The newest `limit` seal events (seal, reissue, unseal), each with how many dates and
+/// models it covered.
+pub fn newest_seal_events(db: &mut Db, limit: u32) -> Result<Vec<Record>> {
+    rows_as_json(
+        db,
+        &queries::LIST_SEAL_EVENTS,
+        &[(":limit", i64::from(limit).into())],
+    )
+}
+
+/// One seal event, and each model with the dates it covered.
+pub struct SealDetail {
+    pub event: Record,
+    pub coverage: Vec<(String, Vec<String>)>,
+}
+
+pub fn seal_detail(db: &mut Db, seal_id: i64) -> Result<SealDetail> {
+    let by_id = [(":seal_id", seal_id.into())];
+    let Some(event) = rows_as_json(db, &queries::SEAL_EVENT, &by_id)?
+        .into_iter()
+        .next()
+    else {
+        return Err(Error::bad(format!(
+            "there is no seal event {seal_id}; `sqlrun seals` lists them"
+        )));
+    };
+    let mut coverage: Vec<(String, Vec<String>)> = Vec::new();
+    for row in rows_as_json(db, &queries::SEAL_COVERAGE_OF, &by_id)? {
+        let model = row["model"].as_str().unwrap_or_default().to_string();
+        let ds = row["ds"].as_str().unwrap_or_default().to_string();
+        match coverage.last_mut() {
+            Some((m, dates)) if *m == model => dates.push(ds),
+            _ => coverage.push((model, vec![ds])),
+        }
+    }
+    Ok(SealDetail { event, coverage })
 }
 
 /// A `run_partitions` row as the outcome of its date.

@@ -118,6 +118,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
             commands::release::run(&here(&flags, out)?, *run_id, by.as_deref(), out)
         }
         Command::Seal(args) => commands::seal::run(&here(&flags, out)?, &args.into(), out),
+        Command::Unseal(args) => commands::seal::run(&here(&flags, out)?, &args.into(), out),
         Command::Retire { model, reason, by } => {
             let request = models::RetireRequest {
                 model: model.clone(),
@@ -136,8 +137,11 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
             limit,
             dates,
         } => commands::runs::run(&here(&flags, out)?, *run_id, *limit, *dates, out),
-        Command::Corrections { interval } => {
-            commands::corrections::run(&here(&flags, out)?, interval.as_deref(), out)
+        Command::Seals { seal_id, limit } => {
+            commands::runs::seals(&here(&flags, out)?, *seal_id, *limit, out)
+        }
+        Command::Corrections(args) => {
+            commands::corrections::run(&here(&flags, out)?, &args.into(), out)
         }
         Command::Render {
             date,

@@ -42,6 +42,8 @@ const STATE_TABLES: &[&str] = &[
     "partition_models",
     "sqlrun_views",
     "check_results",
+    "seal_events",
+    "seal_coverage",
     "sqlrun_schema_history",
 ];
 

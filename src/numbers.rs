@@ -22,9 +22,25 @@ pub fn thousands(n: i64) -> String {
     out
 }
 
+/// A difference, signed unless it is none: `+350,000`, `-1,000`, `0`.
+pub fn delta(d: i64) -> String {
+    match d > 0 {
+        true => format!("+{}", thousands(d)),
+        false => thousands(d),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::won;
+    use super::{delta, won};
+
+    #[test]
+    fn a_delta_is_signed_unless_none() {
+        assert_eq!(
+            [delta(350_000), delta(-1_000), delta(0)],
+            ["+350,000", "-1,000", "0"]
+        );
+    }
 
     #[test]
     fn won_groups_thousands() {

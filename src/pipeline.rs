@@ -38,6 +38,10 @@ pub struct Model {
     pub sent_table: String,
     /// `<table>_sent_vs_now`: what went out beside what is true now, per key.
     pub sent_view: String,
+    /// `<table>_sent_history`: every version sent, per key, with who sent it.
+    pub history_view: String,
+    /// `<table>_corrections_feed`: each correction with its seal version, cause and author.
+    pub feed_view: String,
     pub depends_on: Vec<String>,
     /// Values copied into `seals` when a date is sealed.
     pub seal_values: Vec<String>,
@@ -537,6 +541,8 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         current_view: format!("{table}_current"),
         sent_table: format!("{table}_sent"),
         sent_view: format!("{table}_sent_vs_now"),
+        history_view: format!("{table}_sent_history"),
+        feed_view: format!("{table}_corrections_feed"),
         name,
         template: file.include_name.clone(),
         file: file.path.clone(),
@@ -826,8 +832,11 @@ mod tests {
             sealed.contains("INSERT INTO \"daily_revenue_corrections\""),
             "{sealed}"
         );
+        // On a sealed date only a model its seal does not cover is replaced.
         assert!(
-            !sealed.contains("DELETE FROM \"daily_revenue\""),
+            sealed.contains(
+                "DELETE FROM \"daily_revenue\" WHERE \"ds\" = '2026-02-09' AND NOT EXISTS (SELECT 1 FROM sealed_models"
+            ),
             "{sealed}"
         );
     }

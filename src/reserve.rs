@@ -70,15 +70,15 @@ fn scope(pipeline: &Pipeline) -> Vec<InScope> {
     scope
 }
 
-/// One row of `date_states.sql`: the facts (0-19), the judgement (20-31), then each
-/// model of `scope` (32 on).
+/// One row of `date_states.sql`: the facts (0-19), the judgement (20-31), the seal's
+/// version (32-34), then each model of `scope` (35 on).
 fn date_state(r: &Row, scope: &[InScope]) -> Result<DateState> {
     let models = scope
         .iter()
         .enumerate()
         .map(|(i, m)| {
             let name = m.name.trim_start_matches("models/").to_string();
-            Ok((name, word(r, 32 + i, ModelState::parse)?))
+            Ok((name, word(r, 35 + i, ModelState::parse)?))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(DateState {
@@ -102,6 +102,9 @@ fn date_state(r: &Row, scope: &[InScope]) -> Result<DateState> {
         source_changed: r.bool(17)?,
         failed_model: r.opt_text(18)?,
         checks: opt_word(r, 19, CheckMark::parse)?,
+        seal_id: r.opt_i64(32)?,
+        seal_version: r.opt_i64(33)?,
+        unsealed: r.bool(34)?,
         judged: Judged {
             computed: r.bool(20)?,
             failed: r.bool(21)?,

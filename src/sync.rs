@@ -285,6 +285,7 @@ impl Pipeline {
                     context! { model => to_value(model) },
                 )?));
             }
+            out.extend(self.upgrades(db, model)?);
         }
         if !missing.is_empty() {
             return Err(Error::all(missing));
@@ -296,6 +297,11 @@ impl Pipeline {
             views.push((model.current_view.clone(), sql));
             let sql = self.render_system("sent_view", context! { model => to_value(model) })?;
             views.push((model.sent_view.clone(), sql));
+            let sql = self.render_system("sent_history", context! { model => to_value(model) })?;
+            views.push((model.history_view.clone(), sql));
+            let sql =
+                self.render_system("corrections_feed", context! { model => to_value(model) })?;
+            views.push((model.feed_view.clone(), sql));
         }
         for view in &self.views {
             let sql = self.render_system("view", context! { view => to_value(view) })?;
@@ -321,6 +327,28 @@ impl Pipeline {
             out.extend(self.tracking_ddl(db, source)?);
         }
         Ok((tables, out))
+    }
+
+    /// A model's `<table>_sent` and `<table>_corrections` made before seals had versions
+    /// get their columns (system/upgrade_*.sql), filled from the seals recorded then.
+    fn upgrades(&self, db: &mut Db, model: &crate::pipeline::Model) -> Result<Vec<Ddl>> {
+        let mut out = Vec::new();
+        let steps = [
+            (&model.sent_table, "seal_id", "upgrade_sent"),
+            (
+                &model.corrections_table,
+                "settled_by",
+                "upgrade_corrections",
+            ),
+        ];
+        for (table, column, upgrade) in steps {
+            let columns = table_columns(db, table)?;
+            if !columns.is_empty() && !columns.iter().any(|c| c == column) {
+                let sql = self.render_system(upgrade, context! { model => to_value(model) })?;
+                out.push(Ddl::Plain(sql));
+            }
+        }
+        Ok(out)
     }
 
     /// A source's change triggers, when they are not installed as this sqlrun would

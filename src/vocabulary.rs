@@ -263,3 +263,54 @@ mod tests {
         );
     }
 }
+
+vocabulary! {
+    /// What a seal event did (`seal_events.action`).
+    SealAction {
+        /// `sqlrun seal`: the first version of its dates went out.
+        Seal => "seal",
+        /// `sqlrun seal --reissue`: their current values went out again, a new version.
+        Reissue => "reissue",
+        /// `sqlrun unseal`: its dates became ordinary again.
+        Unseal => "unseal",
+    }
+}
+
+vocabulary! {
+    /// What made a correction (`<table>_corrections.cause`).
+    Cause {
+        /// Source rows of its date changed after the date was built (late data).
+        LateRows => "late_rows",
+        /// The model's version differs from the one that built the date.
+        NewVersion => "new_version",
+        LateRowsAndNewVersion => "late_rows+new_version",
+        /// Neither: a rerun with the same inputs and version gave other values.
+        Rerun => "rerun",
+        /// Not a new version, and the model declares no `-- sources:`: whether its
+        /// inputs changed is not tracked.
+        Untracked => "untracked",
+    }
+}
+
+impl Cause {
+    /// The cause as a reader says it.
+    pub fn said(self) -> &'static str {
+        match self {
+            Cause::LateRows => "late source rows",
+            Cause::NewVersion => "new model version",
+            Cause::LateRowsAndNewVersion => "late source rows and a new model version",
+            Cause::Rerun => "rerun with the same inputs",
+            Cause::Untracked => "inputs not tracked (no -- sources:)",
+        }
+    }
+}
+
+vocabulary! {
+    /// What the life of a date's seal says beyond sealed (`status`, the calendar).
+    SealMark {
+        /// Sealed, and its current values went out again: version 2 or later.
+        Reissued => "reissued",
+        /// Not sealed now: an unseal made it ordinary again.
+        Unsealed => "unsealed",
+    }
+}

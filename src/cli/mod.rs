@@ -6,10 +6,12 @@ pub mod shell;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::corrections::{FeedRequest, FeedShape};
 use crate::generate::GenerateRequest;
 use crate::hold::ReserveRequest;
 use crate::seal::SealRequest;
 use crate::settings::{Flags, MAX_JOBS};
+use crate::vocabulary::SealAction;
 use crate::vocabulary::{OnlyFilter, RunKind};
 
 #[derive(Debug, Parser)]
@@ -128,10 +130,22 @@ pub enum Command {
     /// Mark dates as sent: a sealed date is never overwritten again, only corrected.
     #[command(after_help = "Examples:\n  \
         sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report 2026-W06\"\n  \
-        sqlrun corrections                          what changed after it went out\n\n\
+        sqlrun corrections                          what changed after it went out\n  \
+        sqlrun seal --reissue --interval 2026-02-01..2026-02-07 --reason \"restated W06\"\n  \
+        sqlrun seal --dry-run --interval 2026-02-01..2026-02-07 --reason \"W06\"\n\n\
         All or nothing: a date never computed, or held by another run, refuses the whole \
-        seal (exit 2). Dates already sealed stay as they were.")]
+        seal (exit 2). Dates already sealed stay as they were (a model first computed on \
+        them since is sealed there now). --reissue sends the current values of sealed \
+        dates again: a new version; the corrections so far are settled by it, and later \
+        ones are measured against it. Every version stays in <table>_sent_history.")]
     Seal(SealArgs),
+    /// Make sealed dates ordinary again (recorded, with a reason): the next apply replaces
+    /// them whole. Every version sent and every correction stays in the history.
+    #[command(after_help = "Examples:\n  \
+        sqlrun unseal --interval 2026-02-08..2026-02-14 --reason \"sealed the wrong week\"\n\n\
+        All or nothing: a date that is not sealed, or held by another run, refuses it \
+        (exit 2, nothing written).")]
+    Unseal(UnsealArgs),
     /// Retire a model the database knows and the templates no longer have: recorded; its
     /// table and rows stay, and templates without it are accepted from then on.
     Retire {
@@ -177,12 +191,22 @@ pub enum Command {
         #[arg(long, requires = "run_id")]
         dates: bool,
     },
-    /// Corrections of sealed dates: what was sent, what is true now, and the difference.
-    Corrections {
-        /// Only the corrections of these dates, START..END or one date.
-        #[arg(long, value_name = "START..END")]
-        interval: Option<String>,
+    /// The seal events (seal, reissue, unseal), newest first: who, when, why, which
+    /// dates; or one event with the dates of each model it covered.
+    Seals {
+        /// One event (the id `sqlrun seal` printed).
+        seal_id: Option<i64>,
+        /// How many events to list, newest first.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
     },
+    /// Corrections of sealed dates, as a feed: what was sent, what is true now, the
+    /// difference, the seal version it departs from, its cause and who ran it.
+    #[command(after_help = "Examples:\n  \
+        sqlrun corrections --since 3                  after seal 3 went out\n  \
+        sqlrun corrections --since \"2026-03-01 00:00:00\" --format csv\n  \
+        sqlrun corrections --select daily_revenue --interval 2026-02-01..2026-02-28")]
+    Corrections(CorrectionsArgs),
     /// Print the exact SQL one date would execute, for review.
     Render {
         /// The date whose SQL to print.
@@ -318,6 +342,38 @@ impl From<&SealArgs> for SealRequest {
             interval: args.interval.clone(),
             reason: args.reason.clone(),
             by: args.by.clone(),
+            action: match args.reissue {
+                true => SealAction::Reissue,
+                false => SealAction::Seal,
+            },
+            dry_run: args.dry_run,
+        }
+    }
+}
+
+impl From<&UnsealArgs> for SealRequest {
+    fn from(args: &UnsealArgs) -> SealRequest {
+        SealRequest {
+            interval: args.interval.clone(),
+            reason: args.reason.clone(),
+            by: args.by.clone(),
+            action: SealAction::Unseal,
+            dry_run: args.dry_run,
+        }
+    }
+}
+
+impl From<&CorrectionsArgs> for FeedRequest {
+    fn from(args: &CorrectionsArgs) -> FeedRequest {
+        FeedRequest {
+            interval: args.interval.clone(),
+            select: args.select.clone(),
+            since: args.since.clone(),
+            format: match args.format {
+                FeedFormat::Text => FeedShape::Text,
+                FeedFormat::Json => FeedShape::Json,
+                FeedFormat::Csv => FeedShape::Csv,
+            },
         }
     }
 }
@@ -461,6 +517,55 @@ pub struct SealArgs {
     /// Who seals them (default: $USER, else the account).
     #[arg(long, value_name = "NAME")]
     pub by: Option<String>,
+    /// Send the current values of sealed dates again: a new version of each.
+    #[arg(long)]
+    pub reissue: bool,
+    /// Say what would be sealed (or reissued) and what blocks it; write nothing (exit 2
+    /// when it would be refused).
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct UnsealArgs {
+    /// The sealed dates to make ordinary again, START..END (both included) or one date.
+    #[arg(long, value_name = "START..END")]
+    pub interval: String,
+    /// Why (recorded in the audit trail). Required.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// Who unseals them (default: $USER, else the account).
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+    /// Say what would be unsealed and what blocks it; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CorrectionsArgs {
+    /// Only the corrections of these dates, START..END or one date.
+    #[arg(long, value_name = "START..END")]
+    pub interval: Option<String>,
+    /// Only these models' corrections.
+    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
+    pub select: Vec<String>,
+    /// Only those written after seal event SEAL went out (the id `sqlrun seal` prints), or
+    /// at or after a time: `YYYY-MM-DD HH:MM:SS` or `YYYY-MM-DDTHH:MM:SS`, UTC unless an
+    /// offset (`+01:00`, `Z`) is given.
+    #[arg(long, value_name = "SEAL|TIMESTAMP")]
+    pub since: Option<String>,
+    /// text (a table per model), json (as --json) or csv (a line per value changed).
+    #[arg(long, value_enum, default_value_t = FeedFormat::Text)]
+    pub format: FeedFormat,
+}
+
+/// How `sqlrun corrections` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FeedFormat {
+    Text,
+    Json,
+    Csv,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,19 +1,20 @@
-//! `sqlrun corrections`: what changed on sealed dates since they went out.
+//! `sqlrun corrections`: what changed on sealed dates since they went out, as a feed.
 
 use crate::commands::{open, Access};
-use crate::corrections;
+use crate::corrections::{self, FeedRequest, FeedShape};
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::interval::Interval;
 use crate::output::{corrections as show, Output};
 use crate::settings::Settings;
 
-pub fn run(settings: &Settings, interval: Option<&str>, out: &Output) -> Result<Exit> {
-    let interval = interval.map(Interval::parse).transpose()?;
+pub fn run(settings: &Settings, request: &FeedRequest, out: &Output) -> Result<Exit> {
+    let feed = corrections::check(request)?;
     let mut opened = open(settings, &[], Access::Read)?;
-    show::corrections(
-        &corrections::list(&mut opened.db, &opened.pipeline, interval)?,
-        out,
-    )?;
+    let models = corrections::list(&mut opened.db, &opened.pipeline, &feed)?;
+    match (out.json, feed.format) {
+        (false, FeedShape::Csv) => show::csv(&models)?,
+        (false, FeedShape::Json) => show::corrections(&models, &Output::new(true, out.verbose))?,
+        _ => show::corrections(&models, out)?,
+    }
     Ok(Exit::Done)
 }

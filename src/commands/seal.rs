@@ -1,4 +1,5 @@
-//! `sqlrun seal`: mark the dates whose numbers went out.
+//! `sqlrun seal` (also `--reissue`) and `sqlrun unseal`: what went out, and its life
+//! after.
 
 use crate::commands::{open, Access};
 use crate::error::Result;
@@ -13,5 +14,9 @@ pub fn run(settings: &Settings, request: &SealRequest, out: &Output) -> Result<E
     out.notes(&opened.notes);
     let sealing = seal::seal(&mut opened.db, &opened.pipeline, &checked)?;
     show::sealed(&checked, &sealing, out)?;
-    Ok(Exit::Done)
+    // A dry run ends as the event would: refused is exit 2.
+    match sealing.blockers.is_empty() {
+        true => Ok(Exit::Done),
+        false => Ok(Exit::BadInput),
+    }
 }

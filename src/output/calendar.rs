@@ -98,15 +98,17 @@ pub fn summary_text(summary: &Summary, known_span: bool, colour: bool) -> String
             text.push_str(&format!("{label:<11}{line}\n"));
         }
     }
-    text.push_str(&check_lines(summary));
+    text.push_str(&mark_lines("checks", &summary.checks));
+    text.push_str(&mark_lines("seals", &summary.seals));
     text
 }
 
-/// The dates whose checks failed or warned: `checks     failed: 2026-01-03`.
-fn check_lines(summary: &Summary) -> String {
+/// The dates of each mark, under one label: `checks     failed: 2026-01-03`, `seals
+/// reissued: 2026-02-01..2026-02-07`.
+fn mark_lines<M: std::fmt::Display>(label: &str, marks: &BTreeMap<M, Vec<Interval>>) -> String {
     let mut text = String::new();
-    let mut label = "checks";
-    for (mark, ranges) in summary.checks.iter().filter(|(_, r)| !r.is_empty()) {
+    let mut label = label;
+    for (mark, ranges) in marks.iter().filter(|(_, r)| !r.is_empty()) {
         let count = ranges.len();
         let mut words = vec![format!("{mark}:")];
         words.extend(ranges.iter().enumerate().map(|(i, r)| match i + 1 < count {

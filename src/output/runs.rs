@@ -3,7 +3,7 @@
 use serde_json::Value as Json;
 
 use crate::error::Result;
-use crate::history::{Record, RunDetail};
+use crate::history::{Record, RunDetail, SealDetail};
 use crate::numbers;
 use crate::output::Output;
 use crate::output::{apply, scheduler_line};
@@ -11,8 +11,9 @@ use crate::store::RunRow;
 use crate::table::{cell, table};
 use crate::vocabulary::DateStatus;
 
-/// The runs, newest first, each with its dates in brief.
-pub fn runs_list(rows: &[Record], out: &Output) -> Result<()> {
+/// The runs, newest first, each with its dates in brief; then the newest seal events
+/// (text only: `sqlrun seals --json` has them).
+pub fn runs_list(rows: &[Record], seals: &[Record], out: &Output) -> Result<()> {
     out.json(&rows)?;
     let table_rows: Vec<Vec<String>> = rows
         .iter()
@@ -29,12 +30,39 @@ pub fn runs_list(rows: &[Record], out: &Output) -> Result<()> {
             ]
         })
         .collect();
-    out.text(&table(
+    let mut text = table(
         &[
             "run", "kind", "interval", "status", "by", "created", "finished", "dates",
         ],
         &table_rows,
-    ))
+    );
+    if !seals.is_empty() {
+        text.push_str("\nseal events (`sqlrun seals` lists them, `sqlrun seals ID` shows one):\n");
+        text.push_str(&seal_events_table(seals));
+    }
+    out.text(&text)
+}
+
+/// Seal events: id, action, dates, who, when, why.
+pub fn seal_events_table(seals: &[Record]) -> String {
+    let rows: Vec<Vec<String>> = seals
+        .iter()
+        .map(|e| {
+            vec![
+                cell(&e["seal_id"]),
+                cell(&e["action"]),
+                apply::range_text(&cell(&e["first_ds"]), &cell(&e["last_ds"])),
+                cell(&e["dates"]),
+                cell(&e["made_by"]),
+                cell(&e["made_at"]),
+                cell(&e["reason"]),
+            ]
+        })
+        .collect();
+    table(
+        &["seal", "action", "interval", "dates", "by", "at", "reason"],
+        &rows,
+    )
 }
 
 /// A run's dates in one cell: `88 success, 1 failed (2026-04-01), 4 skipped
@@ -77,9 +105,10 @@ pub fn run_detail(detail: &RunDetail, each_date: bool, out: &Output) -> Result<(
         events,
         templates,
         checks,
+        seals,
     } = detail;
     let ranges = apply::outcome_ranges(outcomes)?;
-    out.json(&serde_json::json!({"run": run, "dates": dates, "ranges": ranges, "events": events, "templates": templates, "checks": checks}))?;
+    out.json(&serde_json::json!({"run": run, "dates": dates, "ranges": ranges, "events": events, "templates": templates, "checks": checks, "seals": seals}))?;
     let mut text = run_header(run, templates);
     text.push('\n');
     if outcomes.is_empty() {
@@ -103,6 +132,48 @@ pub fn run_detail(detail: &RunDetail, each_date: bool, out: &Output) -> Result<(
     if !events.is_empty() {
         text.push('\n');
         text.push_str(&events_table(events));
+    }
+    if !seals.is_empty() {
+        text.push_str("\nseal events on its dates since:\n");
+        text.push_str(&seal_events_table(seals));
+    }
+    out.text(&text)
+}
+
+/// `sqlrun seals`: the newest seal events.
+pub fn seals_list(seals: &[Record], out: &Output) -> Result<()> {
+    out.json(&seals)?;
+    match seals.is_empty() {
+        true => out.text(
+            "no seal events: nothing was sealed yet (`sqlrun seal --interval ... --reason ...`)",
+        ),
+        false => out.text(&seal_events_table(seals)),
+    }
+}
+
+/// `sqlrun seals ID`: one event, and what it covered per model.
+pub fn seal_detail(detail: &SealDetail, out: &Output) -> Result<()> {
+    let coverage: serde_json::Map<String, Json> = detail
+        .coverage
+        .iter()
+        .map(|(m, dates)| (m.clone(), serde_json::json!(dates)))
+        .collect();
+    out.json(&serde_json::json!({"event": detail.event, "models": coverage}))?;
+    let e = &detail.event;
+    let mut text = format!(
+        "seal {} ({}) {}: by {} at {}\n  reason: {}\n",
+        cell(&e["seal_id"]),
+        cell(&e["action"]),
+        apply::range_text(&cell(&e["first_ds"]), &cell(&e["last_ds"])),
+        cell(&e["made_by"]),
+        cell(&e["made_at"]),
+        cell(&e["reason"]),
+    );
+    if detail.coverage.is_empty() {
+        text.push_str("  covered no model\n");
+    }
+    for (model, dates) in &detail.coverage {
+        text.push_str(&format!("  {model}: {}\n", crate::seal::ranges(dates)));
     }
     out.text(&text)
 }

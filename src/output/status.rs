@@ -13,7 +13,7 @@ use crate::interval::Interval;
 use crate::output::calendar;
 use crate::output::Output;
 use crate::table::table;
-use crate::vocabulary::{CheckMark, ModelState, RunKind, RunStatus, State};
+use crate::vocabulary::{CheckMark, ModelState, RunKind, RunStatus, SealMark, State};
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref()
@@ -59,6 +59,8 @@ struct StatusDoc<'a> {
     ranges: BTreeMap<State, Vec<String>>,
     /// The dates whose checks failed (latest attempt) or warned (latest build), as ranges.
     checks: BTreeMap<CheckMark, Vec<String>>,
+    /// The dates reissued (a later version went out) or unsealed, as ranges.
+    seals: BTreeMap<SealMark, Vec<String>>,
     holders: Vec<HolderDoc>,
     dates: Vec<StatusRow<'a>>,
 }
@@ -88,6 +90,8 @@ struct StatusRow<'a> {
     /// A source it reads changed since it was built (`apply --only changed`).
     changed: bool,
     sealed: bool,
+    /// reissued or unsealed (none: neither).
+    seal_mark: Option<SealMark>,
     /// Why the holder counts as gone (the next apply, reserve or seal reclaims it).
     holder_gone: Option<&'a str>,
 }
@@ -117,6 +121,7 @@ pub fn status(found: &Status, out: &Output) -> Result<()> {
             models: models(s),
             changed: s.judged.changed,
             sealed: s.judged.sealed,
+            seal_mark: s.seal_mark(),
             holder_gone: gone(s, dead),
         })
         .collect();
@@ -140,6 +145,11 @@ pub fn status(found: &Status, out: &Output) -> Result<()> {
         ranges: ranges.collect(),
         checks: summary
             .checks
+            .iter()
+            .map(|(mark, r)| (*mark, ranges_text(r)))
+            .collect(),
+        seals: summary
+            .seals
             .iter()
             .map(|(mark, r)| (*mark, ranges_text(r)))
             .collect(),
@@ -168,6 +178,7 @@ pub fn status_empty(out: &Output) -> Result<()> {
         counts: State::ALL.iter().map(|g| (*g, 0)).collect(),
         ranges: NOTABLE.iter().map(|g| (*g, Vec::new())).collect(),
         checks: CheckMark::ALL.iter().map(|m| (*m, Vec::new())).collect(),
+        seals: SealMark::ALL.iter().map(|m| (*m, Vec::new())).collect(),
         holders: Vec::new(),
         dates: Vec::new(),
     })?;
@@ -192,11 +203,7 @@ fn status_table(states: &[DateState], dead: &[(i64, String)]) -> String {
                 opt(&s.built_kind),
                 opt(&s.built_at),
                 version_cell(s, &models),
-                if s.judged.sealed {
-                    "sealed".into()
-                } else {
-                    "-".into()
-                },
+                seal_cell(s),
                 if s.corrections > 0 {
                     s.corrections.to_string()
                 } else {
@@ -236,6 +243,20 @@ fn status_table(states: &[DateState], dead: &[(i64, String)]) -> String {
         ],
         &table_rows,
     )
+}
+
+/// The `sealed` column: sealed (with its version once reissued), unsealed, or -.
+fn seal_cell(s: &DateState) -> String {
+    match (s.judged.sealed, s.seal_mark()) {
+        (true, Some(SealMark::Reissued)) => format!(
+            "reissued v{} (seal {})",
+            opt(&s.seal_version),
+            opt(&s.seal_id)
+        ),
+        (true, _) => format!("sealed (seal {})", opt(&s.seal_id)),
+        (false, Some(SealMark::Unsealed)) => "unsealed".into(),
+        (false, _) => "-".into(),
+    }
 }
 
 /// The `version` column: current or stale, and when the models of a date differ, which

@@ -1,5 +1,5 @@
 -- name: common
--- version: 1
+-- version: 2
 --
 -- What several system templates say alike, said once here so that it cannot drift
 -- apart. Imported as `c`, beside the dialect's `d`.
@@ -9,14 +9,26 @@
 {#- Row `a` and row `b` of a model have the same key: `a.k1 op b.k1 AND ...`. `op` is
     the dialect's null-safe equality, d.same(), or in a FULL JOIN d.join_same(). #}
 {% macro same_key(model, a, b, op) %}{% for k in model.key %}{% if not loop.first %} AND {% endif %}{{ a|ident }}.{{ k|ident }} {{ op }} {{ b|ident }}.{{ k|ident }}{% endfor %}{% endmacro %}
-{#- The body of a CTE `latest`: each key's latest correction of the model (the highest
-    correction_id wins), of one date when `ds` is given, else of every date. #}
+{#- The body of a CTE `latest`: each key's latest open correction of the model (the
+    highest correction_id wins; a reissue or an unseal settles every correction of its
+    dates, so a settled latest one means none is open), of one date when `ds` is given,
+    else of every date. #}
 {% macro latest_correction(model, op, ds=none) %}
     SELECT c.*
     FROM {{ model.corrections_table|ident }} AS c
     WHERE {% if ds is not none %}c.{{ model.date_column|ident }} = {{ ds }}
-      AND {% endif %}c.correction_id = (
+      AND {% endif %}c.settled_by IS NULL
+      AND c.correction_id = (
             SELECT max(c2.correction_id)
             FROM {{ model.corrections_table|ident }} AS c2
             WHERE {{ same_key(model, "c2", "c", op) }})
 {%- endmacro %}
+{#- Whether the model is sealed on date `ds` now: a seal or reissue covered it there
+    (a model first computed on a sealed date afterwards is not, until one does). #}
+{% macro covered(model, ds) %}EXISTS (SELECT 1 FROM sealed_models AS sm
+                WHERE sm.ds = {{ ds }} AND sm.model = {{ model.name }}){% endmacro %}
+{#- Whether the model was computed on date `ds`, which a seal covers. A date built before
+    dates recorded their models (no partition_models row at all) counts every model. #}
+{% macro computed_on(model, ds) %}(EXISTS (SELECT 1 FROM partition_models AS pm
+                 WHERE pm.ds = {{ ds }} AND pm.model = {{ "models/" ~ model.name }})
+     OR NOT EXISTS (SELECT 1 FROM partition_models AS pm WHERE pm.ds = {{ ds }})){% endmacro %}

@@ -1,10 +1,12 @@
 -- name: date
--- version: 5
+-- version: 6
 --
 -- One date's whole transaction (sqlrun runs it between BEGIN and COMMIT: BEGIN
 -- IMMEDIATE on SQLite; on PostgreSQL REPEATABLE READ, after locking the date's
 -- reservation row): the versions of the sources it reads, then each model in dependency
--- order, replaced whole, or, on a sealed date, compared and corrected; then the checks
+-- order, replaced whole, or, on a sealed date, compared and corrected (a model the
+-- date's seal does not cover yet is replaced there: each statement says which applies,
+-- so the text does not depend on which models are covered); then the checks
 -- of those models (system/date_checks.sql: sqlrun reads how many rows each returns, and
 -- an error check that returns any rolls the date back); then the date's record and the
 -- release of its reservation.
@@ -15,9 +17,8 @@
 -- sqlrun context: {{ model.name|ident }}
 {% if sealed %}
 {% include "system/correct.sql" %}
-{% else %}
-{% include "system/replace.sql" %}
 {% endif %}
+{% include "system/replace.sql" %}
 {% endfor %}
 {% include "system/date_checks.sql" %}
 -- sqlrun context: -

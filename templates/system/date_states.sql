@@ -1,5 +1,5 @@
 -- name: date_states
--- version: 7
+-- version: 8
 --
 -- Each date of an interval and where it stands: the one answer that `status` (its
 -- calendar, list and JSON), `apply` (what it selects) and `apply --dry-run` (its plan)
@@ -18,7 +18,10 @@
 --   missing  never computed, or a model in scope is missing
 --   stale    computed, and a model in scope is stale or missing (what --only stale takes)
 --   failed   its latest attempt failed;  changed  computed, and a source it reads
---   changed since (late data);  sealed, corrected (corrections of a sealed date),
+--   changed since (late data);  sealed, corrected (open corrections of a sealed date:
+--   none once a reissue or an unseal settled them), seal_id and seal_version (its latest
+--   seal event and how many versions went out: 2 and on, reissued), unsealed (not
+--   sealed now, and an unseal made it ordinary),
 --   held (a run holds it now); checks: failed (its latest attempt failed an error
 --   check) or warned (its latest build committed with warn checks finding rows).
 -- `state`, the date in one word (the calendar's cell, status --list, status --json), is
@@ -80,7 +83,7 @@ facts AS MATERIALIZED (
            s.sealed_by,
            {% for model in models %}
            (SELECT count(*) FROM {{ model.corrections_table|ident }} AS c
-             WHERE c.{{ model.date_column|ident }} = pd.ds) +
+             WHERE c.{{ model.date_column|ident }} = pd.ds AND c.settled_by IS NULL) +
            {% endfor %}
            0 AS corrections,
            r.run_id AS held_by,
@@ -124,6 +127,11 @@ facts AS MATERIALIZED (
                                     AND t.name = {{ m.name }})) AS version) AS v)
            END AS {{ ("model_" ~ loop.index)|ident }},
            {% endfor %}
+           (SELECT max(sm.seal_id) FROM sealed_models AS sm WHERE sm.ds = pd.ds) AS seal_id,
+           (SELECT max(sm.version) FROM sealed_models AS sm WHERE sm.ds = pd.ds) AS seal_version,
+           (s.ds IS NULL AND EXISTS (SELECT 1 FROM seal_coverage AS sc
+                                       JOIN seal_events AS se ON se.seal_id = sc.seal_id
+                                      WHERE sc.ds = pd.ds AND se.action = 'unseal')) AS unsealed,
            (s.ds IS NOT NULL) AS sealed
     FROM per_date AS pd
     LEFT JOIN run_partitions AS bp ON bp.run_id = pd.built_run AND bp.ds = pd.ds
@@ -173,7 +181,8 @@ SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
             WHEN j.stale THEN 'stale'
             ELSE 'current' END AS lookback_reason,
        (j.ds = {{ end }}
-        OR (NOT j.held AND j.needs_work)) AS lookback
+        OR (NOT j.held AND j.needs_work)) AS lookback,
+       j.seal_id, j.seal_version, j.unsealed
        {% for m in scope %}, j.{{ ("model_" ~ loop.index)|ident }}{% endfor %}
 
 FROM judged AS j

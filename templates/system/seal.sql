@@ -1,31 +1,44 @@
 -- name: seal
--- version: 3
+-- version: 4
 --
--- Seal dates whose numbers went out. Only dates not sealed yet are passed in: a
--- sealed date stays as it was. Every model's rows of those dates are copied into its
--- <table>_sent (what went out, per key, see sent_table.sql) and are never replaced
--- again; a model that declares `seal_values` (the default model, whose key is the date)
--- also copies them into the contract's seals columns. The copies come first, so that
--- `NOT EXISTS (... seals ...)` keeps a date that was sealed before as it was sent.
+-- One seal event (`seal_id`, recorded just before by queries/insert_seal_event.sql):
+-- `sqlrun seal` (a first version of the dates in `new`, and of models first computed on
+-- dates sealed before) or `seal --reissue` (a new version of every date in `dates`).
+-- `cover` says which dates of which model the event sends: they are recorded in
+-- seal_coverage and their rows copied into the model's <table>_sent, never replaced
+-- again. A reissue first settles the dates' open corrections (settle.sql), so the
+-- model's table holds what is true now, and that is what it sends. `seals` describes
+-- each date's latest version: a model that declares `seal_values` (the default model,
+-- whose key is the date) copies its values there.
 {% import "system/dialect.sql" as d %}
-{% for model in models %}
-INSERT INTO {{ model.sent_table|ident }} ({{ model.columns|idents }}, run_id)
-SELECT {% for c in model.columns %}t.{{ c|ident }}, {% endfor %}t.run_id
-FROM {{ model.table|ident }} AS t
-WHERE t.{{ model.date_column|ident }} IN (SELECT s.value FROM {{ d.dates(dates) }} AS s)
-  AND NOT EXISTS (SELECT 1 FROM seals WHERE seals.ds = t.{{ model.date_column|ident }});
+{% if reissue %}
+{% include "system/settle.sql" %}
+{% endif %}
+{% for c in cover %}
+INSERT INTO seal_coverage (seal_id, ds, model)
+SELECT {{ seal_id }}, s.value, {{ c.model.name }}
+FROM {{ d.dates(c.dates) }} AS s;
+INSERT INTO {{ c.model.sent_table|ident }} ({{ c.model.columns|idents }}, run_id, seal_id)
+SELECT {% for col in c.model.columns %}t.{{ col|ident }}, {% endfor %}t.run_id, {{ seal_id }}
+FROM {{ c.model.table|ident }} AS t
+WHERE t.{{ c.model.date_column|ident }} IN (SELECT s.value FROM {{ d.dates(c.dates) }} AS s);
 
 {% endfor %}
+{% if reissue %}
+UPDATE seals
+SET sealed_at = {{ d.now() }}, sealed_by = {{ by }}, reason = {{ reason }}
+WHERE ds IN (SELECT s.value FROM {{ d.dates(dates) }} AS s);
+{% else %}
 INSERT INTO seals (ds, sealed_at, sealed_by, reason)
 SELECT s.value, {{ d.now() }}, {{ by }}, {{ reason }}
-FROM {{ d.dates(dates) }} AS s
-WHERE NOT EXISTS (SELECT 1 FROM seals WHERE seals.ds = s.value);
-{% for model in models if model.seal_values %}
+FROM {{ d.dates(new) }} AS s;
+{% endif %}
+{% for c in cover if c.model.seal_values %}
 
 UPDATE seals
-SET ({{ model.seal_values|idents }}) = (
-        SELECT {{ model.seal_values|idents }}
-        FROM {{ model.table|ident }} AS t
-        WHERE t.{{ model.date_column|ident }} = seals.ds)
-WHERE seals.ds IN (SELECT s.value FROM {{ d.dates(dates) }} AS s);
+SET ({{ c.model.seal_values|idents }}) = (
+        SELECT {{ c.model.seal_values|idents }}
+        FROM {{ c.model.table|ident }} AS t
+        WHERE t.{{ c.model.date_column|ident }} = seals.ds)
+WHERE seals.ds IN (SELECT s.value FROM {{ d.dates(c.dates) }} AS s);
 {% endfor %}

@@ -1,13 +1,17 @@
 -- name: seal_check
--- version: 1
+-- version: 2
 --
--- What `sqlrun seal` finds on each date of its interval. A seal is all or nothing: a
--- date no run built (blocked_missing) or that a run holds now (blocked_by, the run)
--- blocks the seal of every date; a date sealed before (sealed) is left as it was sent.
--- Runs that are gone were reclaimed just before, in the same transaction, so their
--- dates block nothing.
+-- What `sqlrun seal`, `seal --reissue` and `unseal` find on each date of their
+-- interval. They are all or nothing: a date no run built (blocked_missing) or that a
+-- run holds now (blocked_by, the run) blocks a seal of every date; a reissue and an
+-- unseal are blocked by a held date and by one not sealed. Runs that are gone were
+-- reclaimed just before, in the same transaction, so their dates block nothing.
+-- open_corrections: the date's corrections not settled yet (a reissue or an unseal
+-- settles them). Then per model (computed_1, covered_1, computed_2, ...): computed on
+-- the date (what a seal covers), and sealed there now.
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
+{% macro at() %}d.ds{% endmacro %}
 WITH RECURSIVE dates(ds) AS (
     {{ d.date_series(start, end) }}
 )
@@ -15,7 +19,17 @@ SELECT d.ds,
        NOT EXISTS (SELECT 1 FROM run_partitions AS p
                     WHERE p.ds = d.ds AND p.status IN {{ common.built() }}) AS blocked_missing,
        r.run_id AS blocked_by,
-       (s.ds IS NOT NULL) AS sealed
+       (s.ds IS NOT NULL) AS sealed,
+       {% for model in models %}
+       (SELECT count(*) FROM {{ model.corrections_table|ident }} AS c
+         WHERE c.{{ model.date_column|ident }} = d.ds AND c.settled_by IS NULL) +
+       {% endfor %}
+       0 AS open_corrections
+       {% for model in models %},
+       {{ common.computed_on(model, at()) }} AS {{ ("computed_" ~ loop.index)|ident }},
+       {{ common.covered(model, at()) }} AS {{ ("covered_" ~ loop.index)|ident }}
+       {% endfor %}
+
 FROM dates AS d
 LEFT JOIN reservations AS r ON r.ds = d.ds
 LEFT JOIN seals AS s ON s.ds = d.ds

@@ -523,10 +523,18 @@ fn sent_tables_are_typed_as_their_models() {
         }
     };
     for model in ["daily_buckets", "daily_mean", "daily_revenue"] {
+        // Then the seal version that sent each row.
+        let mut want = types(model);
+        let integer = if sb.schema.is_some() {
+            "bigint"
+        } else {
+            "integer"
+        };
+        want.push(vec!["seal_id".to_string(), integer.to_string()]);
         assert_eq!(
             types(&format!("{model}_sent")),
-            types(model),
-            "{model}_sent has the columns and types of {model}"
+            want,
+            "{model}_sent has the columns and types of {model}, and seal_id"
         );
     }
     if is_postgres() {

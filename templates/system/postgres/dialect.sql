@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 3
+-- version: 4
 --
 -- PostgreSQL's spelling of the few things the system templates say differently on
 -- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come
@@ -21,3 +21,5 @@
     FROM generate_series(CAST({{ start }} AS date), CAST({{ end }} AS date), interval '1 day') AS g(d){% endmacro %}
 {# The date `days` days before `ds`. #}
 {% macro days_before(ds, days) %}(CAST({{ ds }} AS date) - CAST({{ days }} AS integer)){% endmacro %}
+{# A UTC time written 'YYYY-MM-DD HH:MM:SS' (sessions run in UTC). #}
+{% macro timestamp(text) %}CAST({{ text }} AS timestamptz){% endmacro %}

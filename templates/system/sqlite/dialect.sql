@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 3
+-- version: 4
 --
 -- SQLite's spelling of the few things the system templates say differently on each
 -- backend (postgres/dialect.sql has the same macros). Imported as `d`.
@@ -20,3 +20,5 @@
     SELECT date(ds, '+1 day') FROM dates WHERE ds < {{ end }}{% endmacro %}
 {# The date `days` days before `ds`. #}
 {% macro days_before(ds, days) %}date({{ ds }}, {{ "-" ~ days ~ " days" }}){% endmacro %}
+{# A UTC time written 'YYYY-MM-DD HH:MM:SS', as the state store's times compare. #}
+{% macro timestamp(text) %}{{ text }}{% endmacro %}
