@@ -64,7 +64,6 @@ pub fn sealed(r: &CheckedSeal, s: &Sealing, out: &Output) -> Result<()> {
 
 /// The first line: what the event sent (or unsealed), with its id.
 fn headline(r: &CheckedSeal, s: &Sealing) -> String {
-    let would = if r.dry_run { "would be " } else { "" };
     let id = s
         .seal_id
         .map(|id| format!(" (seal {id})"))
@@ -77,18 +76,33 @@ fn headline(r: &CheckedSeal, s: &Sealing) -> String {
             if dates.len() == 1 { "" } else { "s" }
         )
     };
+    let verb = |done: &str, dry: &str| {
+        if r.dry_run {
+            dry.to_string()
+        } else {
+            done.to_string()
+        }
+    };
     let mut text = match r.action {
         SealAction::Seal if s.dates.is_empty() && s.added.is_empty() => {
             "nothing new to seal".to_string()
         }
-        SealAction::Seal if s.dates.is_empty() => format!("{would}sealed: models added{id}"),
-        SealAction::Seal => format!("{would}sealed {}{id}", count(&s.dates)),
+        SealAction::Seal if s.dates.is_empty() => {
+            format!(
+                "{} models computed since on sealed dates{id}",
+                verb("sealed", "would seal")
+            )
+        }
+        SealAction::Seal => format!("{} {}{id}", verb("sealed", "would seal"), count(&s.dates)),
         SealAction::Reissue => format!(
-            "{would}reissued {}{id}: their current values went out again, a new version",
-            count(&s.dates)
+            "{} {}{id}: their current values {} out again, a new version",
+            verb("reissued", "would reissue"),
+            count(&s.dates),
+            verb("went", "would go")
         ),
         SealAction::Unseal => format!(
-            "{would}unsealed {}{id}: ordinary dates again, the next apply replaces them whole",
+            "{} {}{id}: ordinary dates again, the next apply replaces them whole",
+            verb("unsealed", "would unseal"),
             count(&s.dates)
         ),
     };

@@ -289,6 +289,58 @@ const COMMANDS: &[(&str, &[&str])] = &[
         "corrections-after",
         &["corrections", "--interval", "2026-01-01..2026-01-24"],
     ),
+    (
+        "seal-dry-run",
+        &[
+            "seal",
+            "--dry-run",
+            "--reissue",
+            "--interval",
+            "2026-01-03..2026-01-05",
+            "--reason",
+            "restated",
+        ],
+    ),
+    (
+        "seal-reissue",
+        &[
+            "seal",
+            "--reissue",
+            "--interval",
+            "2026-01-03..2026-01-05",
+            "--reason",
+            "restated",
+        ],
+    ),
+    (
+        "unseal-refused",
+        &[
+            "unseal",
+            "--interval",
+            "2026-01-08..2026-01-09",
+            "--reason",
+            "wrong week",
+        ],
+    ),
+    (
+        "unseal-json",
+        &[
+            "--json",
+            "unseal",
+            "--interval",
+            "2026-01-08",
+            "--reason",
+            "wrong week",
+        ],
+    ),
+    ("seals", &["seals"]),
+    ("seals-json", &["--json", "seals"]),
+    ("seals-1", &["seals", "1"]),
+    ("corrections-since", &["corrections", "--since", "2"]),
+    (
+        "corrections-csv",
+        &["corrections", "--format", "csv", "--since", "1"],
+    ),
     ("runs-after", &["runs", "--limit", "3"]),
     (
         "status-after",

@@ -30,6 +30,7 @@ mod ranges;
 mod reserve;
 mod scripting;
 mod seal;
+mod seal_life;
 mod select;
 mod sent;
 mod shell;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::support::*;
 use crate::templates::copy_templates;
 
-const BANDS: &str = "\
+pub(crate) const BANDS: &str = "\
 -- name: daily_amount_bands
 -- version: 1
 -- key: ds, band
@@ -58,7 +58,7 @@ fn band(amount: i64) -> &'static str {
 }
 
 /// (ds, band) -> (order_count, revenue), from the winning orders, independently.
-fn expected_bands(orders: &Orders) -> BTreeMap<(String, String), (i64, i64)> {
+pub(crate) fn expected_bands(orders: &Orders) -> BTreeMap<(String, String), (i64, i64)> {
     let mut out = BTreeMap::new();
     for r in orders.latest().values() {
         let e = out
@@ -71,7 +71,7 @@ fn expected_bands(orders: &Orders) -> BTreeMap<(String, String), (i64, i64)> {
 }
 
 /// (ds, band) -> (order_count, revenue) from the table, or from its `_current` view.
-fn band_rows(sb: &Sandbox, from: &str) -> BTreeMap<(String, String), (i64, i64)> {
+pub(crate) fn band_rows(sb: &Sandbox, from: &str) -> BTreeMap<(String, String), (i64, i64)> {
     sb.rows(&format!(
         "SELECT ds, band, order_count, revenue FROM {from}"
     ))

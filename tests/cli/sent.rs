@@ -546,7 +546,8 @@ fn sent_tables_are_typed_as_their_models() {
                 &["order_count", "bigint"],
                 &["revenue", "bigint"],
                 &["top_order", "text"],
-                &["run_id", "bigint"]
+                &["run_id", "bigint"],
+                &["seal_id", "bigint"]
             ])
         );
     }
@@ -568,7 +569,10 @@ fn a_sent_table_made_later_starts_with_the_dates_already_sealed() {
         sent
     );
     // As an older sqlrun left it: no sent table (nor the view over it).
-    sb.exec("DROP VIEW daily_revenue_sent_vs_now; DROP TABLE daily_revenue_sent;");
+    sb.exec(
+        "DROP VIEW daily_revenue_sent_vs_now; DROP VIEW daily_revenue_sent_history; \
+         DROP VIEW daily_revenue_corrections_feed; DROP TABLE daily_revenue_sent;",
+    );
     sb.ok(&["init"]);
     assert_eq!(
         sb.rows("SELECT ds, revenue, order_count, run_id FROM daily_revenue_sent"),

@@ -57,6 +57,8 @@ mod reserve;
 mod scripting;
 #[path = "../cli/seal.rs"]
 mod seal;
+#[path = "../cli/seal_life.rs"]
+mod seal_life;
 #[path = "../cli/select.rs"]
 mod select;
 #[path = "../cli/sent.rs"]
