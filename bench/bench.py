@@ -656,6 +656,29 @@ def workload_k(b):
         remove_db(os.path.join(WORK, name))
 
 
+def workload_s(b):
+    """A sealed year's cost: recomputing 365 sealed dates (compared, corrected if changed:
+    correct.sql, with its seal lookups) against recomputing the same dates unsealed
+    (replaced). Both on a copy of the computed year; the sealed copy is sealed untimed."""
+    src = b.computed("y1")
+    sealed_src = os.path.join(WORK, "s_sealed_src.db")
+    if not b.cached("s_sealed_src", "sealed"):
+        fresh_copy(src, sealed_src)
+        run([*b.sqlrun(sealed_src, "seal", "--interval", interval(365), "--reason", "bench")])
+        checkpoint(sealed_src)
+        b.stamp("s_sealed_src", "sealed")
+    args = ["--interval", interval(365)]
+    sealed = "sqlrun apply, 365 sealed dates (compare)"
+    plain = "sqlrun apply, 365 dates not sealed (replace)"
+    compare("s", "recompute a computed year, sealed and not", [
+        (sealed, apply_case(b, sealed_src, "s_sealed.db", args, 365)),
+        (plain, apply_case(b, src, "s_plain.db", args, 365)),
+    ])
+    ratio("s", sealed, plain)
+    for name in ("s_sealed.db", "s_plain.db"):
+        remove_db(os.path.join(WORK, name))
+
+
 def sqlite_version():
     return subprocess.run([SQLITE, "--version"], stdout=subprocess.PIPE).stdout.decode().split()[0]
 
@@ -663,7 +686,7 @@ def sqlite_version():
 # ---------------------------------------------------------------- main
 
 SECTIONS = {"e": workload_e, "a": workload_a, "b": workload_b, "c": workload_c,
-            "d": workload_d, "f": workload_f, "g": workload_g, "k": workload_k,
+            "d": workload_d, "f": workload_f, "g": workload_g, "k": workload_k, "s": workload_s,
             "profile": workload_profile, "plans": workload_plans}
 
 

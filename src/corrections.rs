@@ -108,14 +108,17 @@ pub fn parse_since(text: &str) -> Result<Since> {
             .map_err(|_| Error::bad(format!("--since {t}: no such seal id")));
     }
     let utc = |n: NaiveDateTime| Since::Time(n.format("%Y-%m-%d %H:%M:%S").to_string());
+    // `Z` is UTC, the offset +00:00.
+    let zoned = match t.strip_suffix('Z') {
+        Some(rest) => format!("{rest}+00:00"),
+        None => t.to_string(),
+    };
     for format in ["%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S"] {
         if let Ok(n) = NaiveDateTime::parse_from_str(t, format) {
             return Ok(utc(n));
         }
-        for offset in ["%:z", "%z", "Z"] {
-            let zoned = t.replace('Z', "+00:00");
-            let format = format!("{format}{}", if offset == "Z" { "%:z" } else { offset });
-            if let Ok(d) = DateTime::parse_from_str(&zoned, &format) {
+        for offset in ["%:z", "%z"] {
+            if let Ok(d) = DateTime::parse_from_str(&zoned, &format!("{format}{offset}")) {
                 return Ok(utc(d.naive_utc()));
             }
         }
@@ -260,5 +263,34 @@ impl ColumnKinds {
             self.0.get(column).copied().flatten(),
             values.iter().copied(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_since, Since};
+
+    fn time(t: &str) -> Since {
+        Since::Time(t.to_string())
+    }
+
+    #[test]
+    fn since_is_a_seal_id_or_a_utc_time() {
+        let cases = [
+            ("3", Since::Seal(3)),
+            ("2026-03-01 08:00:00", time("2026-03-01 08:00:00")),
+            ("2026-03-01T08:00:00", time("2026-03-01 08:00:00")),
+            ("2026-03-01T09:00:00+01:00", time("2026-03-01 08:00:00")),
+            ("2026-03-01 09:00:00+0100", time("2026-03-01 08:00:00")),
+            ("2026-03-01T08:00:00Z", time("2026-03-01 08:00:00")),
+            ("2026-03-01T00:30:00-02:00", time("2026-03-01 02:30:00")),
+            ("2026-03-01", time("2026-03-01 00:00:00")),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_since(text).unwrap(), want, "{text}");
+        }
+        for bad in ["yesterday", "2026-03-01 8am", "2026-02-30", "-1", ""] {
+            assert!(parse_since(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -15,7 +15,7 @@ use crate::db::{Db, TxKind};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
 use crate::interval::{contiguous, fmt_date, parse_date, Interval};
-use crate::pipeline::{Model, Pipeline};
+use crate::pipeline::Pipeline;
 use crate::queries;
 use crate::requester::default_user;
 use crate::reserve;
@@ -198,7 +198,7 @@ fn write(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal, s: &mut Sealing) -> 
         .map(|c| {
             let model = pipeline.models.iter().find(|m| m.name == c.model);
             serde_json::json!({
-                "model": model.map(Model::clone),
+                "model": model,
                 "dates": serde_json::to_string(&c.dates).expect("dates serialize"),
             })
         })

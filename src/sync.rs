@@ -6,7 +6,7 @@ use minijinja::context;
 
 use crate::db::{Db, DbErrorKind, Dialect, TxKind};
 use crate::error::{Error, Result};
-use crate::pipeline::{to_value, DateVars, Owner, Pipeline, Source};
+use crate::pipeline::{to_value, DateVars, Model, Owner, Pipeline, Source};
 use crate::queries;
 
 impl Pipeline {
@@ -293,15 +293,16 @@ impl Pipeline {
         let mut stored = |name: &str| db.object(name);
         let mut views: Vec<(String, String)> = Vec::new();
         for model in &self.models {
-            let sql = self.render_system("current_view", context! { model => to_value(model) })?;
-            views.push((model.current_view.clone(), sql));
-            let sql = self.render_system("sent_view", context! { model => to_value(model) })?;
-            views.push((model.sent_view.clone(), sql));
-            let sql = self.render_system("sent_history", context! { model => to_value(model) })?;
-            views.push((model.history_view.clone(), sql));
-            let sql =
-                self.render_system("corrections_feed", context! { model => to_value(model) })?;
-            views.push((model.feed_view.clone(), sql));
+            let each = [
+                (&model.current_view, "current_view"),
+                (&model.sent_view, "sent_view"),
+                (&model.history_view, "sent_history"),
+                (&model.feed_view, "corrections_feed"),
+            ];
+            for (name, template) in each {
+                let sql = self.render_system(template, context! { model => to_value(model) })?;
+                views.push((name.clone(), sql));
+            }
         }
         for view in &self.views {
             let sql = self.render_system("view", context! { view => to_value(view) })?;
@@ -331,7 +332,7 @@ impl Pipeline {
 
     /// A model's `<table>_sent` and `<table>_corrections` made before seals had versions
     /// get their columns (system/upgrade_*.sql), filled from the seals recorded then.
-    fn upgrades(&self, db: &mut Db, model: &crate::pipeline::Model) -> Result<Vec<Ddl>> {
+    fn upgrades(&self, db: &mut Db, model: &Model) -> Result<Vec<Ddl>> {
         let mut out = Vec::new();
         let steps = [
             (&model.sent_table, "seal_id", "upgrade_sent"),

@@ -27,8 +27,13 @@
     (a model first computed on a sealed date afterwards is not, until one does). #}
 {% macro covered(model, ds) %}EXISTS (SELECT 1 FROM sealed_models AS sm
                 WHERE sm.ds = {{ ds }} AND sm.model = {{ model.name }}){% endmacro %}
-{#- Whether the model was computed on date `ds`, which a seal covers. A date built before
-    dates recorded their models (no partition_models row at all) counts every model. #}
+{#- Whether the model was computed on date `ds`, which a seal covers: a version of it
+    built the date's rows (partition_models), or, for a date built before dates recorded
+    their models, a run of every model (no --select) that used it built the date. #}
 {% macro computed_on(model, ds) %}(EXISTS (SELECT 1 FROM partition_models AS pm
                  WHERE pm.ds = {{ ds }} AND pm.model = {{ "models/" ~ model.name }})
-     OR NOT EXISTS (SELECT 1 FROM partition_models AS pm WHERE pm.ds = {{ ds }})){% endmacro %}
+     OR EXISTS (SELECT 1 FROM run_partitions AS p
+                  JOIN runs AS r ON r.run_id = p.run_id AND r.selected_models IS NULL
+                  JOIN run_templates AS t ON t.run_id = p.run_id AND t.kind = 'model'
+                   AND t.name = {{ "models/" ~ model.name }}
+                 WHERE p.ds = {{ ds }} AND p.status IN {{ built() }})){% endmacro %}

@@ -927,6 +927,173 @@ fn seals_racing_applies_over_changed_data_keep_what_went_out() {
     }
 }
 
+/// Reissues, unseals and seals started at the same instant as applies over sealed dates
+/// with changed data: each seal event is all or nothing (exit 0 with every date of its
+/// interval covered, or exit 2 with no event of its own); each date sealed after the race
+/// is whole (its table, its latest version sent and `seals` agree, old numbers or new,
+/// never a mix); each unsealed date left `seals`; and afterwards each date sealed with
+/// old numbers has exactly one open correction to the new ones.
+#[test]
+fn reissues_and_unseals_racing_applies_stay_all_or_nothing() {
+    let sb = Sandbox::new();
+    let start = "2026-09-01";
+    let mut orders = Orders::new(707, start, 12, false);
+    sb.insert_orders(&orders.rows);
+    let interval = |a: i64, b: i64| format!("{}..{}", day(start, a), day(start, b));
+    sb.ok(&["apply", "--interval", &orders.interval()]);
+    sb.ok(&["seal", "--interval", &interval(0, 11), "--reason", "first"]);
+    let old = orders.expected();
+    let late: Vec<OrderRow> = (0..12)
+        .map(|i| orders.add(&format!("late-{i}"), &day(start, i), 2_000 + i))
+        .collect();
+    sb.insert_orders(&late);
+    let new = orders.expected();
+    slow_dates(&sb, 60);
+
+    let mut cmds: Vec<(String, Command)> = [(0, 11), (2, 9)]
+        .iter()
+        .enumerate()
+        .map(|(k, (a, b))| {
+            let by = format!("apply-{k}");
+            let cmd = sb.cmd(&["apply", "--interval", &interval(*a, *b), "--by", &by]);
+            (by, cmd)
+        })
+        .collect();
+    let events: [(&str, &str, (i64, i64)); 4] = [
+        ("reissue-0", "--reissue", (0, 5)),
+        ("reissue-1", "--reissue", (6, 11)),
+        ("unseal-0", "unseal", (4, 7)),
+        ("seal-0", "seal", (0, 11)),
+    ];
+    for (by, how, (a, b)) in events {
+        let i = interval(a, b);
+        let args: Vec<&str> = match how {
+            "--reissue" => vec!["seal", "--reissue", "--interval", &i],
+            "unseal" => vec!["unseal", "--interval", &i],
+            _ => vec!["seal", "--interval", &i],
+        };
+        let mut all = args.clone();
+        all.extend(["--reason", "race", "--by", by]);
+        let mut cmd = sb.cmd(&all);
+        if by == "reissue-1" {
+            // Later, when the applies may have corrected its dates: it sends new numbers.
+            let mut sh = Command::new("sh");
+            sh.args(["-c", "sleep 1.5 && exec \"$0\" \"$@\""]);
+            cmd = wrapped(sh, &cmd);
+        }
+        cmds.push((by.to_string(), cmd));
+    }
+    let results = start_together(cmds);
+
+    for (by, run) in &results {
+        let allowed: &[i32] = if by.starts_with("apply") {
+            &[0, 99]
+        } else {
+            &[0, 2]
+        };
+        assert!(
+            allowed.contains(&run.code),
+            "{by} exited {}\nstderr: {}",
+            run.code,
+            run.stderr
+        );
+        let Some((_, how, (a, b))) = events.iter().find(|e| e.0 == by) else {
+            continue;
+        };
+        let own = sb.rows(&format!(
+            "SELECT seal_id FROM seal_events WHERE made_by = '{by}'"
+        ));
+        match (run.code, *how) {
+            (0, "seal") => assert!(own.len() <= 1, "{by}: {own:?}"),
+            (0, _) => {
+                assert_eq!(own.len(), 1, "{by}: exit 0, one event\n{}", run.stderr);
+                let covered = sb.count(&format!(
+                    "SELECT count(DISTINCT ds) FROM seal_coverage WHERE seal_id = {}",
+                    own[0][0]
+                ));
+                assert_eq!(covered, b - a + 1, "{by}: every date of its interval");
+            }
+            _ => {
+                assert!(own.is_empty(), "{by}: refused, so no event\n{}", run.stderr);
+                assert!(
+                    run.stderr.contains("held by") || run.stderr.contains("not sealed"),
+                    "{by}: says why\n{}",
+                    run.stderr
+                );
+            }
+        }
+    }
+    assert_eq!(
+        sb.count("SELECT count(*) FROM run_partitions WHERE status = 'failed'"),
+        0
+    );
+    assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
+
+    // Each sealed date is whole: its table, its latest version sent and seals agree.
+    let check_whole = |when: &str| {
+        let daily = sb.daily();
+        let sent: BTreeMap<String, (i64, i64)> = sb
+            .rows(
+                "SELECT x.ds, x.revenue, x.order_count FROM daily_revenue_sent AS x \
+                 JOIN sealed_models AS m ON m.ds = x.ds AND m.model = 'daily_revenue' \
+                 AND m.seal_id = x.seal_id",
+            )
+            .into_iter()
+            .map(|r| (r[0].clone(), (r[1].parse().unwrap(), r[2].parse().unwrap())))
+            .collect();
+        let seals: BTreeMap<String, (i64, i64)> = sb
+            .rows("SELECT ds, revenue, order_count FROM seals")
+            .into_iter()
+            .map(|r| (r[0].clone(), (r[1].parse().unwrap(), r[2].parse().unwrap())))
+            .collect();
+        assert_eq!(sent, seals, "{when}: seals is each date's latest version");
+        for (ds, v) in &seals {
+            assert!(
+                *v == old[ds] || *v == new[ds],
+                "{when}: {ds} went out as {v:?}"
+            );
+            assert_eq!(daily[ds], *v, "{when}: the partition of {ds} is as sent");
+        }
+        seals
+    };
+    check_whole("after the race");
+
+    sb.ok(&["apply", "--interval", &orders.interval()]);
+    sb.ok(&["apply", "--interval", &orders.interval()]);
+    let seals = check_whole("after two more applies");
+    assert_eq!(sb.current(), new, "what is true now");
+    assert_eq!(sb.daily().len(), 12);
+    let open: BTreeMap<String, i64> = sb
+        .rows(
+            "SELECT ds, count(*) FROM daily_revenue_corrections \
+             WHERE settled_by IS NULL GROUP BY ds",
+        )
+        .into_iter()
+        .map(|r| (r[0].clone(), r[1].parse().unwrap()))
+        .collect();
+    let want: BTreeMap<String, i64> = seals
+        .iter()
+        .filter(|(ds, v)| **v != new[*ds])
+        .map(|(ds, _)| (ds.clone(), 1))
+        .collect();
+    assert_eq!(
+        open, want,
+        "one open correction per date sent with old numbers"
+    );
+    for ds in new.keys().filter(|ds| !seals.contains_key(*ds)) {
+        assert_eq!(sb.daily()[ds], new[ds], "{ds}: unsealed, replaced whole");
+    }
+    eprintln!(
+        "reissue race: exits {:?}; {} sealed dates, {} sent with old numbers",
+        results
+            .iter()
+            .map(|(b, r)| (b.as_str(), r.code))
+            .collect::<Vec<_>>(),
+        seals.len(),
+        want.len()
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // (3) A live holder on another host (own pid and UTS namespaces) is respected
 
