@@ -145,6 +145,10 @@ pub struct DateVars<'a> {
     pub ds: &'a str,
     pub run_id: i64,
     pub sealed: bool,
+    /// On a sealed date, the models its seal does not cover (first computed there after
+    /// the seal): they are replaced, the others corrected. Read by the run just before the
+    /// date's transaction; it cannot change meanwhile (the run holds the date).
+    pub uncovered: &'a [String],
     pub started_at: &'a str,
     /// The lease each date's commit renews on the dates the run still holds.
     pub lease_seconds: i64,
@@ -430,6 +434,7 @@ impl Pipeline {
         });
         let this_date = context! {
             sealed => vars.sealed,
+            uncovered => to_value(&vars.uncovered),
             started_at => vars.started_at,
             lease_seconds => vars.lease_seconds,
             ..time_vars(vars.ds, vars.run_id)
@@ -811,6 +816,7 @@ mod tests {
             ds: "2026-02-09",
             run_id: 7,
             sealed: false,
+            uncovered: &[],
             started_at: "2026-11-29 00:00:00",
             lease_seconds: 900,
         };
@@ -832,12 +838,23 @@ mod tests {
             sealed.contains("INSERT INTO \"daily_revenue_corrections\""),
             "{sealed}"
         );
-        // On a sealed date only a model its seal does not cover is replaced.
         assert!(
-            sealed.contains(
-                "DELETE FROM \"daily_revenue\" WHERE \"ds\" = '2026-02-09' AND NOT EXISTS (SELECT 1 FROM sealed_models"
-            ),
+            !sealed.contains("DELETE FROM \"daily_revenue\""),
             "{sealed}"
+        );
+        // On a sealed date, a model its seal does not cover is replaced.
+        let uncovered = ["daily_revenue".to_string()];
+        let first_seen = p
+            .render_date(&DateVars {
+                sealed: true,
+                uncovered: &uncovered,
+                ..vars
+            })
+            .unwrap();
+        assert!(
+            first_seen.contains("DELETE FROM \"daily_revenue\" WHERE \"ds\" = '2026-02-09';")
+                && !first_seen.contains("INSERT INTO \"daily_revenue_corrections\""),
+            "{first_seen}"
         );
     }
 
@@ -853,6 +870,7 @@ mod tests {
                 ds: "2026-02-09",
                 run_id: 7,
                 sealed: false,
+                uncovered: &[],
                 started_at: "2026-11-29 00:00:00",
                 lease_seconds: 900,
             })
@@ -884,6 +902,7 @@ mod tests {
                 ds,
                 run_id: 7,
                 sealed: false,
+                uncovered: &[],
                 started_at: "2026-11-29 00:00:00",
                 lease_seconds: 900,
             };

@@ -26,9 +26,8 @@ pub fn date<'a>(
     model: Option<&'a str>,
 ) -> Result<Rendered<'a>> {
     let run_id = db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?;
-    let sealed = db
-        .one(&queries::IS_SEALED, &[(":ds", ds.as_str().into())])?
-        .bool(0)?;
+    let start = crate::run::date_start(db, pipeline, &ds)?;
+    let sealed = start.sealed;
     let (body, begin) = match model {
         Some(name) => match pipeline.check(name) {
             Some(check) => (pipeline.render_check(check, &ds, sealed)?, None),
@@ -39,6 +38,7 @@ pub fn date<'a>(
                 ds: &ds,
                 run_id,
                 sealed,
+                uncovered: &start.uncovered,
                 started_at: &now(),
                 lease_seconds: reserve::lease_seconds(),
             })?;

@@ -147,6 +147,7 @@ impl Pipeline {
                     ds,
                     run_id: 0,
                     sealed,
+                    uncovered: &[],
                     started_at: &started_at,
                     lease_seconds: 0,
                 })?

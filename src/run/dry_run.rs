@@ -56,7 +56,7 @@ pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
     let sql = start
         .request()
         .sql
-        .then(|| plan_sql(pipeline, &states, &steps, own_run))
+        .then(|| plan_sql(db, pipeline, &states, &steps, own_run))
         .transpose()?;
     let not_ready = not_ready_dates(db, pipeline, &states, &steps)?;
     Ok(Plan {
@@ -95,6 +95,7 @@ fn not_ready_dates(
 /// The SQL of each date the plan computes, as the run would execute it, its values as
 /// literals; the run id a reserved run's, else the placeholder.
 fn plan_sql(
+    db: &mut Db,
     pipeline: &Pipeline,
     states: &[DateState],
     steps: &[Step],
@@ -106,10 +107,12 @@ fn plan_sql(
         .zip(steps)
         .filter(|(_, s)| s.action.computes())
     {
+        let start = super::date_start(db, pipeline, &state.ds)?;
         let vars = DateVars {
             ds: &state.ds,
             run_id: own_run.unwrap_or_default(),
-            sealed: state.sealed(),
+            sealed: start.sealed,
+            uncovered: &start.uncovered,
             started_at: &now(),
             lease_seconds: reserve::lease_seconds(),
         };

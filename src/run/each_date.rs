@@ -66,7 +66,7 @@ impl Worker<'_> {
     /// One date on this worker's session: its outcome, and whether the run stops there.
     fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
         let clock = Instant::now();
-        let start = date_start(db, ds);
+        let start = date_start(db, self.pipeline, ds);
         // The database's clock (on PostgreSQL the server's, never this runner's); the
         // runner's only when the database could not even be asked.
         let started_at = start.as_ref().map_or_else(|_| now(), |s| s.at.clone());
@@ -146,18 +146,33 @@ impl Worker<'_> {
     }
 }
 
-/// What a date starts from, read just before its transaction: whether it is sealed, and
-/// the database's time, which its record gives as its start.
-struct DateStart {
-    sealed: bool,
-    at: String,
+/// What a date starts from, read just before its transaction: whether it is sealed, the
+/// database's time, which its record gives as its start, and on a sealed date the models
+/// its seal does not cover (replaced there, not corrected).
+pub(crate) struct DateStart {
+    pub sealed: bool,
+    pub at: String,
+    pub uncovered: Vec<String>,
 }
 
-fn date_start(db: &mut Db, ds: &str) -> Result<DateStart> {
+pub(crate) fn date_start(db: &mut Db, pipeline: &Pipeline, ds: &str) -> Result<DateStart> {
     let row = db.one(&queries::IS_SEALED, &[(":ds", ds.into())])?;
+    let sealed = row.bool(0)?;
+    let covered = row.opt_text(2)?.unwrap_or_default();
+    let covered: Vec<&str> = covered.split(',').collect();
+    let uncovered = match sealed {
+        true => pipeline
+            .computed_models()
+            .iter()
+            .filter(|m| !covered.contains(&m.name.as_str()))
+            .map(|m| m.name.clone())
+            .collect(),
+        false => Vec::new(),
+    };
     Ok(DateStart {
-        sealed: row.bool(0)?,
+        sealed,
         at: row.text(1)?,
+        uncovered,
     })
 }
 
@@ -165,8 +180,8 @@ fn date_start(db: &mut Db, ds: &str) -> Result<DateStart> {
 ///
 /// The SQL is rendered before the write lock is taken, so that between two dates the lock
 /// is free long enough for a waiting run (a regular run, a seal) to get in. Whether the
-/// date is sealed cannot change meanwhile: this run holds the date, and `seal` refuses
-/// held dates.
+/// date is sealed, and for which models, cannot change meanwhile: this run holds the
+/// date, and `seal`, `seal --reissue` and `unseal` refuse held dates.
 fn compute_date(
     db: &mut Db,
     pipeline: &Pipeline,
@@ -179,6 +194,7 @@ fn compute_date(
         ds,
         run_id,
         sealed,
+        uncovered: &start.uncovered,
         started_at: &start.at,
         lease_seconds: reserve::lease_seconds(),
     })?;

@@ -26,6 +26,7 @@ mod start;
 mod workers;
 
 pub use dry_run::Plan;
+pub(crate) use each_date::date_start;
 pub use outcome::{DateOutcome, RunOutcome};
 pub use request::{Asked, Request};
 

@@ -154,6 +154,7 @@ fn preflight(pipeline: &Pipeline, interval: Interval) -> Result<()> {
                 ds: &fmt_date(date),
                 run_id: 0,
                 sealed,
+                uncovered: &[],
                 started_at: &now(),
                 lease_seconds: 0,
             })?;

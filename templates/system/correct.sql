@@ -8,7 +8,7 @@
 -- late data applied twice corrects once. A date's corrections are numbered in key
 -- order (by the key expressions: a number printed here would be bound as a parameter,
 -- and ORDER BY a parameter orders by nothing). Only a model the date's seal covers is
--- corrected (a model first computed on a sealed date is replaced instead: replace.sql).
+-- corrected (date.sql replaces one first computed on a sealed date instead).
 -- Each correction says which seal version it departs from, the newest seal event it
 -- saw, and its cause: the date's source rows changed since it was built (late_rows),
 -- the model's version differs from the one that built it (new_version), both, or
@@ -61,11 +61,9 @@ SELECT {% for k in model.key %}coalesce(n.{{ k|ident }}, c.{{ k|ident }}), {% en
 FROM new_rows AS n
 FULL JOIN current_rows AS c
   ON {{ common.same_key(model, "n", "c", d.join_same()) }}
-WHERE {{ common.covered(model, ds) }}
-  AND (n.present IS NULL
+WHERE n.present IS NULL
    OR c.present IS NULL
 {% for v in model.values %}
    OR n.{{ v|ident }} {{ d.differs() }} c.{{ v|ident }}
 {% endfor %}
-  )
 ORDER BY {% for k in model.key %}{% if not loop.first %}, {% endif %}coalesce(n.{{ k|ident }}, c.{{ k|ident }}){% endfor %};

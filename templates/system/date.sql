@@ -5,8 +5,8 @@
 -- IMMEDIATE on SQLite; on PostgreSQL REPEATABLE READ, after locking the date's
 -- reservation row): the versions of the sources it reads, then each model in dependency
 -- order, replaced whole, or, on a sealed date, compared and corrected (a model the
--- date's seal does not cover yet is replaced there: each statement says which applies,
--- so the text does not depend on which models are covered); then the checks
+-- date's seal does not cover, first computed there after the seal, is replaced there:
+-- `uncovered`, read by the run just before); then the checks
 -- of those models (system/date_checks.sql: sqlrun reads how many rows each returns, and
 -- an error check that returns any rolls the date back); then the date's record and the
 -- release of its reservation.
@@ -15,10 +15,11 @@
 {% include "system/record_sources.sql" %}
 {% for model in models %}
 -- sqlrun context: {{ model.name|ident }}
-{% if sealed %}
+{% if sealed and model.name not in uncovered %}
 {% include "system/correct.sql" %}
-{% endif %}
+{% else %}
 {% include "system/replace.sql" %}
+{% endif %}
 {% endfor %}
 {% include "system/date_checks.sql" %}
 -- sqlrun context: -
