@@ -138,7 +138,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
             dates,
         } => commands::runs::run(&here(&flags, out)?, *run_id, *limit, *dates, out),
         Command::Seals { seal_id, limit } => {
-            commands::runs::seals(&here(&flags, out)?, *seal_id, *limit, out)
+            commands::seals::run(&here(&flags, out)?, *seal_id, *limit, out)
         }
         Command::Corrections(args) => {
             commands::corrections::run(&here(&flags, out)?, &args.into(), out)

@@ -19,6 +19,7 @@ pub mod reserve;
 pub mod retire;
 pub mod runs;
 pub mod seal;
+pub mod seals;
 pub mod status;
 pub mod templates;
 

@@ -1,6 +1,5 @@
 //! `sqlrun runs`: the runs, newest first, each with its dates in brief; `runs N`: one run,
-//! its dates as ranges per status (`--dates`: each date), events and templates; `sqlrun
-//! seals`: the seal events.
+//! its dates as ranges per status (`--dates`: each date), events and templates.
 
 use crate::error::Result;
 use crate::exit::Exit;
@@ -24,16 +23,6 @@ pub fn run(
             show::runs_list(&runs, &seals, out)?
         }
         Some(run_id) => show::run_detail(&history::run_detail(&mut db, run_id)?, each_date, out)?,
-    }
-    Ok(Exit::Done)
-}
-
-/// `sqlrun seals`: the seal events, newest first; `seals ID`: one, with what it covered.
-pub fn seals(settings: &Settings, seal_id: Option<i64>, limit: u32, out: &Output) -> Result<Exit> {
-    let mut db = store::open_to_read(&store::target(settings)?, None)?;
-    match seal_id {
-        None => show::seals_list(&history::newest_seal_events(&mut db, limit)?, out)?,
-        Some(id) => show::seal_detail(&history::seal_detail(&mut db, id)?, out)?,
     }
     Ok(Exit::Done)
 }
