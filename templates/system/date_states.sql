@@ -83,7 +83,9 @@ facts AS MATERIALIZED (
            s.sealed_by,
            {% for model in models %}
            (SELECT count(*) FROM {{ model.corrections_table|ident }} AS c
-             WHERE c.{{ model.date_column|ident }} = pd.ds AND c.settled_by IS NULL) +
+             WHERE c.{{ model.date_column|ident }} = pd.ds AND c.settled_by IS NULL
+               AND EXISTS (SELECT 1 FROM sealed_models AS sm
+                            WHERE sm.ds = pd.ds AND sm.model = {{ model.name }})) +
            {% endfor %}
            0 AS corrections,
            r.run_id AS held_by,

@@ -498,6 +498,18 @@ fn a_model_added_after_a_seal_is_not_a_correction() {
         0
     );
     assert_eq!(ok(&["corrections"]).stdout.trim(), "no corrections");
+    // A "correction" an older sqlrun wrote for such a model (every key new, sent
+    // nothing) is no correction of what went out: neither applied nor counted.
+    let no = if is_postgres() { "false" } else { "0" };
+    sb.exec(&format!(
+        "INSERT INTO daily_amount_bands_corrections \
+         (ds, band, order_count, revenue, removed, run_id, corrected_at) \
+         VALUES ('2026-05-02', 'small', 99, 99, {no}, 1, '2026-05-10 00:00:00')"
+    ));
+    assert_eq!(
+        band_rows(&sb, "daily_amount_bands_current"),
+        expected_bands(&orders)
+    );
     let status = ok(&["--json", "status", "--interval", &orders.interval()]);
     let doc: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
     assert_eq!(
@@ -505,6 +517,7 @@ fn a_model_added_after_a_seal_is_not_a_correction() {
         serde_json::json!(["2026-05-01..2026-05-07"])
     );
     assert_eq!(doc["ranges"]["corrected"], serde_json::json!([]));
+    sb.exec("DELETE FROM daily_amount_bands_corrections");
 
     // Late data: the sealed model is corrected, the model the seal never covered is
     // replaced as an ordinary date.
