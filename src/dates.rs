@@ -41,6 +41,8 @@ pub struct DateState {
     pub seal_version: Option<i64>,
     /// Not sealed now, and an unseal made it ordinary.
     pub unsealed: bool,
+    /// Sealed, and a reissue sent its latest version (of some model).
+    pub reissued: bool,
     /// The template's judgement (the JSON of `status` prints it in its own fields).
     #[serde(skip)]
     pub judged: Judged,
@@ -112,11 +114,11 @@ impl DateState {
         self.judged.changed
     }
 
-    /// Reissued (sealed, a version after the first went out) or unsealed.
+    /// Reissued (sealed, its latest version sent by a reissue) or unsealed.
     pub fn seal_mark(&self) -> Option<SealMark> {
-        match (self.judged.sealed, self.seal_version) {
-            (true, Some(v)) if v > 1 => Some(SealMark::Reissued),
-            (false, _) if self.unsealed => Some(SealMark::Unsealed),
+        match self.judged.sealed {
+            true if self.reissued => Some(SealMark::Reissued),
+            false if self.unsealed => Some(SealMark::Unsealed),
             _ => None,
         }
     }

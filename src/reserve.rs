@@ -71,14 +71,14 @@ fn scope(pipeline: &Pipeline) -> Vec<InScope> {
 }
 
 /// One row of `date_states.sql`: the facts (0-19), the judgement (20-31), the seal's
-/// version (32-34), then each model of `scope` (35 on).
+/// version (32-35), then each model of `scope` (36 on).
 fn date_state(r: &Row, scope: &[InScope]) -> Result<DateState> {
     let models = scope
         .iter()
         .enumerate()
         .map(|(i, m)| {
             let name = m.name.trim_start_matches("models/").to_string();
-            Ok((name, word(r, 35 + i, ModelState::parse)?))
+            Ok((name, word(r, 36 + i, ModelState::parse)?))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(DateState {
@@ -105,6 +105,7 @@ fn date_state(r: &Row, scope: &[InScope]) -> Result<DateState> {
         seal_id: r.opt_i64(32)?,
         seal_version: r.opt_i64(33)?,
         unsealed: r.bool(34)?,
+        reissued: r.bool(35)?,
         judged: Judged {
             computed: r.bool(20)?,
             failed: r.bool(21)?,

@@ -42,15 +42,18 @@ WHERE e.action <> 'unseal'
                     WHERE c2.ds = c.ds AND c2.model = c.model);
 
 -- Seals made before events were recorded: one event per seal command (its time, author
--- and reason), covering the models that existed when it was made.
+-- and reason), numbered in the order they were made. Each covers every model the
+-- database knows, as sqlrun treated them then: a model added after a seal was corrected
+-- there, its rows kept as corrections (keys the seal never saw), and so they stay until
+-- a reissue sends them.
 INSERT INTO seal_events (action, first_ds, last_ds, made_at, made_by, reason)
 SELECT 'seal', min(ds), max(ds), sealed_at, sealed_by, reason
 FROM seals
 GROUP BY sealed_at, sealed_by, reason
-ORDER BY min(ds);
+ORDER BY sealed_at, min(ds);
 INSERT INTO seal_coverage (seal_id, ds, model)
 SELECT e.seal_id, s.ds, m.name
 FROM seals AS s
 JOIN seal_events AS e
   ON e.made_at = s.sealed_at AND e.made_by = s.sealed_by AND e.reason = s.reason
-JOIN models AS m ON m.first_seen_at <= s.sealed_at;
+CROSS JOIN models AS m;

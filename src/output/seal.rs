@@ -94,6 +94,12 @@ fn headline(r: &CheckedSeal, s: &Sealing) -> String {
             )
         }
         SealAction::Seal => format!("{} {}{id}", verb("sealed", "would seal"), count(&s.dates)),
+        SealAction::Reissue | SealAction::Unseal if s.dates.is_empty() => {
+            format!(
+                "nothing to {}: no date of {} is sealed",
+                r.action, r.interval
+            )
+        }
         SealAction::Reissue => format!(
             "{} {}{id}: their current values {} out again, a new version",
             verb("reissued", "would reissue"),

@@ -9,18 +9,23 @@
 {#- Row `a` and row `b` of a model have the same key: `a.k1 op b.k1 AND ...`. `op` is
     the dialect's null-safe equality, d.same(), or in a FULL JOIN d.join_same(). #}
 {% macro same_key(model, a, b, op) %}{% for k in model.key %}{% if not loop.first %} AND {% endif %}{{ a|ident }}.{{ k|ident }} {{ op }} {{ b|ident }}.{{ k|ident }}{% endfor %}{% endmacro %}
-{#- The body of a CTE `latest`: each key's latest open correction of the model (the
+{#- Whether correction `c` of the model is live: open (no reissue or unseal settled it)
+    and measured against the version of its date sealed now. A correction means
+    something only against what went out: one of a date sealed again since (a reissue, an
+    unseal, a later seal), or of a model its date's seal does not cover, counts nowhere. #}
+{% macro live(model, c) %}{{ c|ident }}.settled_by IS NULL
+      AND EXISTS (SELECT 1 FROM sealed_models AS sm
+                   WHERE sm.ds = {{ c|ident }}.{{ model.date_column|ident }} AND sm.model = {{ model.name }}
+                     AND sm.seal_id = {{ c|ident }}.seal_id){% endmacro %}
+{#- The body of a CTE `latest`: each key's latest live correction of the model (the
     highest correction_id wins; a reissue or an unseal settles every correction of its
-    dates, so a settled latest one means none is open) on a date the model is sealed on
-    (a correction means something only against what went out), of one date when `ds` is
-    given, else of every date. #}
+    dates, so a settled latest one means none is live), of one date when `ds` is given,
+    else of every date. #}
 {% macro latest_correction(model, op, ds=none) %}
     SELECT c.*
     FROM {{ model.corrections_table|ident }} AS c
     WHERE {% if ds is not none %}c.{{ model.date_column|ident }} = {{ ds }}
-      AND {% endif %}c.settled_by IS NULL
-      AND EXISTS (SELECT 1 FROM sealed_models AS sm
-                   WHERE sm.ds = c.{{ model.date_column|ident }} AND sm.model = {{ model.name }})
+      AND {% endif %}{{ live(model, "c") }}
       AND c.correction_id = (
             SELECT max(c2.correction_id)
             FROM {{ model.corrections_table|ident }} AS c2

@@ -18,10 +18,10 @@
 --   missing  never computed, or a model in scope is missing
 --   stale    computed, and a model in scope is stale or missing (what --only stale takes)
 --   failed   its latest attempt failed;  changed  computed, and a source it reads
---   changed since (late data);  sealed, corrected (open corrections of a sealed date:
+--   changed since (late data);  sealed, corrected (live corrections of a sealed date:
 --   none once a reissue or an unseal settled them), seal_id and seal_version (its latest
---   seal event and how many versions went out: 2 and on, reissued), unsealed (not
---   sealed now, and an unseal made it ordinary),
+--   seal event and how many versions went out), reissued (a reissue sent its latest
+--   version), unsealed (not sealed now, and an unseal made it ordinary),
 --   held (a run holds it now); checks: failed (its latest attempt failed an error
 --   check) or warned (its latest build committed with warn checks finding rows).
 -- `state`, the date in one word (the calendar's cell, status --list, status --json), is
@@ -83,9 +83,8 @@ facts AS MATERIALIZED (
            s.sealed_by,
            {% for model in models %}
            (SELECT count(*) FROM {{ model.corrections_table|ident }} AS c
-             WHERE c.{{ model.date_column|ident }} = pd.ds AND c.settled_by IS NULL
-               AND EXISTS (SELECT 1 FROM sealed_models AS sm
-                            WHERE sm.ds = pd.ds AND sm.model = {{ model.name }})) +
+             WHERE c.{{ model.date_column|ident }} = pd.ds
+               AND {{ common.live(model, "c") }}) +
            {% endfor %}
            0 AS corrections,
            r.run_id AS held_by,
@@ -131,6 +130,8 @@ facts AS MATERIALIZED (
            {% endfor %}
            (SELECT max(sm.seal_id) FROM sealed_models AS sm WHERE sm.ds = pd.ds) AS seal_id,
            (SELECT max(sm.version) FROM sealed_models AS sm WHERE sm.ds = pd.ds) AS seal_version,
+           EXISTS (SELECT 1 FROM sealed_models AS sm
+                    WHERE sm.ds = pd.ds AND sm.action = 'reissue') AS reissued,
            (s.ds IS NULL AND EXISTS (SELECT 1 FROM seal_coverage AS sc
                                        JOIN seal_events AS se ON se.seal_id = sc.seal_id
                                       WHERE sc.ds = pd.ds AND se.action = 'unseal')) AS unsealed,
@@ -184,7 +185,7 @@ SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
             ELSE 'current' END AS lookback_reason,
        (j.ds = {{ end }}
         OR (NOT j.held AND j.needs_work)) AS lookback,
-       j.seal_id, j.seal_version, j.unsealed
+       j.seal_id, j.seal_version, j.unsealed, j.reissued
        {% for m in scope %}, j.{{ ("model_" ~ loop.index)|ident }}{% endfor %}
 
 FROM judged AS j

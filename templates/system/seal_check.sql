@@ -6,7 +6,7 @@
 -- run holds now (blocked_by, the run) blocks a seal of every date; a reissue and an
 -- unseal are blocked by a held date and by one not sealed. Runs that are gone were
 -- reclaimed just before, in the same transaction, so their dates block nothing.
--- open_corrections: the date's corrections not settled yet (a reissue or an unseal
+-- open_corrections: the date's live corrections (common.live: a reissue or an unseal
 -- settles them). Then per model (computed_1, covered_1, computed_2, ...): computed on
 -- the date (what a seal covers), and sealed there now.
 {% import "system/dialect.sql" as d %}
@@ -22,7 +22,7 @@ SELECT d.ds,
        (s.ds IS NOT NULL) AS sealed,
        {% for model in models %}
        (SELECT count(*) FROM {{ model.corrections_table|ident }} AS c
-         WHERE c.{{ model.date_column|ident }} = d.ds AND c.settled_by IS NULL) +
+         WHERE c.{{ model.date_column|ident }} = d.ds AND {{ common.live(model, "c") }}) +
        {% endfor %}
        0 AS open_corrections
        {% for model in models %},

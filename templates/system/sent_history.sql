@@ -4,8 +4,9 @@
 -- <table>_sent_history: every version of every key that went out, oldest first: the
 -- values as that seal or reissue sent them (<table>_sent), which version of the date it
 -- was (1: the first report), who sent it, when and why, and whether it is the latest
--- version of a date sealed now. "What did we send on March 3rd" is the rows whose
--- sealed_at is the latest before it.
+-- version of a date sealed now. "What did we send on March 3rd" is, per date, every row
+-- of the version whose sealed_at is the latest before it (a key missing from that
+-- version was not sent then, even if an earlier version had it).
 CREATE VIEW {{ model.history_view|ident }} AS
 SELECT {% for c in model.columns %}x.{{ c|ident }}, {% endfor %}
        x.run_id,

@@ -1,8 +1,8 @@
 -- name: settle
 -- version: 1
 --
--- A reissue or an unseal of `dates` (event `seal_id`): every open correction of those
--- dates is folded into its model's table, so that the table holds what is true now
+-- A reissue or an unseal of `dates` (event `seal_id`): every live correction of those
+-- dates (common.live) is folded into its model's table, so that the table holds what is true now
 -- (<table>_current, whose rows do not change here), and is marked settled by the event.
 -- The correction rows themselves stay as they were written: the history. Per key, the
 -- latest open correction decides: removed deletes the row, a key the table has gets the
@@ -33,6 +33,6 @@ WHERE l.{{ model.date_column|ident }} IN (SELECT s.value FROM {{ d.dates(dates) 
 UPDATE {{ model.corrections_table|ident }}
 SET settled_by = {{ seal_id }}
 WHERE {{ model.date_column|ident }} IN (SELECT s.value FROM {{ d.dates(dates) }} AS s)
-  AND settled_by IS NULL;
+  AND {{ common.live(model, model.corrections_table) }};
 
 {% endfor %}

@@ -364,6 +364,13 @@ fn unseal_then_apply_replaces_the_date_whole_and_keeps_the_history() {
         seals_values(&sb)["2026-02-03"],
         orders.expected()["2026-02-03"]
     );
+    let status = sb.ok(&["--json", "status", "--interval", WEEK]);
+    let doc: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(
+        doc["seals"]["reissued"],
+        serde_json::json!([]),
+        "sealed again is not reissued"
+    );
 }
 
 #[test]
@@ -723,7 +730,49 @@ fn a_new_model_version_is_the_cause_of_its_corrections() {
     assert!(text.contains("new model version"), "{text}");
 }
 
-/// A database sealed and corrected before seals had versions (schema 10, `_sent` one row
+/// Back to what sqlrun before seal versions (schema 10) left: no seal events, each
+/// model's `_sent` one row per key, its corrections without the seal columns, and the
+/// views made again by the next command. `models`: the models' tables.
+fn downgrade_to_schema_10(sb: &Sandbox, models: &[&str]) {
+    let mut old = String::new();
+    for v in [
+        "cumulative_revenue_as_sent",
+        "cumulative_revenue",
+        "orders_latest",
+    ] {
+        old.push_str(&format!("DROP VIEW IF EXISTS {v};\n"));
+    }
+    for m in models {
+        for v in ["corrections_feed", "sent_history", "sent_vs_now", "current"] {
+            old.push_str(&format!("DROP VIEW IF EXISTS {m}_{v};\n"));
+        }
+    }
+    old.push_str(
+        "DROP VIEW sealed_models;\nDROP TABLE seal_coverage;\nDROP TABLE seal_events;\n\
+         DELETE FROM sqlrun_schema_history WHERE version = 11;\n",
+    );
+    for m in models {
+        let key = if *m == "daily_revenue" {
+            "ds"
+        } else {
+            "ds, band"
+        };
+        old.push_str(&format!(
+            "DROP INDEX {m}_sent_by_version;\nALTER TABLE {m}_sent DROP COLUMN seal_id;\n\
+             CREATE UNIQUE INDEX {m}_sent_by_key ON {m}_sent ({key});\n"
+        ));
+        for c in ["seal_id", "after_seal_id", "cause", "settled_by"] {
+            old.push_str(&format!("ALTER TABLE {m}_corrections DROP COLUMN {c};\n"));
+        }
+    }
+    if is_postgres() {
+        // PostgreSQL's views are compared with the SQL sqlrun remembers of them.
+        old.push_str("DELETE FROM sqlrun_views;\n");
+    }
+    sb.exec(&old);
+}
+
+/// A database sealed and corrected before seal versions (schema 10, `_sent` one row
 /// per key, corrections without seal columns) is brought up to date: its seals become
 /// events, its rows their versions, and it goes on as any other.
 #[test]
@@ -732,38 +781,7 @@ fn a_database_sealed_before_seal_versions_is_upgraded() {
     sb.insert_orders(&[orders.add("late-1", "2026-02-03", 4_000)]);
     sb.ok(&["apply", "--interval", WEEK]);
     let sent = seals_values(&sb);
-    // Back to what sqlrun before seal versions left.
-    let views = [
-        "cumulative_revenue_as_sent",
-        "cumulative_revenue",
-        "orders_latest",
-        "daily_revenue_corrections_feed",
-        "daily_revenue_sent_history",
-        "daily_revenue_sent_vs_now",
-        "daily_revenue_current",
-        "sealed_models",
-    ];
-    let mut old = String::new();
-    for v in views {
-        old.push_str(&format!("DROP VIEW IF EXISTS {v};\n"));
-    }
-    old.push_str(
-        "DROP TABLE seal_coverage;\nDROP TABLE seal_events;\n\
-         DELETE FROM sqlrun_schema_history WHERE version = 11;\n\
-         DROP INDEX daily_revenue_sent_by_version;\n\
-         ALTER TABLE daily_revenue_sent DROP COLUMN seal_id;\n\
-         CREATE UNIQUE INDEX daily_revenue_sent_by_key ON daily_revenue_sent (ds);\n",
-    );
-    for c in ["seal_id", "after_seal_id", "cause", "settled_by"] {
-        old.push_str(&format!(
-            "ALTER TABLE daily_revenue_corrections DROP COLUMN {c};\n"
-        ));
-    }
-    if is_postgres() {
-        // PostgreSQL's views are compared with the SQL sqlrun remembers of them.
-        old.push_str("DELETE FROM sqlrun_views;\n");
-    }
-    sb.exec(&old);
+    downgrade_to_schema_10(&sb, &["daily_revenue"]);
 
     sb.ok(&["init"]);
     assert_eq!(
@@ -802,4 +820,145 @@ fn a_database_sealed_before_seal_versions_is_upgraded() {
     ]);
     assert_eq!(seals_values(&sb), week(&orders.expected()));
     assert_eq!(open_corrections(&sb), 0);
+}
+
+/// Before seal versions, a model added after a seal was corrected on the sealed dates:
+/// its rows there lived only as corrections (keys the seal never saw). The upgrade keeps
+/// them where they were (nothing a reader sees changes), and a reissue sends them. Old
+/// seals are numbered in the order they were made, whatever their dates.
+#[test]
+fn an_upgrade_keeps_the_rows_of_a_model_added_after_a_seal() {
+    let sb = Sandbox::new();
+    let orders = Orders::new(409, "2026-05-01", 10, false);
+    sb.insert_orders(&orders.rows);
+    let tpl = copy_templates(&sb);
+    let t = tpl.to_str().unwrap().to_string();
+    let ok = |args: &[&str]| {
+        let mut all = vec!["--templates", t.as_str()];
+        all.extend_from_slice(args);
+        sb.ok(&all)
+    };
+    let all_days = orders.interval();
+    ok(&["apply", "--interval", &all_days]);
+    // The later dates are sealed first, a second later the first week.
+    ok(&[
+        "seal",
+        "--interval",
+        "2026-05-08..2026-05-10",
+        "--reason",
+        "late days",
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    ok(&[
+        "seal",
+        "--interval",
+        "2026-05-01..2026-05-07",
+        "--reason",
+        "week",
+    ]);
+    std::fs::write(tpl.join("models/daily_amount_bands.sql"), BANDS).unwrap();
+    ok(&["apply", "--interval", &all_days]);
+    // As an older sqlrun left it: the new model's rows of the sealed dates as corrections.
+    let no = if is_postgres() { "false" } else { "0" };
+    sb.exec(&format!(
+        "INSERT INTO daily_amount_bands_corrections \
+           (ds, band, order_count, revenue, removed, run_id, corrected_at) \
+         SELECT ds, band, order_count, revenue, {no}, run_id, '2026-05-20 00:00:00' \
+         FROM daily_amount_bands WHERE ds IN (SELECT ds FROM seals); \
+         DELETE FROM daily_amount_bands WHERE ds IN (SELECT ds FROM seals);"
+    ));
+    downgrade_to_schema_10(&sb, &["daily_revenue", "daily_amount_bands"]);
+
+    ok(&["init"]);
+    assert_eq!(
+        sb.rows("SELECT seal_id, reason FROM seal_events ORDER BY seal_id"),
+        vec![
+            vec!["1".to_string(), "late days".into()],
+            vec!["2".to_string(), "week".into()]
+        ],
+        "numbered in the order they were made"
+    );
+    assert_eq!(
+        band_rows(&sb, "daily_amount_bands_current"),
+        expected_bands(&orders),
+        "nothing a reader sees changed"
+    );
+    ok(&[
+        "seal",
+        "--reissue",
+        "--interval",
+        &all_days,
+        "--reason",
+        "with bands",
+    ]);
+    assert_eq!(
+        band_rows(&sb, "daily_amount_bands"),
+        expected_bands(&orders)
+    );
+    assert_eq!(
+        band_rows(&sb, "daily_amount_bands_current"),
+        expected_bands(&orders)
+    );
+    let status = ok(&["--json", "status", "--interval", &all_days]).stdout;
+    let doc: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(doc["ranges"]["sealed"], serde_json::json!([all_days]));
+    assert_eq!(doc["seals"]["reissued"], serde_json::json!([all_days]));
+}
+
+/// An unseal makes a date ordinary for every model sealed there, a retired one too: when
+/// that model comes back and the date is sealed again, its old seal and corrections do
+/// not come back with it.
+#[test]
+fn an_unseal_covers_a_retired_model_too() {
+    let sb = Sandbox::new();
+    let mut orders = Orders::new(410, "2026-02-01", 4, false);
+    orders.rows.retain(|r| r.amount >= 0);
+    sb.insert_orders(&orders.rows);
+    let tpl = copy_templates(&sb);
+    let bands_file = tpl.join("models/daily_amount_bands.sql");
+    std::fs::write(&bands_file, BANDS).unwrap();
+    let t = tpl.to_str().unwrap().to_string();
+    let ok = |args: &[&str]| {
+        let mut all = vec!["--templates", t.as_str()];
+        all.extend_from_slice(args);
+        sb.ok(&all)
+    };
+    ok(&["apply", "--interval", &orders.interval()]);
+    ok(&[
+        "seal",
+        "--interval",
+        "2026-02-01..2026-02-02",
+        "--reason",
+        "s1",
+    ]);
+    sb.insert_orders(&[orders.add("late-refund", "2026-02-01", -5_000)]);
+    ok(&["apply", "--interval", "2026-02-01"]);
+    assert_eq!(
+        sb.count("SELECT count(*) FROM daily_amount_bands_corrections WHERE band = 'refund'"),
+        1
+    );
+
+    std::fs::remove_file(&bands_file).unwrap();
+    ok(&["retire", "daily_amount_bands", "--reason", "gone"]);
+    ok(&["unseal", "--interval", "2026-02-01", "--reason", "u"]);
+    assert_eq!(
+        sb.count("SELECT count(*) FROM sealed_models WHERE ds = '2026-02-01'"),
+        0
+    );
+    ok(&["apply", "--interval", "2026-02-01"]);
+    ok(&["seal", "--interval", "2026-02-01", "--reason", "s2"]);
+    std::fs::write(&bands_file, BANDS).unwrap();
+    ok(&["status", "--interval", "2026-02-01"]);
+    assert_eq!(
+        sb.rows("SELECT model FROM sealed_models WHERE ds = '2026-02-01'"),
+        vec![vec!["daily_revenue".to_string()]],
+        "the retired model is not sealed there by its old seal"
+    );
+    let current = band_rows(&sb, "daily_amount_bands_current");
+    let table = band_rows(&sb, "daily_amount_bands");
+    assert_eq!(current, table, "its old correction counts nowhere");
+    let doc: serde_json::Value =
+        serde_json::from_str(&ok(&["--json", "status", "--interval", "2026-02-01"]).stdout)
+            .unwrap();
+    assert_eq!(doc["ranges"]["corrected"], serde_json::json!([]));
 }
