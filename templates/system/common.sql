@@ -10,13 +10,17 @@
     the dialect's null-safe equality, d.same(), or in a FULL JOIN d.join_same(). #}
 {% macro same_key(model, a, b, op) %}{% for k in model.key %}{% if not loop.first %} AND {% endif %}{{ a|ident }}.{{ k|ident }} {{ op }} {{ b|ident }}.{{ k|ident }}{% endfor %}{% endmacro %}
 {#- Whether correction `c` of the model is live: open (no reissue or unseal settled it)
-    and measured against the version of its date sealed now. A correction means
+    and measured against the version of its date sealed now: the date is sealed, and no
+    event covered the date and model after the version it departs from (sealed_models,
+    said on the tables: a date's statements plan it several times). A correction means
     something only against what went out: one of a date sealed again since (a reissue, an
     unseal, a later seal), or of a model its date's seal does not cover, counts nowhere. #}
 {% macro live(model, c) %}{{ c|ident }}.settled_by IS NULL
-      AND EXISTS (SELECT 1 FROM sealed_models AS sm
-                   WHERE sm.ds = {{ c|ident }}.{{ model.date_column|ident }} AND sm.model = {{ model.name }}
-                     AND sm.seal_id = {{ c|ident }}.seal_id){% endmacro %}
+      AND EXISTS (SELECT 1 FROM seals AS ls WHERE ls.ds = {{ c|ident }}.{{ model.date_column|ident }})
+      AND NOT EXISTS (SELECT 1 FROM seal_coverage AS lv
+                       WHERE lv.ds = {{ c|ident }}.{{ model.date_column|ident }} AND lv.model = {{ model.name }}
+                         AND lv.seal_id > {{ c|ident }}.seal_id)
+      AND {{ c|ident }}.seal_id IS NOT NULL{% endmacro %}
 {#- The body of a CTE `latest`: each key's latest live correction of the model (the
     highest correction_id wins; a reissue or an unseal settles every correction of its
     dates, so a settled latest one means none is live), of one date when `ds` is given,
