@@ -151,7 +151,9 @@ impl Conn {
         }
         // Processes started together on a new file all try to migrate it. All migrations
         // go in one transaction; a loser waits for the winner's write lock and finds the
-        // work done.
+        // work done. refinery's transaction is deferred: one that read the history before
+        // the winner wrote cannot take the write lock (SQLite says busy at once rather
+        // than deadlock), so a busy loser waits for the winner and looks again too.
         let mut attempts = 0;
         loop {
             let mut runner = embedded::migrations::runner().set_grouped(true);
@@ -162,7 +164,14 @@ impl Conn {
                 Ok(_) => return Ok(()),
                 Err(e) => {
                     let error = migration_error(&e);
-                    if matches!(error, Error::Environment { .. }) {
+                    let busy = matches!(
+                        error,
+                        Error::Environment {
+                            kind: DbErrorKind::Timeout,
+                            ..
+                        }
+                    );
+                    if matches!(error, Error::Environment { .. }) && !busy {
                         return Err(error);
                     }
                     self.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
