@@ -144,7 +144,7 @@ pub fn list<'a>(
         Some(i) => (fmt_date(i.start), fmt_date(i.end)),
         None => ("0001-01-01".to_string(), "9999-12-31".to_string()),
     };
-    refuse_unknown(pipeline, &feed.select)?;
+    pipeline.known_models(&feed.select)?;
     if let Some(Since::Seal(id)) = feed.since {
         if db
             .row(&queries::SEAL_EVENT, &[(":seal_id", id.into())])?
@@ -183,27 +183,6 @@ pub fn list<'a>(
         all.push(ModelCorrections { model, rows });
     }
     Ok(all)
-}
-
-/// `--select` names models of the pipeline.
-fn refuse_unknown(pipeline: &Pipeline, select: &[String]) -> Result<()> {
-    let unknown: Vec<&String> = select
-        .iter()
-        .filter(|s| !pipeline.models.iter().any(|m| &m.name == *s))
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    let known: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
-    Err(Error::bad(format!(
-        "--select {}: no such model; the models are {}",
-        unknown
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        known.join(", ")
-    )))
 }
 
 fn correction(model: &Model, kinds: &ColumnKinds, record: Map<String, Json>) -> Correction {

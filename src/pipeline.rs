@@ -219,17 +219,8 @@ impl Pipeline {
     /// (that depends on them, directly or not), in dependency order; the others keep their
     /// rows. An unknown name is bad input.
     pub fn select(&mut self, names: &[String]) -> Result<()> {
-        let mut chosen = BTreeSet::new();
-        for name in names {
-            if self.model(name).is_none() {
-                let known: Vec<&str> = self.models.iter().map(|m| m.name.as_str()).collect();
-                return Err(Error::bad(format!(
-                    "--select {name}: no such model; this pipeline's models are: {}",
-                    known.join(", ")
-                )));
-            }
-            chosen.insert(name.clone());
-        }
+        self.known_models(names)?;
+        let mut chosen: BTreeSet<String> = names.iter().cloned().collect();
         // Models come in dependency order, so one pass finds everything downstream.
         for model in &self.models {
             if model.depends_on.iter().any(|d| chosen.contains(d)) {
@@ -239,6 +230,20 @@ impl Pipeline {
         self.selected = Some(chosen);
         self.date_values = OnceLock::new();
         Ok(())
+    }
+
+    /// Every name in `--select` is a model of the pipeline (an unknown one is bad input).
+    pub fn known_models(&self, names: &[String]) -> Result<()> {
+        match names.iter().find(|name| self.model(name).is_none()) {
+            None => Ok(()),
+            Some(name) => {
+                let known: Vec<&str> = self.models.iter().map(|m| m.name.as_str()).collect();
+                Err(Error::bad(format!(
+                    "--select {name}: no such model; this pipeline's models are: {}",
+                    known.join(", ")
+                )))
+            }
+        }
     }
 
     /// The models a date computes, in dependency order.
