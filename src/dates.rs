@@ -133,7 +133,9 @@ impl DateState {
             Selection::Only(Some(OnlyFilter::Failed)) => j.failed,
             Selection::Only(Some(OnlyFilter::Stale)) => j.stale,
             Selection::Only(Some(OnlyFilter::Changed)) => j.changed,
-            Selection::Lookback { .. } => j.lookback,
+            // Each date asked for; before them, the template's look back (a free date
+            // that needs work).
+            Selection::Lookback { .. } => !selection.looks_back_at(&self.ds) || j.lookback,
         }
     }
 
@@ -159,9 +161,10 @@ impl DateState {
 pub enum Selection {
     /// Every date, or those in one state (`--only`).
     Only(Option<OnlyFilter>),
-    /// A regular run with `--lookback N`: the newest date always; each older one only when
-    /// it is missing, failed or changed, and no other run holds it (a holder is on it).
-    Lookback { newest: String, days: u32 },
+    /// `--lookback N`: every date asked for (yesterday, or `--interval`'s), from `first`
+    /// on; each of the N days before `first` only when it is missing, failed or changed,
+    /// and no other run holds it (a holder is on it).
+    Lookback { first: String, days: u32 },
 }
 
 impl Selection {
@@ -171,6 +174,13 @@ impl Selection {
             Selection::Only(only) => *only,
             Selection::Lookback { .. } => None,
         }
+    }
+
+    /// Whether `ds` is one of the days a look back heals (before the dates asked for),
+    /// rather than one asked for.
+    pub fn looks_back_at(&self, ds: &str) -> bool {
+        // `YYYY-MM-DD` sorts as the calendar does.
+        matches!(self, Selection::Lookback { first, .. } if ds < first.as_str())
     }
 
     /// `--lookback`, as the run records it.
@@ -199,4 +209,55 @@ pub struct Skip {
     pub holder_by: Option<String>,
     pub holder_status: Option<String>,
     pub held_since: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A date as the template judged it for a look back (`lookback`: free and needing
+    /// work, or the template's newest date) and whether it is missing.
+    fn date(ds: &str, lookback: bool, missing: bool) -> DateState {
+        DateState {
+            ds: ds.into(),
+            judged: Judged {
+                lookback,
+                missing,
+                ..Judged::default()
+            },
+            ..DateState::default()
+        }
+    }
+
+    fn lookback(first: &str, days: u32) -> Selection {
+        Selection::Lookback {
+            first: first.into(),
+            days,
+        }
+    }
+
+    #[test]
+    fn a_look_back_takes_every_date_asked_and_the_older_ones_that_need_work() {
+        let window = lookback("2026-11-28", 3);
+        // Asked for: taken whatever the template says (a held one is the planner's).
+        assert!(date("2026-11-28", false, false).selected_by(&window));
+        assert!(date("2026-11-30", false, false).selected_by(&window));
+        // Before them: only what the template's look back takes.
+        assert!(date("2026-11-27", true, true).selected_by(&window));
+        assert!(!date("2026-11-25", false, false).selected_by(&window));
+        assert!(window.looks_back_at("2026-11-27") && !window.looks_back_at("2026-11-28"));
+        assert_eq!((window.lookback(), window.only()), (Some(3), None));
+    }
+
+    #[test]
+    fn only_takes_the_dates_in_its_state_and_never_looks_back() {
+        let missing = Selection::Only(Some(OnlyFilter::Missing));
+        assert!(date("2026-11-27", false, true).selected_by(&missing));
+        assert!(!date("2026-11-27", true, false).selected_by(&missing));
+        assert!(!missing.looks_back_at("2026-01-01"));
+        assert_eq!(
+            (missing.lookback(), missing.only()),
+            (None, Some(OnlyFilter::Missing))
+        );
+    }
 }

@@ -90,7 +90,8 @@ pub struct RunRow {
     pub pid_started: Option<String>,
     pub error: Option<String>,
     pub dialect: Option<String>,
-    /// A regular run's `--lookback` days.
+    /// A run's `--lookback` days (its interval starts that many days before the first date
+    /// asked for).
     pub lookback: Option<i64>,
     /// The scheduler that started it (Airflow), and its ids for the run.
     pub scheduler: Option<Scheduler>,

@@ -106,6 +106,8 @@ pub enum Command {
         sqlrun apply --interval 2026-02-09..2026-02-11      a backfill of three dates\n  \
         sqlrun apply --interval 2026-01-01..2026-03-31 --only missing   fill the gaps\n  \
         sqlrun apply --lookback 14                          yesterday, and late data of 14 days\n  \
+        sqlrun apply --interval 2026-02-09 --lookback 7     that date, and late data of the 7 before\n  \
+        sqlrun apply --only changed                         every changed date sqlrun knows\n  \
         sqlrun apply --interval 2026-02-01..2026-02-14 --dry-run        the plan, nothing written\n  \
         sqlrun apply --run 7                                carry out `sqlrun reserve`'s run 7\n  \
         sqlrun apply --interval 2025-01-01..2025-12-31 --jobs 4         PostgreSQL: 4 dates at once\n\n\
@@ -445,14 +447,16 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "TEXT", conflicts_with = "run")]
     pub reason: Option<String>,
 
-    /// Only the dates of the interval in this state.
+    /// Only the dates of the interval in this state (without --interval: of every date
+    /// sqlrun knows, up to yesterday).
     #[arg(long, value_enum, conflicts_with = "run")]
     pub only: Option<Only>,
 
-    /// The regular run looks back N days before yesterday, and computes those of them
-    /// that are missing, failed or changed (late data), besides yesterday. Default: the
-    /// project file's `[apply] lookback` (for a regular run only).
-    #[arg(long, value_name = "N", conflicts_with_all = ["interval", "run", "only"])]
+    /// Look back N days before the dates asked for (yesterday, or --interval's), and
+    /// compute those of them that are missing, failed or changed (late data), besides every
+    /// date asked for. Default: the project file's `[apply] lookback` (for a regular run
+    /// only).
+    #[arg(long, value_name = "N", conflicts_with = "run")]
     pub lookback: Option<u32>,
 
     /// Recompute only these models and every model downstream of them (in dependency

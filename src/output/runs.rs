@@ -4,12 +4,23 @@ use serde_json::Value as Json;
 
 use crate::error::Result;
 use crate::history::{Record, RunDetail, SealDetail};
+use crate::interval::{fmt_date, parse_date};
 use crate::numbers;
 use crate::output::Output;
 use crate::output::{apply, scheduler_line};
 use crate::store::RunRow;
 use crate::table::{cell, table};
 use crate::vocabulary::DateStatus;
+
+/// The first date a look back of `days` from `start` (its window's first day) was asked
+/// for: the regular run's yesterday, or `--interval`'s first date.
+fn first_asked(start: &str, days: i64) -> String {
+    parse_date(start, "interval start")
+        .ok()
+        .zip(u64::try_from(days).ok())
+        .and_then(|(d, n)| d.checked_add_days(chrono::Days::new(n)))
+        .map_or_else(|| "?".to_string(), fmt_date)
+}
 
 /// The runs, newest first, each with its dates in brief; then the newest seal events
 /// (text only: `sqlrun seals --json` has them).
@@ -240,7 +251,7 @@ fn run_header(run: &RunRow, templates: &[Record]) -> String {
     if let Some(days) = run.lookback {
         text.push_str(&format!(
             "  looked back {days} days before {} for missing, failed and changed dates\n",
-            run.interval_end
+            first_asked(&run.interval_start, days)
         ));
     }
     text.push_str(&process_line(run));
@@ -327,4 +338,17 @@ fn events_table(events: &[Record]) -> String {
         })
         .collect();
     table(&["at", "event", "who", "dates", "detail"], &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_look_back_was_asked_from_its_windows_start_plus_its_days() {
+        assert_eq!(first_asked("2026-11-23", 7), "2026-11-30");
+        assert_eq!(first_asked("2026-02-27", 2), "2026-03-01");
+        assert_eq!(first_asked("2026-11-23", 0), "2026-11-23");
+        assert_eq!(first_asked("garbled", 3), "?");
+    }
 }

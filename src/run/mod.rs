@@ -122,11 +122,8 @@ pub fn apply(
     let begun = start::begin(db, pipeline, &start)?;
     pause::reached(pause::Point::Reserved);
     progress.reclaimed(&begun.reclaimed);
-    if let Some((r, days)) = start
-        .new_run()
-        .and_then(|r| Some((r, r.selection.lookback()?)))
-    {
-        progress.looked_back(days, r.interval, &begun.looked_back);
+    if let Some(days) = start.new_run().and_then(|r| r.selection.lookback()) {
+        progress.looked_back(days, start.interval, &begun.looked_back);
     }
     // Said at once, not only in the summary at the end: a long backfill's watcher (and a
     // run killed before its end) must not keep a skip unsaid.

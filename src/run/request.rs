@@ -7,7 +7,7 @@ use chrono_tz::Tz;
 use crate::dates::Selection;
 use crate::db::{Dialect, Target};
 use crate::error::{Error, Result};
-use crate::interval::{fmt_date, parse_date, today_in, Interval};
+use crate::interval::{fmt_date, parse_date, today_in, Date, Interval};
 use crate::requester::default_user;
 use crate::settings::{ApplyDefaults, Settings};
 use crate::store;
@@ -34,10 +34,10 @@ pub struct Request {
 }
 
 impl Request {
-    /// The request with the project's defaults filled in where they apply. `lookback` is
-    /// for a regular run only: a backfill (`--interval`), a reserved run (`--run`) or a
-    /// selection (`--only`) computes what it names and nothing older. `jobs` is for every
-    /// run.
+    /// The request with the project's defaults filled in where they apply. The project's
+    /// `lookback` is for a regular run only: a backfill (`--interval`), a reserved run
+    /// (`--run`) or a selection (`--only`) computes what it names and nothing older,
+    /// unless it asks for `--lookback` itself. `jobs` is for every run.
     pub fn with_defaults(mut self, defaults: &ApplyDefaults) -> Request {
         let regular = self.interval.is_none() && self.run.is_none() && self.only.is_none();
         if regular && self.lookback.is_none() {
@@ -85,34 +85,69 @@ impl Request {
     }
 
     fn new_run(&self, zone: Tz) -> Result<NewRun> {
-        let interval = match (&self.interval, &self.as_of) {
+        self.refuse_only_with_lookback()?;
+        let asked = match (&self.interval, &self.as_of) {
             (Some(text), _) => Interval::parse(text)?,
             (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?)?,
             (None, None) => Interval::yesterday_of(today_in(zone))?,
         };
-        let (interval, selection) = match self.lookback {
-            None => (interval, Selection::Only(self.only)),
-            Some(days) => (
-                interval.looking_back(days)?,
+        let (dates, selection) = match (self.lookback, self.only) {
+            (Some(days), _) => (
+                Dates::Interval(asked.looking_back(days)?),
                 Selection::Lookback {
-                    newest: fmt_date(interval.end),
+                    first: fmt_date(asked.start),
                     days,
                 },
             ),
+            // `--only` without an interval: the dates the database knows, up to the
+            // regular run's yesterday (found once it is open).
+            (None, Some(only)) if self.interval.is_none() => {
+                (Dates::KnownUpTo(asked.end), Selection::Only(Some(only)))
+            }
+            (None, only) => (Dates::Interval(asked), Selection::Only(only)),
         };
-        let kind = self.kind.unwrap_or(if self.interval.is_some() {
-            RunKind::Backfill
-        } else {
+        // Regular: the run of yesterday (with its look back); any other span is a backfill.
+        let regular = matches!(dates, Dates::Interval(_)) && self.interval.is_none();
+        let kind = self.kind.unwrap_or(if regular {
             RunKind::Regular
+        } else {
+            RunKind::Backfill
         });
         Ok(NewRun {
-            interval,
+            dates,
             kind,
             by: self.by.clone().unwrap_or_else(default_user),
             reason: self.reason.clone(),
             selection,
         })
     }
+
+    /// `--only` takes the dates of a span in one state; `--lookback` takes every date
+    /// asked for and heals the days before them by its own rule. Together they say two
+    /// things: refused (exit 2, nothing written), with the two ways that work.
+    fn refuse_only_with_lookback(&self) -> Result<()> {
+        let (Some(only), Some(days)) = (self.only, self.lookback) else {
+            return Ok(());
+        };
+        let dates = self.interval.as_deref().unwrap_or("yesterday");
+        Err(Error::bad(format!(
+            "--only {only} with --lookback {days}: --only takes the dates of the span in one \
+             state, --lookback every date asked for ({dates}) plus the missing, failed or \
+             changed ones of the {days} days before; ask for one of them: \
+             `--interval START..END --only {only}` over the whole span, or `--lookback {days}` \
+             alone"
+        )))
+    }
+}
+
+/// Where a new run's dates are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dates {
+    /// An interval known from the request alone.
+    Interval(Interval),
+    /// `--only` without `--interval`: from the first date the database knows (its state
+    /// store's and its sources') up to this day, the regular run's yesterday.
+    KnownUpTo(Date),
 }
 
 /// A request checked: what the run starts from, before its database is read.
@@ -128,7 +163,7 @@ pub struct Asked<'a> {
 
 /// A new run, as it is recorded.
 pub struct NewRun {
-    pub interval: Interval,
+    pub dates: Dates,
     pub kind: RunKind,
     pub by: String,
     pub reason: Option<String>,
@@ -177,6 +212,104 @@ mod tests {
             regular.with_defaults(&ApplyDefaults::default()).lookback,
             None
         );
+    }
+
+    fn new_run(request: Request) -> Result<NewRun> {
+        request.new_run(chrono_tz::UTC)
+    }
+
+    fn day(text: &str) -> Date {
+        parse_date(text, "test").unwrap()
+    }
+
+    fn interval(text: &str) -> Interval {
+        Interval::parse(text).unwrap()
+    }
+
+    #[test]
+    fn an_interval_with_a_look_back_is_its_dates_and_the_days_before() {
+        let r = new_run(Request {
+            interval: Some("2026-11-28..2026-11-30".into()),
+            lookback: Some(7),
+            ..Request::default()
+        })
+        .unwrap();
+        assert_eq!(r.dates, Dates::Interval(interval("2026-11-21..2026-11-30")));
+        assert_eq!(
+            r.selection,
+            Selection::Lookback {
+                first: "2026-11-28".into(),
+                days: 7
+            }
+        );
+        assert_eq!(r.kind, RunKind::Backfill);
+        // The regular run's look back is the same rule, from yesterday.
+        let regular = new_run(Request {
+            as_of: Some("2026-12-01".into()),
+            lookback: Some(7),
+            ..Request::default()
+        })
+        .unwrap();
+        assert_eq!(
+            regular.dates,
+            Dates::Interval(interval("2026-11-23..2026-11-30"))
+        );
+        assert!(regular.selection.looks_back_at("2026-11-29"));
+        assert_eq!(regular.kind, RunKind::Regular);
+        let asked_regular = Request {
+            interval: Some("2026-11-30".into()),
+            lookback: Some(1),
+            kind: Some(RunKind::Regular),
+            ..Request::default()
+        };
+        assert_eq!(new_run(asked_regular).unwrap().kind, RunKind::Regular);
+    }
+
+    #[test]
+    fn only_without_an_interval_looks_at_the_known_dates_up_to_yesterday() {
+        let r = new_run(Request {
+            as_of: Some("2026-12-01".into()),
+            only: Some(OnlyFilter::Changed),
+            ..Request::default()
+        })
+        .unwrap();
+        assert_eq!(r.dates, Dates::KnownUpTo(day("2026-11-30")));
+        assert_eq!(r.selection, Selection::Only(Some(OnlyFilter::Changed)));
+        assert_eq!(
+            r.kind,
+            RunKind::Backfill,
+            "a span of history, not yesterday"
+        );
+        let within = new_run(Request {
+            interval: Some("2026-11-01..2026-11-30".into()),
+            only: Some(OnlyFilter::Changed),
+            ..Request::default()
+        })
+        .unwrap();
+        assert_eq!(
+            within.dates,
+            Dates::Interval(interval("2026-11-01..2026-11-30"))
+        );
+    }
+
+    #[test]
+    fn only_with_a_look_back_is_refused_with_the_two_ways_that_work() {
+        for interval in [None, Some("2026-11-01..2026-11-30".to_string())] {
+            let refused = new_run(Request {
+                interval,
+                only: Some(OnlyFilter::Missing),
+                lookback: Some(3),
+                ..Request::default()
+            });
+            let Err(Error::BadInput(message)) = refused else {
+                panic!("--only with --lookback is bad input");
+            };
+            assert!(
+                message.contains("--interval START..END --only missing")
+                    && message.contains("`--lookback 3` alone"),
+                "{message}"
+            );
+        }
     }
 
     #[test]

@@ -6,12 +6,12 @@ use chrono::Utc;
 use chrono_tz::Tz;
 
 use super::pause;
-use super::request::{Asked, NewRun, Request};
-use crate::dates::{DateState, Reclaim, Selection};
+use super::request::{Asked, Dates, NewRun, Request};
+use crate::dates::{DateState, Reclaim};
 use crate::db::{Db, Dialect, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::holder::Identity;
-use crate::interval::{first_unfinished, fmt_date, parse_date, Interval};
+use crate::interval::{first_unfinished, fmt_date, parse_date, Date, Interval};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::requester::Scheduler;
 use crate::reserve;
@@ -47,7 +47,7 @@ pub fn prepare<'a>(
 ) -> Result<Start<'a>> {
     let (interval, reserved) = match (asked.request.run, &asked.new_run) {
         (Some(run_id), _) => reserved_interval(db, run_id)?,
-        (None, Some(r)) => (r.interval, None),
+        (None, Some(r)) => (new_run_interval(db, pipeline, r, warn)?, None),
         (None, None) => unreachable!("a new run is asked for without --run"),
     };
     if let Some(day) = unfinished_day(interval, asked.zone, asked.request) {
@@ -67,6 +67,49 @@ pub fn prepare<'a>(
         asked,
         reserved,
         interval,
+    })
+}
+
+/// A new run's interval. For `--only` without `--interval`, the dates the database knows
+/// (what `status` shows) up to the regular run's yesterday, and said: a selection by state
+/// is asked of every date there is, not of yesterday alone.
+fn new_run_interval(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    r: &NewRun,
+    warn: &mut dyn FnMut(&str),
+) -> Result<Interval> {
+    let last = match r.dates {
+        Dates::Interval(interval) => return Ok(interval),
+        Dates::KnownUpTo(last) => last,
+    };
+    let only = r.selection.only().map_or("", |o| o.as_str());
+    let (span, notes) = reserve::known_span(db, pipeline)?;
+    notes.iter().for_each(|n| warn(n));
+    let interval = known_span_up_to(span, last).ok_or_else(|| {
+        Error::bad(format!(
+            "--only {only} without --interval looks at the dates sqlrun knows (its runs' and its \
+             sources' rows) up to {}, and {}; name the dates: --interval START..END --only {only}",
+            fmt_date(last),
+            match span {
+                None => "it knows none yet".to_string(),
+                Some(s) => format!("the first it knows is {}", fmt_date(s.start)),
+            }
+        ))
+    })?;
+    warn(&format!(
+        "--only {only}: looking at {interval}, the dates sqlrun knows up to {} (as `sqlrun \
+         status` shows them); --interval START..END looks at others",
+        fmt_date(last)
+    ));
+    Ok(interval)
+}
+
+/// The known span's first date up to `last`; None when it knows no date that early.
+fn known_span_up_to(span: Option<Interval>, last: Date) -> Option<Interval> {
+    span.filter(|s| s.start <= last).map(|s| Interval {
+        start: s.start,
+        end: last,
     })
 }
 
@@ -241,7 +284,7 @@ fn start_run(
             Ok((run.run_id, kind))
         }
         (None, Some(r)) => {
-            let mut params = new_run_params(r);
+            let mut params = new_run_params(r, start.interval);
             params.extend(holder);
             Ok((store::insert_run(db, &params)?, r.kind))
         }
@@ -249,12 +292,12 @@ fn start_run(
     }
 }
 
-/// A new run's own columns.
-fn new_run_params(r: &NewRun) -> Vec<(&'static str, Value)> {
+/// A new run's own columns, over `interval`.
+fn new_run_params(r: &NewRun, interval: Interval) -> Vec<(&'static str, Value)> {
     vec![
         (":kind", Value::from(r.kind.as_str())),
-        (":start", fmt_date(r.interval.start).into()),
-        (":end", fmt_date(r.interval.end).into()),
+        (":start", fmt_date(interval.start).into()),
+        (":end", fmt_date(interval.end).into()),
         (":by", r.by.as_str().into()),
         (":reason", Value::opt_text(r.reason.as_deref())),
         (":status", "running".into()),
@@ -291,12 +334,37 @@ fn select_dates(
         .filter(|s| s.selected_by(&r.selection))
         .map(|s| s.ds.clone())
         .collect();
-    let looked_back = match &r.selection {
-        Selection::Lookback { newest, .. } => states
-            .into_iter()
-            .filter(|s| s.ds != *newest && s.needs_work())
-            .collect(),
-        Selection::Only(_) => Vec::new(),
-    };
+    let looked_back = states
+        .into_iter()
+        .filter(|s| r.selection.looks_back_at(&s.ds) && s.needs_work())
+        .collect();
     Ok((selected, looked_back))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(text: &str) -> Interval {
+        Interval::parse(text).unwrap()
+    }
+
+    #[test]
+    fn the_known_span_runs_from_its_first_date_to_the_last_day_asked() {
+        let last = parse_date("2026-11-30", "test").unwrap();
+        let span = |t| known_span_up_to(Some(interval(t)), last);
+        // Source rows dated today or later are not looked at: those days have not ended.
+        assert_eq!(
+            span("2026-11-01..2026-12-02"),
+            Some(interval("2026-11-01..2026-11-30"))
+        );
+        // Dates not computed since the last one known are looked at too (--only missing).
+        assert_eq!(
+            span("2026-10-01..2026-10-05"),
+            Some(interval("2026-10-01..2026-11-30"))
+        );
+        assert_eq!(span("2026-11-30"), Some(interval("2026-11-30")));
+        assert_eq!(span("2026-12-01..2026-12-03"), None);
+        assert_eq!(known_span_up_to(None, last), None);
+    }
 }

@@ -732,13 +732,11 @@ fn concurrent_inserts_during_a_backfill_leave_every_unchanged_date_exact() {
 }
 
 #[test]
-fn lookback_with_interval_only_or_run_is_refused_and_writes_nothing() {
+fn lookback_with_only_or_run_is_refused_and_writes_nothing() {
     let (sb, _days, all) = ten_computed_dates();
     insert(&sb, "late-1", START, 1, "2026-03-22 00:00:00");
     let before = snapshot(&sb);
     for args in [
-        &["apply", "--interval", &all, "--lookback", "3"][..],
-        &["apply", "--lookback", "3", "--interval", START],
         &[
             "apply",
             "--as-of",
@@ -747,20 +745,220 @@ fn lookback_with_interval_only_or_run_is_refused_and_writes_nothing() {
             "3",
             "--only",
             "changed",
+        ][..],
+        &[
+            "apply",
+            "--interval",
+            &all,
+            "--lookback",
+            "3",
+            "--only",
+            "missing",
         ],
         &["apply", "--run", "1", "--lookback", "3"],
+        &[
+            "apply",
+            "--interval",
+            &all,
+            "--lookback",
+            "3",
+            "--as-of",
+            "2026-03-11",
+        ],
         &["apply", "--as-of", "2026-03-11", "--lookback=-1"],
         &["apply", "--as-of", "2026-03-11", "--lookback", "many"],
     ] {
         let run = sb.expect(2, args);
         assert!(
-            run.stderr.contains("--lookback"),
+            run.stderr.contains("--lookback") || run.stderr.contains("--as-of"),
             "{args:?}: {}",
             run.stderr
         );
         assert_eq!(snapshot(&sb), before, "{args:?} wrote something");
     }
+    // --only with --lookback says the two requests that work.
+    let run = sb.expect(2, &["apply", "--lookback", "3", "--only", "changed"]);
+    contains_all(
+        &run.stderr,
+        &[
+            "--interval START..END --only changed",
+            "`--lookback 3` alone",
+        ],
+    );
     assert_eq!(sb.count("SELECT count(*) FROM runs"), 1);
+}
+
+/// `--interval I --lookback N`: every date of I as asked (an unchanged one too), plus
+/// the missing, failed or changed dates of the N days before I; a held one of those is
+/// left to its holder, and nothing older than the window is touched.
+#[test]
+fn an_interval_with_a_lookback_computes_its_dates_and_heals_the_days_before() {
+    let (sb, days) = sixteen_days_of_orders();
+    // Computed: 03-01..03-05 and 03-07..03-12; 03-06 never (missing).
+    sb.ok(&["apply", "--interval", &interval(START, 5)]);
+    sb.ok(&["apply", "--interval", &format!("{}..{}", days[6], days[11])]);
+    // Late orders: 03-02 (before the window), 03-04 and 03-09 (in it); bob's backfill
+    // holds 03-09.
+    for (id, ds) in [
+        ("late-a", &days[1]),
+        ("late-b", &days[3]),
+        ("late-c", &days[8]),
+    ] {
+        insert(&sb, id, ds, 500, "2026-03-25 08:00:00");
+    }
+    let holder = sb
+        .ok(&["reserve", "--interval", &days[8], "--by", "bob"])
+        .stdout
+        .trim()
+        .to_string();
+    // (03-09 shows as held: `changed` is its flag.)
+    let flagged = |sb: &Sandbox| -> BTreeSet<String> {
+        status(sb, &interval(START, 16))
+            .iter()
+            .filter(|r| r["changed"] == true)
+            .map(|r| r["ds"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(flagged(&sb), set(&[&days[1], &days[3], &days[8]]));
+
+    // 03-11..03-13 asked, looking back 8 days: the window is 03-03..03-13.
+    let asked = format!("{}..{}", days[10], days[12]);
+    let run = sb.ok(&["apply", "--interval", &asked, "--lookback", "8"]);
+    let id = sb.last_run_id();
+    let success = |ds: &String| (ds.clone(), "success".to_string());
+    assert_eq!(
+        partitions(&sb, id),
+        BTreeMap::from([
+            success(&days[3]),  // changed
+            success(&days[5]),  // missing
+            success(&days[10]), // asked, computed and unchanged: recomputed all the same
+            success(&days[11]),
+            success(&days[12]), // asked, never computed
+        ]),
+        "the asked dates and the window's dates that need work; 03-09 is bob's, 03-02 is \
+         before the window"
+    );
+    assert_eq!(
+        sb.rows(&format!(
+            "SELECT kind, status, lookback, only_filter, interval_start, interval_end \
+             FROM runs WHERE run_id = {id}"
+        )),
+        [["backfill", "success", "8", "NULL", &days[2], &days[12]]]
+    );
+    let line = lookback_line(&run);
+    contains_all(
+        &line,
+        &[
+            &format!("{}..{}", days[2], days[12]),
+            &format!("{} (changed)", days[3]),
+            &format!("{} (missing)", days[5]),
+        ],
+    );
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.contains(&days[8]) && l.contains(&format!("run {holder}"))),
+        "stderr leaves 03-09 to its holder:\n{}",
+        run.stderr
+    );
+    assert_eq!(
+        flagged(&sb),
+        set(&[&days[1], &days[8]]),
+        "what the window did not take is still changed"
+    );
+    let healed = dates(START, 13);
+    let mut want = expected_from_orders(&sb, &healed);
+    want.remove(&days[1]);
+    want.remove(&days[8]);
+    let mut got = daily_of(&sb, &healed);
+    got.remove(&days[1]);
+    got.remove(&days[8]);
+    assert_eq!(got, want);
+    contains_all(
+        &sb.ok(&["runs", &id.to_string()]).stdout,
+        &[&format!("looked back 8 days before {}", days[10])],
+    );
+
+    // --kind regular records it as the regular run it stands for.
+    sb.ok(&[
+        "apply",
+        "--interval",
+        &days[13],
+        "--lookback",
+        "1",
+        "--kind",
+        "regular",
+    ]);
+    let id = sb.last_run_id();
+    assert_eq!(
+        sb.rows(&format!(
+            "SELECT kind, lookback, interval_start, interval_end FROM runs WHERE run_id = {id}"
+        )),
+        [["regular", "1", &days[12], &days[13]]]
+    );
+    assert_eq!(partitions(&sb, id), BTreeMap::from([success(&days[13])]));
+}
+
+/// `--only STATE` without `--interval` looks at every date sqlrun knows (as `status`
+/// shows them) up to yesterday, says so, and is recorded as a backfill of that span.
+#[test]
+fn only_without_an_interval_looks_at_every_date_sqlrun_knows() {
+    let (sb, days, _all) = ten_computed_dates();
+    insert(&sb, "late-a", &days[1], 5, "2026-03-25 08:00:00");
+    insert(&sb, "late-b", &days[6], 5, "2026-03-25 08:00:00");
+    // What `status` shows without an interval...
+    let status_text = sb.ok(&["status"]).stdout;
+    assert!(
+        status_text
+            .lines()
+            .any(|l| l.starts_with("changed") && l.contains(&format!("{}, {}", days[1], days[6]))),
+        "{status_text}"
+    );
+
+    let as_of = day(START, 11); // yesterday: 03-11
+    let run = sb.ok(&["apply", "--as-of", &as_of, "--only", "changed"]);
+    let id = sb.last_run_id();
+    assert_eq!(
+        partitions(&sb, id).keys().cloned().collect::<BTreeSet<_>>(),
+        set(&[&days[1], &days[6]])
+    );
+    assert_eq!(
+        sb.rows(&format!(
+            "SELECT kind, only_filter, lookback, interval_start, interval_end \
+             FROM runs WHERE run_id = {id}"
+        )),
+        [["backfill", "changed", "NULL", START, &day(START, 10)]]
+    );
+    contains_all(
+        &run.stderr,
+        &[&format!(
+            "--only changed: looking at {START}..{}",
+            day(START, 10)
+        )],
+    );
+    assert!(changed(&sb, &interval(START, 10)).is_empty());
+    assert_eq!(daily_of(&sb, &days), expected_from_orders(&sb, &days));
+
+    // --only missing fills up to yesterday: 03-11 and 03-12, never computed.
+    sb.ok(&["apply", "--as-of", &day(START, 12), "--only", "missing"]);
+    let id = sb.last_run_id();
+    assert_eq!(
+        partitions(&sb, id).keys().cloned().collect::<BTreeSet<_>>(),
+        set(&[&day(START, 10), &day(START, 11)])
+    );
+}
+
+#[test]
+fn only_without_an_interval_on_a_new_database_is_refused_with_the_way_out() {
+    let sb = Sandbox::new();
+    let before = snapshot(&sb);
+    let run = sb.expect(2, &["apply", "--only", "failed"]);
+    contains_all(
+        &run.stderr,
+        &["knows none yet", "--interval START..END --only failed"],
+    );
+    assert_eq!(snapshot(&sb), before);
+    assert_eq!(sb.count("SELECT count(*) FROM runs"), 0);
 }
 
 #[test]
