@@ -1,61 +1,114 @@
-"""sqlrun from Apache Airflow 3: one DAG run per date, on Airflow's defaults.
+"""sqlrun from Apache Airflow 3: one DAG run per day, on Airflow's defaults.
 
-With Airflow 3's default timetable for a cron schedule (`@daily`), a run's logical date
-`ds` is the moment it is due: the day that has just begun. The day that has ended, the
-one to compute, is the day before it. sqlrun refuses a day that has not ended yet
-(exit 2), so passing `{{ ds }}` here would fail loudly rather than record a partial day.
+A scheduled run is sqlrun's regular run for the day that has ended: `sqlrun apply
+--as-of <logical date>`. With Airflow 3's default timetable for a cron schedule
+(`@daily`) the logical date `ds` is the day that has just begun, and the regular run as
+of that day computes the day before it; with `[apply] lookback = N` in the project's
+sqlrun.toml it also computes the missing, failed or changed dates of the N days before
+(late data, and a date an earlier run skipped because a backfill held it). A backfill
+run (`airflow backfill create`) is a backfill of its own day, recorded as one.
 
-Exit codes as Airflow reads them: 0 success; 99 skipped (another run holds the date:
-BashOperator's default `skip_on_exit_code`); 1 a date failed (retried); 2 bad input
-(failed at once by SqlrunOperator below: retrying will not fix it). On exit 0 the XCom (the
-last line of stdout) is sqlrun's one-line JSON result; on other exits the JSON is in the log.
+Exit codes as the task maps them: 0 success, the XCom is sqlrun's JSON result; 99
+skipped (another run holds the date, nothing was overwritten); 2 bad input, failed at
+once (a retry will not fix it); 1 (a date failed) or anything else, an ordinary failure
+that Airflow retries. sqlrun's stderr goes to the task log as it runs.
 
-Checked with Airflow 3.3.2 and apache-airflow-providers-standard 1.21.0: `airflow dags test`,
-a held date (skipped), `airflow backfill create` (recorded as backfills), `{{ ds }}` (refused).
+Only Airflow's public API (`airflow.sdk`) is used. Checked with Airflow 3.3.2 by
+examples/airflow/check.sh (a late order healed, a held date built once released, exit 2
+not retried, `airflow backfill create` recorded as backfills).
 """
 
-from datetime import datetime, timedelta
+import json
+import logging
+import os
+import subprocess
+import tempfile
+from datetime import date, datetime, timedelta
 
-from airflow.providers.standard.operators.bash import BashOperator
-from airflow.sdk import DAG
-from airflow.sdk.exceptions import AirflowException, AirflowFailException
+from airflow.sdk import dag, task
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
+# The binary, and the project folder (its sqlrun.toml names the database and the
+# lookback); SQLRUN_DB / SQLRUN_TEMPLATES in the workers' environment work too.
+SQLRUN = os.environ.get("SQLRUN_BIN", "sqlrun")
+PROJECT = os.environ.get("SQLRUN_PROJECT", "/opt/pipelines/shop")
 
-class SqlrunOperator(BashOperator):
-    """Fails at once on sqlrun's exit 2 (bad input): a retry will not fix it.
-
-    BashOperator retries every non-zero exit but its skip code (99)."""
-
-    def execute(self, context):
-        try:
-            return super().execute(context)
-        except AirflowException as err:
-            proc = getattr(self.subprocess_hook, "sub_process", None)
-            if proc is not None and proc.returncode == 2:
-                raise AirflowFailException(f"{err} (sqlrun: bad input, not retried)") from err
-            raise
+log = logging.getLogger(__name__)
 
 
-with DAG(
+def apply_args(ds, run_type):
+    """sqlrun's arguments for a DAG run: a backfill run is a backfill of the day that
+    ended when its logical date began; any other run (scheduled, manual, `airflow dags
+    test`) is the regular run as of its logical date, so the project's lookback applies.
+    A manual run without a logical date is the regular run as of today."""
+    if run_type == "backfill":
+        day = date.fromisoformat(ds) - timedelta(days=1)
+        return ["--interval", day.isoformat(), "--kind", "backfill"]
+    return ["--as-of", ds] if ds else []
+
+
+def run_sqlrun(args):
+    """Runs sqlrun, its stderr into the log line by line; its exit code and stdout."""
+    command = [SQLRUN, "--json", "apply", *args]
+    log.info("running %s in %s", " ".join(command), PROJECT)
+    env = {**os.environ, "NO_COLOR": "1"}
+    # stdout (one JSON line, as long as the run has dates) to a file: a pipe that nobody
+    # reads while stderr is read could fill up and stop sqlrun.
+    with tempfile.TemporaryFile(mode="w+") as out:
+        with subprocess.Popen(
+            command, cwd=PROJECT, env=env, stdout=out, stderr=subprocess.PIPE, text=True
+        ) as proc:
+            try:
+                for line in proc.stderr:
+                    log.info("sqlrun: %s", line.rstrip())
+                code = proc.wait()
+            except BaseException:
+                # A timeout or a kill of the task: SIGTERM stops sqlrun cleanly (the date
+                # in progress rolls back, the run is recorded as stopped).
+                proc.terminate()
+                proc.wait()
+                raise
+        out.seek(0)
+        return code, out.read()
+
+
+def summary(stdout):
+    """What sqlrun's JSON says, in brief, for the exception's message: the error, or the
+    run and how its dates ended (as ranges)."""
+    try:
+        result = json.loads(stdout)
+    except ValueError:
+        return stdout.strip()[-500:]
+    if "error" in result:
+        return result["error"].get("message", "")
+    ranges = ", ".join(
+        f"{r['start']}..{r['end']} {r['status']}" for r in result.get("ranges", [])
+    )
+    return f"run {result.get('run_id')} ({result.get('kind')} {result.get('interval')}) {result.get('status')}: {ranges}"
+
+
+@dag(
     dag_id="sqlrun_daily",
     schedule="@daily",
     start_date=datetime(2026, 2, 1),
     catchup=False,
     default_args={"retries": 2, "retry_delay": timedelta(minutes=5)},
-) as dag:
-    SqlrunOperator(
-        task_id="apply",
-        # The day before the logical date; a backfill run (`airflow backfill create`) is
-        # recorded as a backfill, every other run as regular. Who and which DAG run are
-        # recorded by sqlrun itself (AIRFLOW_CTX_* and the account it runs as).
-        bash_command=(
-            "sqlrun --json apply --interval {{ macros.ds_add(ds, -1) }} "
-            "--kind {{ 'backfill' if dag_run.run_type == 'backfill' else 'regular' }}"
-        ),
-        # Where the pipeline is: its project folder (sqlrun.toml names the database), or
-        # SQLRUN_DB / SQLRUN_TEMPLATES in `env`.
-        cwd="/opt/pipelines/shop",
-        append_env=True,
-        env={"NO_COLOR": "1"},
-        execution_timeout=timedelta(hours=2),
-    )
+)
+def sqlrun_daily():
+    @task(execution_timeout=timedelta(hours=2))
+    def apply(ds=None, dag_run=None):
+        code, stdout = run_sqlrun(apply_args(ds, dag_run.run_type))
+        if code == 0:
+            return json.loads(stdout)
+        log.info("sqlrun's result: %s", stdout.strip())
+        message = f"sqlrun exit {code}: {summary(stdout)}"
+        if code == 99:
+            raise AirflowSkipException(f"{message} (another run holds the date)")
+        if code == 2:
+            raise AirflowFailException(f"{message} (bad input: not retried)")
+        raise RuntimeError(message)
+
+    apply()
+
+
+sqlrun_daily()

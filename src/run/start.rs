@@ -171,8 +171,9 @@ fn unfinished_day(interval: Interval, zone: Tz, request: &Request) -> Option<Unf
         refusal: format!(
             "{ds} {when}; {asked} would record a partial day as done. Usually a scheduler \
              passed the day that has just begun: with Airflow 3's default @daily schedule \
-             `{{{{ ds }}}}` is today, and the day that ended is `{{{{ macros.ds_add(ds, -1) }}}}` \
-             (see the README, \"Driving sqlrun from Airflow\"). Compute dates up to \
+             `{{{{ ds }}}}` is today: the regular run for the day that ended is `--as-of \
+             {{{{ ds }}}}`, a backfill of it `--interval {{{{ macros.ds_add(ds, -1) }}}}` (see \
+             the README, \"Driving sqlrun from Airflow\"). Compute dates up to \
              {last_ended}, or pass --allow-partial-day to compute it anyway"
         ),
         warning: format!(

@@ -260,6 +260,7 @@ fn a_day_that_has_not_ended_is_refused_from_a_scheduler_and_warned_by_hand() {
                 "00:00 UTC",
                 "partial day",
                 "macros.ds_add(ds, -1)",
+                "`--as-of {{ ds }}`",
                 "--allow-partial-day",
             ],
         );

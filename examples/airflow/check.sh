@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Checks examples/airflow/sqlrun_daily.py with a real Airflow 3, each expectation asserted
+# on sqlrun's database rows (and Airflow's task states):
+#   a) a late order on a computed date is healed by the next scheduled run (the project
+#      has `[apply] lookback = 7`);
+#   b) a date skipped (exit 99: task skipped) because a backfill held it is built by the
+#      next scheduled run once the reservation is released;
+#   c) exit 2 (a broken model) fails the task once, not retried, though retries are set;
+#   d) `airflow backfill create` records a backfill of each day, and the scheduler's own
+#      run is the regular run (on `airflow standalone`, sqlite metadata database).
+# a) to c) run with `airflow dags test` (a manual run at a logical date: the regular run).
+#
+# Usage: examples/airflow/check.sh SQLRUN_BINARY AIRFLOW_PYTHON
+#    or: SQLRUN=... AIRFLOW_PYTHON=... examples/airflow/check.sh
+# AIRFLOW_PYTHON is the python of an environment with apache-airflow 3 installed (its
+# `airflow` command beside it). Everything happens in a new temporary folder, removed at
+# the end (KEEP=1 keeps it). Exit 0 when every expectation held; 1 at the first that did
+# not. Not part of `cargo test`: it needs Airflow, and takes a few minutes.
+set -euo pipefail
+
+sqlrun=${1:-${SQLRUN:-}}
+python=${2:-${AIRFLOW_PYTHON:-}}
+if [[ -z $sqlrun || -z $python ]]; then
+    echo "usage: $0 SQLRUN_BINARY AIRFLOW_PYTHON (or SQLRUN=... AIRFLOW_PYTHON=...)" >&2
+    exit 2
+fi
+sqlrun=$(realpath "$sqlrun")
+python=$(realpath -s "$python")
+venv_bin=$(dirname "$python")
+[[ -x $sqlrun ]] || { echo "$sqlrun is not an executable" >&2; exit 2; }
+[[ -x $venv_bin/airflow ]] || { echo "no airflow command beside $python" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sqlrun-airflow-check.XXXXXX")
+standalone_pid=
+cleanup() {
+    if [[ -n $standalone_pid ]]; then
+        # `airflow standalone` and its children, one process group (setsid).
+        kill -TERM -- "-$standalone_pid" 2>/dev/null || true
+        for _ in $(seq 1 20); do
+            kill -0 -- "-$standalone_pid" 2>/dev/null || break
+            sleep 1
+        done
+        kill -KILL -- "-$standalone_pid" 2>/dev/null || true
+    fi
+    if [[ ${KEEP:-} == 1 ]]; then
+        echo "kept $work"
+    else
+        rm -rf "$work"
+    fi
+}
+trap cleanup EXIT
+
+export PATH="$venv_bin:$PATH"
+export AIRFLOW_HOME=$work/airflow
+export AIRFLOW__CORE__DAGS_FOLDER=$work/dags
+export AIRFLOW__CORE__LOAD_EXAMPLES=False
+export SQLRUN_BIN=$sqlrun
+export SQLRUN_PROJECT=$work/shop
+unset SQLRUN_DB SQLRUN_SCHEMA SQLRUN_TEMPLATES SQLRUN_TIMEZONE
+started=$(date +%s)
+
+say() { printf '\n== %s\n' "$*"; }
+fail() {
+    echo "FAILED: $*" >&2
+    echo "(logs in $work; rerun with KEEP=1 to keep them)" >&2
+    KEEP=1
+    exit 1
+}
+
+# Rows of a SQLite query, `|`-separated, one line each.
+rows() {
+    "$python" - "$1" "$2" <<'EOF'
+import sqlite3, sys
+with sqlite3.connect(sys.argv[1]) as c:
+    for r in c.execute(sys.argv[2]):
+        print("|".join("" if v is None else str(v) for v in r))
+EOF
+}
+sq() { rows "$SQLRUN_PROJECT/sqlrun.db" "$1"; }
+af() { rows "$AIRFLOW_HOME/airflow.db" "$1"; }
+expect() { # what, got, want
+    if [[ $2 != "$3" ]]; then
+        fail "$1: got [$2], want [$3]"
+    fi
+    echo "ok: $1"
+}
+last_run() { sq "SELECT max(run_id) FROM runs"; }
+run_row() { sq "SELECT kind, status, lookback, interval_start, interval_end, scheduler FROM runs WHERE run_id = $1"; }
+partitions() { sq "SELECT ds, status FROM run_partitions WHERE run_id = $1 ORDER BY ds" | tr '\n' ' '; }
+# The state and try of the task of the DAG run at a logical date.
+task_state() {
+    af "SELECT ti.state, ti.try_number, ti.max_tries FROM task_instance AS ti
+        JOIN dag_run AS r ON r.dag_id = ti.dag_id AND r.run_id = ti.run_id
+        WHERE ti.dag_id = 'sqlrun_daily' AND r.logical_date LIKE '$1%'"
+}
+dags_test() { # logical date; the log is kept in the work folder
+    airflow dags test sqlrun_daily "$1" >"$work/dags-test-$1.log" 2>&1 || true
+}
+
+say "setup: Airflow $(airflow version 2>/dev/null | tail -1), sqlrun $("$sqlrun" --version), in $work"
+mkdir -p "$AIRFLOW__CORE__DAGS_FOLDER"
+cp "$here/sqlrun_daily.py" "$AIRFLOW__CORE__DAGS_FOLDER/"
+"$sqlrun" new "$SQLRUN_PROJECT" >/dev/null
+sed -i 's/^# *lookback = .*$/lookback = 7/; s/^lookback = .*$/lookback = 7/' "$SQLRUN_PROJECT/sqlrun.toml"
+grep -q '^lookback = 7$' "$SQLRUN_PROJECT/sqlrun.toml" || fail "sqlrun new's sqlrun.toml has no lookback line to set"
+(
+    cd "$SQLRUN_PROJECT"
+    "$sqlrun" init >/dev/null
+    "$sqlrun" generate --start 2026-02-01 --days 20 --seed 1 >/dev/null
+    # A person's backfill: 2026-02-01..2026-02-10 computed.
+    "$sqlrun" apply --interval 2026-02-01..2026-02-10 >/dev/null 2>&1
+)
+airflow db migrate >"$work/db-migrate.log" 2>&1 || fail "airflow db migrate (see $work/db-migrate.log)"
+
+say "a) a late order on a computed date is healed by the next scheduled run"
+before=$(sq "SELECT revenue FROM daily_revenue WHERE ds = '2026-02-05'")
+sq "INSERT INTO orders(order_id, order_date, amount, created_at)
+    VALUES ('late-1', '2026-02-05', 123456, '2026-02-11 09:00:00')"
+dags_test 2026-02-12
+expect "task of 2026-02-12" "$(task_state 2026-02-12)" "success|1|2"
+run=$(last_run)
+expect "run $run is the regular run as of 2026-02-12, with the project's lookback" \
+    "$(run_row "$run")" "regular|success|7|2026-02-04|2026-02-11|airflow"
+expect "run $run computed the changed date and yesterday" \
+    "$(partitions "$run")" "2026-02-05|success 2026-02-11|success "
+expect "2026-02-05 has the late order" \
+    "$(sq "SELECT revenue - $before, run_id FROM daily_revenue WHERE ds = '2026-02-05'")" "123456|$run"
+
+say "b) a date skipped because a backfill held it is built once the backfill is released"
+holder=$(cd "$SQLRUN_PROJECT" && "$sqlrun" reserve --interval 2026-02-12 --by bob --reason "planned backfill")
+dags_test 2026-02-13
+expect "task of 2026-02-13 (exit 99)" "$(task_state 2026-02-13)" "skipped|1|2"
+run=$(last_run)
+expect "run $run skipped the held date" "$(partitions "$run")" "2026-02-12|skipped "
+expect "run $run" "$(run_row "$run")" "regular|partial|7|2026-02-05|2026-02-12|airflow"
+(cd "$SQLRUN_PROJECT" && "$sqlrun" release "$holder" >/dev/null 2>&1)
+dags_test 2026-02-14
+expect "task of 2026-02-14" "$(task_state 2026-02-14)" "success|1|2"
+run=$(last_run)
+expect "run $run built the released date and yesterday" \
+    "$(partitions "$run")" "2026-02-12|success 2026-02-13|success "
+
+say "c) exit 2 (a broken model) is not retried"
+model=$SQLRUN_PROJECT/models/daily_revenue.sql
+cp "$model" "$work/daily_revenue.sql"
+echo '{{ broken(' >>"$model"
+runs_before=$(sq "SELECT count(*) FROM runs")
+dags_test 2026-02-15
+expect "task of 2026-02-15: failed at its first try, with 2 retries set" \
+    "$(task_state 2026-02-15)" "failed|1|2"
+grep -q "sqlrun exit 2" "$work/dags-test-2026-02-15.log" || fail "the task log does not say 'sqlrun exit 2'"
+expect "nothing written by the refused run" "$(sq "SELECT count(*) FROM runs")" "$runs_before"
+cp "$work/daily_revenue.sql" "$model"
+
+say "d) airflow backfill create records backfills (airflow standalone)"
+port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export AIRFLOW__API__PORT=$port
+export AIRFLOW__CORE__EXECUTION_API_SERVER_URL=http://localhost:$port/execution/
+setsid airflow standalone >"$work/standalone.log" 2>&1 &
+standalone_pid=$!
+# Tasks report to the API server: a task queued before it listens fails to start.
+for i in $(seq 1 180); do
+    if "$python" -c "import urllib.request as u; u.urlopen('http://localhost:$port/api/v2/monitor/health', timeout=2)" 2>/dev/null; then
+        break
+    fi
+    [[ $i == 180 ]] && fail "the API server did not answer in 6 minutes (see $work/standalone.log)"
+    sleep 2
+done
+airflow dags unpause sqlrun_daily >/dev/null 2>&1 || fail "airflow dags unpause"
+airflow backfill create --dag-id sqlrun_daily --from-date 2026-02-16 --to-date 2026-02-17 \
+    >"$work/backfill.log" 2>&1 || fail "airflow backfill create (see $work/backfill.log)"
+# Unpaused, the scheduler also starts its own run for the latest day (catchup=False).
+for i in $(seq 1 150); do
+    done_runs=$(af "SELECT count(*) FROM dag_run WHERE dag_id = 'sqlrun_daily'
+                    AND run_type IN ('backfill', 'scheduled') AND state IN ('success', 'failed')")
+    [[ $done_runs -ge 3 ]] && break
+    [[ $i == 150 ]] && fail "the backfill and scheduled DAG runs did not end in 10 minutes (see $work/standalone.log)"
+    sleep 4
+done
+for logical in 2026-02-16 2026-02-17; do
+    day=$("$python" -c "import datetime as d; print(d.date.fromisoformat('$logical') - d.timedelta(days=1))")
+    expect "DAG run backfill__$logical" \
+        "$(af "SELECT state FROM dag_run WHERE run_id LIKE 'backfill__$logical%'")" "success"
+    expect "backfill__$logical is a backfill of $day, without a look back" \
+        "$(sq "SELECT kind, status, coalesce(lookback, '-'), interval_start, interval_end FROM runs
+               WHERE scheduler_run LIKE 'backfill__$logical%'")" "backfill|success|-|$day|$day"
+    expect "$day built by it" \
+        "$(sq "SELECT r.scheduler_run LIKE 'backfill__$logical%' FROM daily_revenue AS d
+               JOIN runs AS r ON r.run_id = d.run_id WHERE d.ds = '$day'")" "1"
+done
+scheduled=$(af "SELECT run_id FROM dag_run WHERE run_type = 'scheduled'")
+yesterday=$("$python" -c "import datetime as d; print(d.datetime.now(d.timezone.utc).date() - d.timedelta(days=1))")
+expect "the scheduler's own run ($scheduled) is the regular run for yesterday, with the lookback" \
+    "$(sq "SELECT kind, lookback, interval_end FROM runs WHERE scheduler_run = '$scheduled'")" \
+    "regular|7|$yesterday"
+
+say "all expectations held ($(($(date +%s) - started)) s)"
