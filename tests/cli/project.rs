@@ -526,15 +526,6 @@ fn the_project_lookback_applies_to_regular_runs_only() {
         run_of(last()),
         ("regular".into(), "0".into(), vec!["2026-02-07".into()])
     );
-    run_in(
-        &dir,
-        0,
-        &["apply", "--as-of", "2026-02-09", "--only", "missing"],
-    );
-    assert_eq!(
-        run_of(last()),
-        ("regular".into(), "NULL".into(), vec!["2026-02-08".into()])
-    );
     let reserved = run_in(&dir, 0, &["reserve", "--interval", "2026-02-09"]);
     let run_id: i64 = reserved.stdout.trim().parse().unwrap();
     run_in(&dir, 0, &["apply", "--run", &run_id.to_string()]);
@@ -542,11 +533,29 @@ fn the_project_lookback_applies_to_regular_runs_only() {
         run_of(run_id),
         ("backfill".into(), "NULL".into(), vec!["2026-02-09".into()])
     );
-    // 2026-02-06 was never asked for: no look back reached it.
+    // 2026-02-01, 02-06 and 02-08 were never asked for: no look back reached them.
     let mut want = orders.expected();
-    want.remove("2026-02-01");
-    want.remove("2026-02-06");
+    let left = ["2026-02-01", "2026-02-06", "2026-02-08"];
+    for ds in left {
+        want.remove(ds);
+    }
     assert_eq!(daily_at(&sb, &db), want);
+    // --only without --interval looks at every date known up to yesterday (a backfill of
+    // that span), not back from yesterday, and no project look back applies to it.
+    run_in(
+        &dir,
+        0,
+        &["apply", "--as-of", "2026-02-09", "--only", "missing"],
+    );
+    assert_eq!(
+        run_of(last()),
+        (
+            "backfill".into(),
+            "NULL".into(),
+            left.map(String::from).to_vec()
+        )
+    );
+    assert_eq!(daily_at(&sb, &db), orders.expected());
 }
 
 #[test]
