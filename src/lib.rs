@@ -163,6 +163,12 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
 /// environment, then the project file found from here upward.
 fn here(flags: &Flags, out: &Output) -> Result<Settings> {
     let settings = project::resolve_here(flags)?;
+    if let Some(note) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| project::new_default_db(&settings, &cwd))
+    {
+        out.note(&note);
+    }
     if let Some(path) = settings.project.as_deref().filter(|_| out.verbose > 0) {
         out.note(&format!("project file {}", path.display()));
     }
