@@ -28,9 +28,10 @@ templates = "."
 
 # Defaults for `sqlrun apply` that everyone who runs this project shares.
 [apply]
-# A regular run (no --interval) also looks back this many days before yesterday and
-# computes those that are missing, failed or changed (late data); --lookback N overrides.
-# lookback = 7
+# A regular run (`sqlrun apply`, no --interval) also looks back this many days before
+# yesterday and computes those that are missing, failed or changed (late data, a date a
+# backfill held); --lookback N overrides, --lookback 0 computes yesterday alone.
+lookback = 7
 "#;
 
 const README: &str = r#"# A sqlrun project
@@ -187,10 +188,8 @@ mod tests {
         let f = parse(path, &project_file("sqlrun.db", None)).unwrap();
         assert_eq!(f.db.as_deref(), Some("sqlrun.db"));
         assert_eq!(f.templates.as_deref(), Some("."));
-        assert_eq!((f.schema, f.apply.lookback), (None, None));
-        // Its [apply] example works once uncommented.
-        let text = project_file("sqlrun.db", None).replace("# lookback = 7", "lookback = 7");
-        assert_eq!(parse(path, &text).unwrap().apply.lookback, Some(7));
+        // A regular run heals late data from the start, as the README's example project.
+        assert_eq!((f.schema, f.apply.lookback), (None, Some(7)));
         let url = "postgresql://etl:p\"w@db/warehouse";
         let f = parse(path, &project_file(url, Some("sales"))).unwrap();
         assert_eq!(f.db.as_deref(), Some(url));

@@ -222,7 +222,12 @@ fn a_new_project_works_without_db_or_templates_flags() {
     insert_at(&sb, &db, &orders.rows);
     run_in(&dir, 0, &["apply", "--interval", &orders.interval()]);
     run_in(&dir, 0, &["apply", "--as-of", "2026-02-06"]);
-    assert_eq!(daily_at(&sb, &db), orders.expected());
+    // Its look back of 7 days also filled the three never computed days before February.
+    let mut expected = orders.expected();
+    for ds in ["2026-01-29", "2026-01-30", "2026-01-31"] {
+        expected.insert(ds.to_string(), (0, 0));
+    }
+    assert_eq!(daily_at(&sb, &db), expected);
     assert_eq!(
         rows_at(
             &sb,
@@ -231,12 +236,13 @@ fn a_new_project_works_without_db_or_templates_flags() {
         ),
         [
             ["1", "backfill", &real(&dir), "NULL"],
-            ["2", "regular", &real(&dir), "NULL"],
+            // `sqlrun new` writes `lookback = 7`: the regular run heals from the start.
+            ["2", "regular", &real(&dir), "7"],
         ]
     );
     assert_eq!(
         rows_at(&sb, &db, "SELECT count(*) FROM run_partitions")[0][0],
-        "6"
+        "9"
     );
 
     // The read commands, and generate, find the project too.
@@ -466,8 +472,8 @@ fn the_project_lookback_applies_to_regular_runs_only() {
     let (dir, _) = new_project(&sb, "proj");
     let file = dir.join("sqlrun.toml");
     let text = fs::read_to_string(&file).unwrap();
-    assert!(text.contains("# lookback = 7"), "{text}");
-    fs::write(&file, text.replace("# lookback = 7", "lookback = 3")).unwrap();
+    assert!(text.contains("\nlookback = 7\n"), "{text}");
+    fs::write(&file, text.replace("\nlookback = 7\n", "\nlookback = 3\n")).unwrap();
     let db = dir.join("sqlrun.db");
     run_in(&dir, 0, &["init"]);
     let orders = Orders::new(9, "2026-02-01", 9, false);
