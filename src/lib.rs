@@ -100,9 +100,9 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
         Command::Help { command } => commands::help::run(command, out),
         // The demo tells the same story anywhere: a scratch database and the built-in
         // pipeline, whatever a project file says (only the backend comes from --db).
-        Command::Demo => {
+        Command::Demo { keep } => {
             let global = project::resolve(&flags, &project::Env::from_process(), None)?;
-            commands::demo::run(&global, out)
+            commands::demo::run(&global, keep.as_deref(), out)
         }
         // The shell's kit describes the command line: no database, no project file.
         Command::Completions { shell } => {

@@ -156,7 +156,8 @@ pub fn write_project(args: &Flags, dir: &Path) -> Result<Scaffolded> {
     })
 }
 
-fn refuse_used_folder(dir: &Path) -> Result<()> {
+/// A folder that exists and holds anything is not written into (sqlrun new, demo --keep).
+pub fn refuse_used_folder(dir: &Path) -> Result<()> {
     if !dir.exists() {
         return Ok(());
     }
@@ -168,9 +169,9 @@ fn refuse_used_folder(dir: &Path) -> Result<()> {
     }
     if fs::read_dir(dir)?.next().is_some() {
         return Err(Error::bad(format!(
-            "{} exists and is not empty; sqlrun new writes into a new folder or an empty \
-             one (to use a folder you have, write its sqlrun.toml by hand: see `sqlrun \
-             --help`)",
+            "{} exists and is not empty; sqlrun writes a project only into a new folder or \
+             an empty one (to use a folder you have, write its sqlrun.toml by hand: see \
+             `sqlrun --help`)",
             dir.display()
         )));
     }

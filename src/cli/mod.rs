@@ -243,7 +243,12 @@ pub enum Command {
     Generate(GenerateArgs),
     /// The worked example from the design notes, in a scratch database (on PostgreSQL, a
     /// scratch schema of the --db database, dropped afterwards).
-    Demo,
+    Demo {
+        /// Keep the story's database and pipeline in DIR (new or empty), as a project to
+        /// look at afterwards: `cd DIR && sqlrun status`. SQLite only.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+    },
     /// Print the help of sqlrun, or of a command (`sqlrun help apply`).
     Help {
         /// The command (none: sqlrun itself).
