@@ -708,3 +708,45 @@ fn new_writes_a_given_database_into_the_file() {
     );
     assert!(!sb.path().join("other").exists());
 }
+
+#[test]
+fn the_wrong_folder_creates_the_default_database_and_says_so() {
+    if !sqlite_only("the default database, ./sqlrun.db, is a SQLite file") {
+        return;
+    }
+    let sb = Sandbox::empty();
+    let dir = sb.path().join("not-a-project");
+    fs::create_dir(&dir).unwrap();
+    let run = run_in(&dir, 0, &["apply", "--interval", "2026-11-01..2026-11-03"]);
+    contains_all(
+        &run.stderr,
+        &[
+            "no sqlrun.toml in",
+            "creating ./sqlrun.db there, with the built-in pipeline",
+            "`sqlrun new DIR`",
+            "--db or set SQLRUN_DB",
+            "orders (by order_date) has no rows dated 2026-11-01..2026-11-03",
+        ],
+    );
+    // The contract's default holds: the file is made, and a script that relies on it
+    // finds its dates there (zeros, said above).
+    let db = dir.join("sqlrun.db");
+    assert_eq!(
+        rows_at(
+            &sb,
+            &db,
+            "SELECT ds, revenue FROM daily_revenue ORDER BY ds"
+        ),
+        [
+            ["2026-11-01", "0"],
+            ["2026-11-02", "0"],
+            ["2026-11-03", "0"]
+        ]
+    );
+    // Once it exists it is simply the database: nothing more to say.
+    let again = run_in(&dir, 0, &["status"]);
+    assert!(!again.stderr.contains("no sqlrun.toml"), "{}", again.stderr);
+    // Named, it is never a surprise.
+    let named = run_in(&dir, 0, &["--db", "other.db", "status"]);
+    assert!(!named.stderr.contains("no sqlrun.toml"), "{}", named.stderr);
+}
