@@ -20,11 +20,16 @@ use crate::table::table;
 use crate::vocabulary::{RunKind, SealAction, Severity};
 
 /// On SQLite a scratch file in a temporary folder; on PostgreSQL (`--db postgres://...`)
-/// a scratch schema in that database, dropped when the demo ends, however it ends. The
+/// a scratch schema in that database, dropped when the demo ends, however it ends. With
+/// `keep`, the SQLite database and the pipeline stay in that folder, as a project. The
 /// story as text, and its numbers.
-pub fn run(given: &Settings) -> Result<(String, serde_json::Value)> {
+pub fn run(given: &Settings, keep: Option<&Path>) -> Result<(String, serde_json::Value)> {
+    let target = store::target(given)?;
+    if let Some(dir) = keep {
+        return kept(&target, dir);
+    }
     let scratch = tempfile::Builder::new().prefix("sqlrun-demo-").tempdir()?;
-    let global = match store::target(given)? {
+    let global = match target {
         Target::Sqlite(_) => {
             Settings::scratch(scratch.path().join("demo.db").display().to_string(), None)
         }
@@ -33,7 +38,7 @@ pub fn run(given: &Settings) -> Result<(String, serde_json::Value)> {
         }
     };
     let mut db = store::open(&global)?;
-    let story = tell(&global, &mut db, scratch.path());
+    let story = tell(&global, &mut db, scratch.path(), false);
     if let Target::Postgres { schema, .. } = &db.target {
         let schema = schema.clone();
         drop_schema(&mut db, &schema)?;
@@ -43,6 +48,34 @@ pub fn run(given: &Settings) -> Result<(String, serde_json::Value)> {
     story
 }
 
+/// What `demo --keep DIR` leaves: the story's database, its last pipeline, and a project
+/// file naming both, so every command works in DIR as on the demo's last step.
+const KEPT_PROJECT: &str = "# Left by `sqlrun demo --keep`: the story's database and its pipeline \
+(version 4 of daily_revenue).\n# In this folder `sqlrun status`, `sqlrun runs`, `sqlrun seals` \
+and `sqlrun corrections` show what happened.\ndb = \"sqlrun.db\"\ntemplates = \"templates\"\n";
+
+fn kept(target: &Target, dir: &Path) -> Result<(String, serde_json::Value)> {
+    if let Target::Postgres { .. } = target {
+        return Err(crate::Error::bad(
+            "demo --keep keeps a SQLite demo in a folder; leave --db out (the demo on \
+             PostgreSQL runs in a scratch schema, dropped when it ends)",
+        ));
+    }
+    crate::scaffold::refuse_used_folder(dir)?;
+    std::fs::create_dir_all(dir)?;
+    let global = Settings::scratch(dir.join("sqlrun.db").display().to_string(), None);
+    let mut db = store::open(&global)?;
+    let (mut say, summary) = tell(&global, &mut db, dir, true)?;
+    std::fs::write(dir.join(crate::project::FILE_NAME), KEPT_PROJECT)?;
+    say.push_str(&format!(
+        "\nKept in {}: its database (sqlrun.db), pipeline (templates/) and a sqlrun.toml naming \
+         both.\n   cd {} && sqlrun status     # also: sqlrun runs, sqlrun seals, sqlrun corrections\n",
+        dir.display(),
+        dir.display()
+    ));
+    Ok((say, summary))
+}
+
 fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
     let ddl = db
         .one(&queries::DROP_SCHEMA, &[(":schema", schema.into())])?
@@ -50,8 +83,14 @@ fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
     Ok(db.batch(&ddl)?)
 }
 
-fn tell(global: &Settings, conn: &mut Db, scratch: &Path) -> Result<(String, serde_json::Value)> {
+fn tell(
+    global: &Settings,
+    conn: &mut Db,
+    scratch: &Path,
+    kept: bool,
+) -> Result<(String, serde_json::Value)> {
     let where_ = match &conn.target {
+        Target::Sqlite(_) if kept => "a database that is kept (--keep)",
         Target::Sqlite(_) => "a scratch database that is deleted when it ends",
         Target::Postgres { .. } => "a scratch schema that is dropped when it ends",
     };

@@ -40,15 +40,16 @@ impl Interval {
         Ok(Interval { start, end })
     }
 
-    /// Parses `YYYY-MM-DD` or `YYYY-MM-DD..YYYY-MM-DD`.
+    /// Parses `START..END` or one period, each end a day (`2026-02-09`), a month
+    /// (`2026-02`: from its first day, to its last) or a year (`2026`).
     pub fn parse(text: &str) -> Result<Self> {
         let text = text.trim();
         match text.split_once("..") {
             Some((a, b)) => Interval::new(
-                parse_date(a, "interval start")?,
-                parse_date(b, "interval end")?,
+                parse_period(a, "interval start")?.start,
+                parse_period(b, "interval end")?.end,
             ),
-            None => parse_date(text, "interval").map(Interval::single),
+            None => parse_period(text, "interval"),
         }
     }
 
@@ -127,8 +128,37 @@ pub fn parse_date(text: &str, what: &str) -> Result<Date> {
             "is not written YYYY-MM-DD"
         };
         Error::BadInput(format!(
-            "{what} `{text}` {why}; write a date like 2026-02-09, or an interval like 2026-02-09..2026-02-11 (both ends included)"
+            "{what} `{text}` {why}; write a date like 2026-02-09, or an interval like 2026-02-09..2026-02-11 (both ends included; a month 2026-02 or a year 2026 also)"
         ))
+    })
+}
+
+/// One day, month (`YYYY-MM`) or year (`YYYY`) as the interval of its days; `what` names
+/// the argument in the error.
+fn parse_period(text: &str, what: &str) -> Result<Interval> {
+    let text = text.trim();
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    let (year, month) = match text.split_once('-') {
+        None if digits(text, 4) => (text, None),
+        Some((y, m)) if digits(y, 4) && digits(m, 2) => (y, Some(m)),
+        _ => return parse_date(text, what).map(Interval::single),
+    };
+    let first = format!("{year}-{}-01", month.unwrap_or("01"));
+    let start = parse_date(&first, what).map_err(|_| {
+        Error::BadInput(format!(
+            "{what} `{text}` is not a month on the calendar; write a month like 2026-02 \
+             (01..12), a year like 2026, a date like 2026-02-09, or an interval like \
+             2026-02-09..2026-02-11 (both ends included)"
+        ))
+    })?;
+    let after = match month {
+        Some(_) => start.checked_add_months(chrono::Months::new(1)),
+        None => start.checked_add_months(chrono::Months::new(12)),
+    };
+    let end = after.and_then(|d| d.pred_opt()).filter(|d| in_range(*d));
+    Ok(Interval {
+        start,
+        end: end.unwrap_or(NaiveDate::from_ymd_opt(9999, 12, 31).expect("a date")),
     })
 }
 
@@ -276,6 +306,33 @@ mod tests {
         assert!(msg.contains("2026-02-09..2026-02-11"), "{msg}");
         let msg = Interval::parse("2026-02-30").unwrap_err().to_string();
         assert!(msg.contains("not a date on the calendar"), "{msg}");
+    }
+
+    #[test]
+    fn months_and_years_are_their_days() {
+        let at = |s: &str| Interval::parse(s).unwrap().to_string();
+        assert_eq!(at("2026-11"), "2026-11-01..2026-11-30");
+        assert_eq!(at("2028-02"), "2028-02-01..2028-02-29");
+        assert_eq!(at("2026"), "2026-01-01..2026-12-31");
+        assert_eq!(at("2026-11..2027-01"), "2026-11-01..2027-01-31");
+        assert_eq!(at("2026-11-15..2026-12"), "2026-11-15..2026-12-31");
+        assert_eq!(at("2025..2026-02-03"), "2025-01-01..2026-02-03");
+        assert_eq!(at("9999-12"), "9999-12-01..9999-12-31");
+        for bad in [
+            "2026-13",
+            "2026-00",
+            "0000",
+            "2026-1",
+            "202",
+            "2026-11..2026-10",
+        ] {
+            let err = Interval::parse(bad).unwrap_err();
+            assert!(matches!(err, Error::BadInput(_)), "{bad}: {err}");
+        }
+        let msg = Interval::parse("2026-13").unwrap_err().to_string();
+        assert!(msg.contains("not a month on the calendar"), "{msg}");
+        // --as-of and --date stay one day.
+        assert!(parse_date("2026-11", "--as-of").is_err());
     }
 
     #[test]

@@ -100,9 +100,9 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
         Command::Help { command } => commands::help::run(command, out),
         // The demo tells the same story anywhere: a scratch database and the built-in
         // pipeline, whatever a project file says (only the backend comes from --db).
-        Command::Demo => {
+        Command::Demo { keep } => {
             let global = project::resolve(&flags, &project::Env::from_process(), None)?;
-            commands::demo::run(&global, out)
+            commands::demo::run(&global, keep.as_deref(), out)
         }
         // The shell's kit describes the command line: no database, no project file.
         Command::Completions { shell } => {
@@ -163,6 +163,12 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
 /// environment, then the project file found from here upward.
 fn here(flags: &Flags, out: &Output) -> Result<Settings> {
     let settings = project::resolve_here(flags)?;
+    if let Some(note) = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| project::new_default_db(&settings, &cwd))
+    {
+        out.note(&note);
+    }
     if let Some(path) = settings.project.as_deref().filter(|_| out.verbose > 0) {
         out.note(&format!("project file {}", path.display()));
     }

@@ -17,6 +17,7 @@ use minijinja::context;
 
 use crate::db::{Db, DbError, TxKind, Value};
 use crate::error::{Error, Result};
+use crate::interval::{parse_date, Date, Interval};
 use crate::kinds::Kind;
 use crate::pipeline::Pipeline;
 use crate::queries;
@@ -61,6 +62,25 @@ const PARAMETER: &str = "value";
 /// Loads the CSV `file` (or stdin) into `table`, all rows in one transaction or none.
 /// The database must be open with the pipeline synced: a source's change triggers are in
 /// place before its rows go in. Returns how many rows went in.
+/// The computed dates that show as changed now because a source of theirs has changes
+/// noted (status's own judgement, over the span of the source's notes); empty for a
+/// table that is no source.
+pub fn changed_dates(db: &mut Db, pipeline: &Pipeline, table: &str) -> Result<Vec<Date>> {
+    if !pipeline.sources.iter().any(|s| s.table == table) {
+        return Ok(Vec::new());
+    }
+    let span = db.one(&queries::SOURCE_NOTES_SPAN, &[(":source", table.into())])?;
+    let (Some(first), Some(last)) = (span.opt_text(0)?, span.opt_text(1)?) else {
+        return Ok(Vec::new());
+    };
+    let span = Interval::new(parse_date(&first, "date")?, parse_date(&last, "date")?)?;
+    Ok(crate::reserve::date_states(db, pipeline, span)?
+        .iter()
+        .filter(|d| d.judged.changed)
+        .filter_map(|d| parse_date(&d.ds, "date").ok())
+        .collect())
+}
+
 pub fn load_file(db: &mut Db, pipeline: &Pipeline, table: &str, input: Input) -> Result<u64> {
     let columns = loadable_columns(db, pipeline, table)?;
     let mut rows = Rows::new(input, table, columns)?;
@@ -111,6 +131,21 @@ impl Column {
     fn required(&self) -> bool {
         self.not_null && !self.has_default
     }
+}
+
+/// A header field that holds the separator of another dialect of CSV (`a;b;c`, tabs):
+/// the hint that the file must be comma-separated.
+fn other_separator(field: &str) -> String {
+    [(';', "semicolons"), ('\t', "tabs"), ('|', "bars")]
+        .iter()
+        .find(|(sep, _)| field.contains(*sep))
+        .map(|(_, what)| {
+            format!(
+                " (the header seems separated by {what}: `sqlrun load` reads comma-separated \
+                 CSV (RFC 4180); convert the file, e.g. export it again with commas)"
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// The columns of `table`, when rows may be loaded into it: a table that exists, not a
@@ -236,8 +271,9 @@ fn header_columns(header: &[&str], table: &str, columns: &[Column]) -> Result<Ve
         }
         let Some(column) = columns.iter().find(|c| c.name == *name) else {
             return Err(format!(
-                "{table} has no column `{name}`; its columns are: {}",
-                names(&all).join(", ")
+                "{table} has no column `{name}`; its columns are: {}{}",
+                names(&all).join(", "),
+                other_separator(name)
             ));
         };
         if named.contains(column) {

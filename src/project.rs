@@ -293,6 +293,8 @@ pub fn resolve_here(args: &Flags) -> Result<Settings> {
 pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Settings> {
     let file = project.as_ref().map(|p| &p.file);
     let folder = project.as_ref().map(Project::folder);
+    let default_db =
+        args.db.is_none() && env.db.is_none() && file.and_then(|f| f.db.as_ref()).is_none();
     let db = args
         .db
         .clone()
@@ -347,6 +349,25 @@ pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Sett
         verbose: args.verbose,
         apply,
         project: project.map(|p| p.path),
+        default_db,
+    })
+}
+
+/// What to say when a command is about to create the default database outside any
+/// project: most often a command run in the wrong folder, which would otherwise succeed
+/// quietly on an empty pipeline (None: a project, a named database, or one that exists).
+/// The contract's default stays: the database is created, and this says so.
+pub fn new_default_db(settings: &Settings, here: &Path) -> Option<String> {
+    let creates =
+        settings.default_db && settings.project.is_none() && !Path::new(&settings.db).exists();
+    creates.then(|| {
+        format!(
+            "note: no {FILE_NAME} in {} or a folder above it, and nothing names a database \
+             (--db, SQLRUN_DB): creating ./{DEFAULT_DB} there, with the built-in pipeline \
+             (orders -> daily_revenue). For your own pipeline, cd into its project or start \
+             one with `sqlrun new DIR`; to use another database, pass --db or set SQLRUN_DB.",
+            here.display()
+        )
     })
 }
 

@@ -142,6 +142,46 @@ fn opt_word<T>(r: &Row, i: usize, parse: fn(&str) -> Option<T>) -> Result<Option
     }
 }
 
+/// When no source of the pipeline has a row dated inside `interval`, what to say: its
+/// dates are computed from nothing (the wrong folder or database, a load not run yet).
+/// None: a source has rows there, or the pipeline declares none.
+pub fn no_source_rows(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    interval: Interval,
+) -> Result<Option<String>> {
+    if pipeline.sources.is_empty() {
+        return Ok(None);
+    }
+    let after = interval
+        .end
+        .succ_opt()
+        .map(fmt_date)
+        .unwrap_or_else(|| "9999-12-31".into());
+    let sql = pipeline.render_system(
+        "source_rows_in",
+        context! { sources => pipeline.sources_value(), first => fmt_date(interval.start), after => after },
+    )?;
+    let row = db.one(sql.as_str(), &[])?;
+    for i in 0..pipeline.sources.len() {
+        if row.i64(i)? > 0 {
+            return Ok(None);
+        }
+    }
+    let sources: Vec<String> = pipeline
+        .sources
+        .iter()
+        .map(|s| format!("{} (by {})", s.table, s.date_column))
+        .collect();
+    Ok(Some(format!(
+        "note: {} has no rows dated {interval}: each date is computed from no source rows \
+         (zeros). If that is unexpected, check the database this ran on ({}) and load the \
+         rows first (`sqlrun load TABLE FILE`).",
+        sources.join(" and "),
+        db.target
+    )))
+}
+
 /// The first to the last date the database knows (`system/known_span.sql`): the dates of
 /// the state store and of the pipeline's source rows. None: it knows no date. A source
 /// bound that is not a date (nor a time whose first ten characters are one) is left out,

@@ -28,9 +28,10 @@ templates = "."
 
 # Defaults for `sqlrun apply` that everyone who runs this project shares.
 [apply]
-# A regular run (no --interval) also looks back this many days before yesterday and
-# computes those that are missing, failed or changed (late data); --lookback N overrides.
-# lookback = 7
+# A regular run (`sqlrun apply`, no --interval) also looks back this many days before
+# yesterday and computes those that are missing, failed or changed (late data, a date a
+# backfill held); --lookback N overrides, --lookback 0 computes yesterday alone.
+lookback = 7
 "#;
 
 const README: &str = r#"# A sqlrun project
@@ -155,7 +156,8 @@ pub fn write_project(args: &Flags, dir: &Path) -> Result<Scaffolded> {
     })
 }
 
-fn refuse_used_folder(dir: &Path) -> Result<()> {
+/// A folder that exists and holds anything is not written into (sqlrun new, demo --keep).
+pub fn refuse_used_folder(dir: &Path) -> Result<()> {
     if !dir.exists() {
         return Ok(());
     }
@@ -167,9 +169,9 @@ fn refuse_used_folder(dir: &Path) -> Result<()> {
     }
     if fs::read_dir(dir)?.next().is_some() {
         return Err(Error::bad(format!(
-            "{} exists and is not empty; sqlrun new writes into a new folder or an empty \
-             one (to use a folder you have, write its sqlrun.toml by hand: see `sqlrun \
-             --help`)",
+            "{} exists and is not empty; sqlrun writes a project only into a new folder or \
+             an empty one (to use a folder you have, write its sqlrun.toml by hand: see \
+             `sqlrun --help`)",
             dir.display()
         )));
     }
@@ -187,10 +189,8 @@ mod tests {
         let f = parse(path, &project_file("sqlrun.db", None)).unwrap();
         assert_eq!(f.db.as_deref(), Some("sqlrun.db"));
         assert_eq!(f.templates.as_deref(), Some("."));
-        assert_eq!((f.schema, f.apply.lookback), (None, None));
-        // Its [apply] example works once uncommented.
-        let text = project_file("sqlrun.db", None).replace("# lookback = 7", "lookback = 7");
-        assert_eq!(parse(path, &text).unwrap().apply.lookback, Some(7));
+        // A regular run heals late data from the start, as the README's example project.
+        assert_eq!((f.schema, f.apply.lookback), (None, Some(7)));
         let url = "postgresql://etl:p\"w@db/warehouse";
         let f = parse(path, &project_file(url, Some("sales"))).unwrap();
         assert_eq!(f.db.as_deref(), Some(url));

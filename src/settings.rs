@@ -46,6 +46,9 @@ pub struct Settings {
     pub verbose: u8,
     /// The project file these settings were read from, if one was found.
     pub project: Option<PathBuf>,
+    /// Nothing named the database (no --db, `SQLRUN_DB` or project `db`): it is the
+    /// built-in default, `./sqlrun.db`.
+    pub default_db: bool,
     /// The project's defaults for `apply`.
     pub apply: ApplyDefaults,
 }
@@ -62,6 +65,7 @@ impl Settings {
             json: false,
             verbose: 0,
             project: None,
+            default_db: false,
             apply: ApplyDefaults::default(),
         }
     }

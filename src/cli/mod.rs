@@ -245,7 +245,12 @@ pub enum Command {
     Generate(GenerateArgs),
     /// The worked example from the design notes, in a scratch database (on PostgreSQL, a
     /// scratch schema of the --db database, dropped afterwards).
-    Demo,
+    Demo {
+        /// Keep the story's database and pipeline in DIR (new or empty), as a project to
+        /// look at afterwards: `cd DIR && sqlrun status`. SQLite only.
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
+    },
     /// Print the help of sqlrun, or of a command (`sqlrun help apply`).
     Help {
         /// The command (none: sqlrun itself).
@@ -426,7 +431,8 @@ impl From<&ApplyArgs> for crate::run::Request {
 
 #[derive(Debug, Clone, Args)]
 pub struct ApplyArgs {
-    /// START..END (both included) or one date; without it, the regular run for yesterday.
+    /// START..END (both included), one date, a month (2026-02) or a year (2026); without
+    /// it, the regular run for yesterday.
     #[arg(long, value_name = "START..END", conflicts_with_all = ["as_of", "run"])]
     pub interval: Option<String>,
 
@@ -496,7 +502,7 @@ pub struct ApplyArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReserveArgs {
-    /// The dates to hold, START..END (both included) or one date.
+    /// The dates to hold, START..END (both included), one date, a month or a year.
     #[arg(long, value_name = "START..END")]
     pub interval: String,
     /// Who reserves them (default: $USER, else the account).
@@ -512,7 +518,7 @@ pub struct ReserveArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct SealArgs {
-    /// The dates that went out, START..END (both included) or one date.
+    /// The dates that went out, START..END (both included), one date, a month or a year.
     #[arg(long, value_name = "START..END")]
     pub interval: String,
     /// Why these dates are sealed (what went out). Required.
@@ -532,7 +538,8 @@ pub struct SealArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct UnsealArgs {
-    /// The sealed dates to make ordinary again, START..END (both included) or one date.
+    /// The sealed dates to make ordinary again, START..END (both included), one date, a
+    /// month or a year.
     #[arg(long, value_name = "START..END")]
     pub interval: String,
     /// Why (recorded in the audit trail). Required.

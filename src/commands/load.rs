@@ -12,6 +12,7 @@ pub fn run(settings: &Settings, table: &str, file: &str, out: &Output) -> Result
     let mut opened = open(settings, &[], Access::Sync)?;
     out.notes(&opened.notes);
     let loaded = load::load_file(&mut opened.db, &opened.pipeline, table, input)?;
-    show::loaded(&opened.pipeline, table, loaded, out)?;
+    let changed = load::changed_dates(&mut opened.db, &opened.pipeline, table)?;
+    show::loaded(&opened.pipeline, table, loaded, &changed, out)?;
     Ok(Exit::Done)
 }

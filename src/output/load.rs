@@ -1,12 +1,21 @@
 //! `sqlrun load`.
 
 use crate::error::Result;
+use crate::interval::{contiguous, Date, Interval};
 use crate::output::Output;
 use crate::pipeline::Pipeline;
 
-/// `loaded N rows into TABLE` (JSON: table and rows); for a source, what follows.
-pub fn loaded(pipeline: &Pipeline, table: &str, loaded: u64, out: &Output) -> Result<()> {
-    out.json(&serde_json::json!({"table": table, "rows": loaded}))?;
+/// `loaded N rows into TABLE` (JSON: table, rows, and the computed dates that show as
+/// changed now); for a source, which dates those are and how to recompute them.
+pub fn loaded(
+    pipeline: &Pipeline,
+    table: &str,
+    loaded: u64,
+    changed: &[Date],
+    out: &Output,
+) -> Result<()> {
+    let changed_text: Vec<String> = contiguous(changed).iter().map(|i| i.to_string()).collect();
+    out.json(&serde_json::json!({"table": table, "rows": loaded, "changed": changed_text}))?;
     let noun = if loaded == 1 { "row" } else { "rows" };
     out.text(&format!("loaded {loaded} {noun} into {table}"))?;
     let readers: Vec<&str> = pipeline
@@ -15,12 +24,26 @@ pub fn loaded(pipeline: &Pipeline, table: &str, loaded: u64, out: &Output) -> Re
         .filter(|m| m.sources.iter().any(|s| s.table == table))
         .map(|m| m.name.as_str())
         .collect();
-    if loaded > 0 && !readers.is_empty() {
+    if loaded == 0 || readers.is_empty() {
+        return Ok(());
+    }
+    let (Some(first), Some(last)) = (changed.first(), changed.last()) else {
         out.note(&format!(
-            "{table} is a source of {}: computed dates these rows touch now show as changed \
-             (`sqlrun status`); `sqlrun apply --only changed --interval START..END` recomputes them",
+            "{table} is a source of {}: no computed date shows as changed (the rows are on \
+             dates not computed yet, or equal what was there); `sqlrun status` shows them",
             readers.join(", ")
         ));
-    }
+        return Ok(());
+    };
+    let noun = if changed.len() == 1 { "date" } else { "dates" };
+    out.note(&format!(
+        "{table} is a source of {}: {} computed {noun} now show as changed: {}; \
+         `sqlrun apply --only changed --interval {}` recomputes them (or the next regular \
+         run's look back)",
+        readers.join(", "),
+        changed.len(),
+        changed_text.join(", "),
+        Interval::new(*first, *last).map_err(crate::Error::from)?
+    ));
     Ok(())
 }

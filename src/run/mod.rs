@@ -113,6 +113,9 @@ pub fn apply(
         progress.note(&note);
     }
     progress.ready(db, pipeline);
+    if let Some(note) = crate::reserve::no_source_rows(db, pipeline, start.interval)? {
+        progress.note(&note);
+    }
     // From here on a signal stops the run cleanly instead of killing the process.
     let interrupters = std::iter::once(&*db)
         .chain(&others)

@@ -108,7 +108,11 @@ fn columns_left_out_take_their_defaults() {
 
     let json = sb.ok(&["--json", "load", "orders", &csv]);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("one JSON document");
-    assert_eq!(doc, serde_json::json!({"table": "orders", "rows": 3}));
+    // The same rows again: the dates computed above show as changed now.
+    assert_eq!(
+        doc,
+        serde_json::json!({"table": "orders", "rows": 3, "changed": ["2026-02-03..2026-02-04"]})
+    );
     assert_eq!(sb.count("SELECT count(*) FROM orders"), 6);
 }
 
@@ -265,7 +269,10 @@ fn stdin_is_read_as_a_file() {
     );
     assert_eq!(run.code, 0, "{run:?}");
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON document");
-    assert_eq!(doc, serde_json::json!({"table": "orders", "rows": 2}));
+    assert_eq!(
+        doc,
+        serde_json::json!({"table": "orders", "rows": 2, "changed": []})
+    );
     assert_eq!(
         orders(&sb),
         [
@@ -364,7 +371,12 @@ fn loading_a_source_marks_the_dates_it_touched_as_changed() {
          a,2026-02-01,100,2026-02-10 00:00:00\nb,2026-02-02,200,2026-02-10 00:00:00\n\
          c,2026-02-03,300,2026-02-10 00:00:00\nd,2026-02-04,400,2026-02-10 00:00:00\n",
     );
-    sb.ok(&["load", "orders", &first]);
+    let run = sb.ok(&["load", "orders", &first]);
+    assert!(
+        run.stderr.contains("no computed date shows as changed"),
+        "nothing was computed yet:\n{}",
+        run.stderr
+    );
     sb.ok(&["apply", "--interval", "2026-02-01..2026-02-04"]);
     assert_eq!(
         sb.count("SELECT count(*) FROM source_changes"),
@@ -380,10 +392,25 @@ fn loading_a_source_marks_the_dates_it_touched_as_changed() {
          e,2026-02-03,50,2026-02-20 00:00:00\nb,2026-02-04,250,2026-02-20 00:00:00\n",
     );
     let run = sb.ok(&["load", "orders", &late]);
-    assert!(
-        run.stderr.contains("source of daily_revenue"),
-        "{}",
-        run.stderr
+    contains_all(
+        &run.stderr,
+        &[
+            "source of daily_revenue",
+            "3 computed dates now show as changed: 2026-02-02..2026-02-04",
+            "apply --only changed --interval 2026-02-02..2026-02-04",
+        ],
+    );
+    let json = sb.ok(&[
+        "--json",
+        "load",
+        "orders",
+        &file(&sb, "none.csv", "order_id,order_date,amount\n"),
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        doc["changed"],
+        serde_json::json!(["2026-02-02..2026-02-04"]),
+        "{doc}"
     );
     let marked: Vec<String> = sb
         .rows("SELECT DISTINCT CAST(ds AS TEXT) FROM source_changes WHERE source = 'orders' ORDER BY 1")

@@ -17,6 +17,7 @@ mod concurrency;
 mod core;
 mod environment;
 mod failure;
+mod first_hour;
 mod glance;
 mod golden;
 mod jobs;

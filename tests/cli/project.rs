@@ -222,7 +222,12 @@ fn a_new_project_works_without_db_or_templates_flags() {
     insert_at(&sb, &db, &orders.rows);
     run_in(&dir, 0, &["apply", "--interval", &orders.interval()]);
     run_in(&dir, 0, &["apply", "--as-of", "2026-02-06"]);
-    assert_eq!(daily_at(&sb, &db), orders.expected());
+    // Its look back of 7 days also filled the three never computed days before February.
+    let mut expected = orders.expected();
+    for ds in ["2026-01-29", "2026-01-30", "2026-01-31"] {
+        expected.insert(ds.to_string(), (0, 0));
+    }
+    assert_eq!(daily_at(&sb, &db), expected);
     assert_eq!(
         rows_at(
             &sb,
@@ -231,12 +236,13 @@ fn a_new_project_works_without_db_or_templates_flags() {
         ),
         [
             ["1", "backfill", &real(&dir), "NULL"],
-            ["2", "regular", &real(&dir), "NULL"],
+            // `sqlrun new` writes `lookback = 7`: the regular run heals from the start.
+            ["2", "regular", &real(&dir), "7"],
         ]
     );
     assert_eq!(
         rows_at(&sb, &db, "SELECT count(*) FROM run_partitions")[0][0],
-        "6"
+        "9"
     );
 
     // The read commands, and generate, find the project too.
@@ -466,8 +472,8 @@ fn the_project_lookback_applies_to_regular_runs_only() {
     let (dir, _) = new_project(&sb, "proj");
     let file = dir.join("sqlrun.toml");
     let text = fs::read_to_string(&file).unwrap();
-    assert!(text.contains("# lookback = 7"), "{text}");
-    fs::write(&file, text.replace("# lookback = 7", "lookback = 3")).unwrap();
+    assert!(text.contains("\nlookback = 7\n"), "{text}");
+    fs::write(&file, text.replace("\nlookback = 7\n", "\nlookback = 3\n")).unwrap();
     let db = dir.join("sqlrun.db");
     run_in(&dir, 0, &["init"]);
     let orders = Orders::new(9, "2026-02-01", 9, false);
@@ -710,4 +716,46 @@ fn new_writes_a_given_database_into_the_file() {
         run.stderr
     );
     assert!(!sb.path().join("other").exists());
+}
+
+#[test]
+fn the_wrong_folder_creates_the_default_database_and_says_so() {
+    if !sqlite_only("the default database, ./sqlrun.db, is a SQLite file") {
+        return;
+    }
+    let sb = Sandbox::empty();
+    let dir = sb.path().join("not-a-project");
+    fs::create_dir(&dir).unwrap();
+    let run = run_in(&dir, 0, &["apply", "--interval", "2026-11-01..2026-11-03"]);
+    contains_all(
+        &run.stderr,
+        &[
+            "no sqlrun.toml in",
+            "creating ./sqlrun.db there, with the built-in pipeline",
+            "`sqlrun new DIR`",
+            "--db or set SQLRUN_DB",
+            "orders (by order_date) has no rows dated 2026-11-01..2026-11-03",
+        ],
+    );
+    // The contract's default holds: the file is made, and a script that relies on it
+    // finds its dates there (zeros, said above).
+    let db = dir.join("sqlrun.db");
+    assert_eq!(
+        rows_at(
+            &sb,
+            &db,
+            "SELECT ds, revenue FROM daily_revenue ORDER BY ds"
+        ),
+        [
+            ["2026-11-01", "0"],
+            ["2026-11-02", "0"],
+            ["2026-11-03", "0"]
+        ]
+    );
+    // Once it exists it is simply the database: nothing more to say.
+    let again = run_in(&dir, 0, &["status"]);
+    assert!(!again.stderr.contains("no sqlrun.toml"), "{}", again.stderr);
+    // Named, it is never a surprise.
+    let named = run_in(&dir, 0, &["--db", "other.db", "status"]);
+    assert!(!named.stderr.contains("no sqlrun.toml"), "{}", named.stderr);
 }

@@ -28,6 +28,8 @@ mod equivalence;
 #[path = "../cli/failure.rs"]
 mod failure;
 mod faults;
+#[path = "../cli/first_hour.rs"]
+mod first_hour;
 #[path = "../cli/glance.rs"]
 mod glance;
 #[path = "../cli/golden.rs"]
