@@ -43,7 +43,7 @@ pub fn loaded(
         readers.join(", "),
         changed.len(),
         changed_text.join(", "),
-        Interval::new(*first, *last).map_err(crate::Error::from)?
+        Interval::new(*first, *last)?
     ));
     Ok(())
 }

@@ -720,7 +720,7 @@ fn new_writes_a_given_database_into_the_file() {
 
 #[test]
 fn the_wrong_folder_creates_the_default_database_and_says_so() {
-    if !sqlite_only("the default database, ./sqlrun.db, is a SQLite file") {
+    if sqlite_only("the default database, ./sqlrun.db, is a SQLite file") {
         return;
     }
     let sb = Sandbox::empty();
