@@ -57,7 +57,13 @@ use settings::{Flags, Settings};
 /// Runs one command; the exit code follows the contract (0, 1, 2, 99).
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let mut out = Output::new(cli.global.json, cli.global.verbose);
-    match execute(&cli, &mut out) {
+    let creates = creates_default_db(&cli);
+    let result = execute(&cli, &mut out);
+    // Said once it happened: a command refused before opening created nothing.
+    if let Some((note, _)) = creates.filter(|(_, db)| db.exists()) {
+        out.note(&note);
+    }
+    match result {
         Ok(code) => Ok(code.into()),
         Err(e) => {
             // A closed stdout must not hide the error: stderr still gets it (main).
@@ -159,16 +165,19 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
     }
 }
 
+/// The note to give, and the file it is about, when this command would create the
+/// default database outside any project (said after the command, if the file exists).
+fn creates_default_db(cli: &Cli) -> Option<(String, std::path::PathBuf)> {
+    let settings = project::resolve_here(&Flags::from(&cli.global)).ok()?;
+    let cwd = std::env::current_dir().ok()?;
+    let note = project::new_default_db(&settings, &cwd)?;
+    Some((note, std::path::PathBuf::from(&settings.db)))
+}
+
 /// The settings of a command that works on a project's database: the flags, the
 /// environment, then the project file found from here upward.
 fn here(flags: &Flags, out: &Output) -> Result<Settings> {
     let settings = project::resolve_here(flags)?;
-    if let Some(note) = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| project::new_default_db(&settings, &cwd))
-    {
-        out.note(&note);
-    }
     if let Some(path) = settings.project.as_deref().filter(|_| out.verbose > 0) {
         out.note(&format!("project file {}", path.display()));
     }

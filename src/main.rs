@@ -1,9 +1,11 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash sqlrun`: the shell's registration, or the words to offer; then exit.
+    clap_complete::CompleteEnv::with_factory(sqlrun::cli::Cli::command).complete();
     let cli = match sqlrun::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

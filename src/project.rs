@@ -353,19 +353,23 @@ pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Sett
     })
 }
 
-/// What to say when a command is about to create the default database outside any
-/// project: most often a command run in the wrong folder, which would otherwise succeed
-/// quietly on an empty pipeline (None: a project, a named database, or one that exists).
-/// The contract's default stays: the database is created, and this says so.
+/// What to say when a command creates the default database outside any project: most
+/// often a command run in the wrong folder, which would otherwise succeed quietly on an
+/// empty pipeline (None: a project, a named database, or one that exists already). The
+/// contract's default stays: the database is created, and this says so.
 pub fn new_default_db(settings: &Settings, here: &Path) -> Option<String> {
     let creates =
         settings.default_db && settings.project.is_none() && !Path::new(&settings.db).exists();
+    let pipeline = match &settings.templates {
+        None => "the built-in pipeline (orders -> daily_revenue)".to_string(),
+        Some(dir) => format!("the pipeline in {}", dir.display()),
+    };
     creates.then(|| {
         format!(
-            "note: no {FILE_NAME} in {} or a folder above it, and nothing names a database \
-             (--db, SQLRUN_DB): creating ./{DEFAULT_DB} there, with the built-in pipeline \
-             (orders -> daily_revenue). For your own pipeline, cd into its project or start \
-             one with `sqlrun new DIR`; to use another database, pass --db or set SQLRUN_DB.",
+            "note: no {FILE_NAME} in {} or a folder above it, and nothing named a database \
+             (--db, SQLRUN_DB): created ./{DEFAULT_DB} there, with {pipeline}. For a \
+             project of your own, cd into it or start one with `sqlrun new DIR`; to use \
+             another database, pass --db or set SQLRUN_DB.",
             here.display()
         )
     })

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 pub mod shell;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::ArgValueCandidates;
 
 use crate::corrections::{FeedRequest, FeedShape};
 use crate::generate::GenerateRequest;
@@ -124,6 +125,7 @@ pub enum Command {
     /// Give up what a reserved or running run still holds (recorded).
     Release {
         /// The run to release (`sqlrun runs` lists them).
+        #[arg(add = ArgValueCandidates::new(shell::run_ids))]
         run_id: i64,
         /// Who releases it (default: $USER, else the account).
         #[arg(long, value_name = "NAME")]
@@ -152,6 +154,7 @@ pub enum Command {
     /// table and rows stay, and templates without it are accepted from then on.
     Retire {
         /// The model's name (its file models/NAME.sql).
+        #[arg(add = ArgValueCandidates::new(shell::model_names))]
         model: String,
         /// Why it is gone (recorded). Required.
         #[arg(long, value_name = "TEXT")]
@@ -174,7 +177,7 @@ pub enum Command {
         #[arg(long, value_name = "START..END")]
         interval: Option<String>,
         /// Judge dates by these models (and those downstream of them) only.
-        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
+        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
         select: Vec<String>,
         /// A table, a line per date (computed by which run, stale or not, sealed,
         /// corrections, held by whom, last failure) instead of the summary and calendar.
@@ -185,6 +188,7 @@ pub enum Command {
     Runs {
         /// One run: its dates as ranges per status, events and template versions (default:
         /// the list of runs).
+        #[arg(add = ArgValueCandidates::new(shell::run_ids))]
         run_id: Option<i64>,
         /// How many runs to list, newest first.
         #[arg(long, default_value_t = 50)]
@@ -197,6 +201,7 @@ pub enum Command {
     /// dates; or one event with the dates of each model it covered.
     Seals {
         /// One event (the id `sqlrun seal` printed).
+        #[arg(add = ArgValueCandidates::new(shell::seal_ids))]
         seal_id: Option<i64>,
         /// How many events to list, newest first.
         #[arg(long, default_value_t = 50)]
@@ -214,14 +219,16 @@ pub enum Command {
         /// The date whose SQL to print.
         #[arg(long, value_name = "YYYY-MM-DD")]
         date: String,
-        /// Only this model's SELECT.
+        /// Only this model's SELECT (or one check's query).
+        #[arg(add = ArgValueCandidates::new(shell::model_and_check_names))]
         model: Option<String>,
         /// The date's transaction with only these models (and those downstream of them).
         #[arg(
             long,
             value_name = "MODEL[,MODEL...]",
             value_delimiter = ',',
-            conflicts_with = "model"
+            conflicts_with = "model",
+            add = ArgValueCandidates::new(shell::model_names)
         )]
         select: Vec<String>,
     },
@@ -232,7 +239,7 @@ pub enum Command {
         #[arg(long, value_name = "START..END")]
         interval: String,
         /// Only the checks of these models (and of those downstream of them).
-        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
+        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
         select: Vec<String>,
     },
     /// The pipeline's templates, their versions and whether the state store has recorded them.
@@ -467,7 +474,7 @@ pub struct ApplyArgs {
 
     /// Recompute only these models and every model downstream of them (in dependency
     /// order, in each date's transaction); the other models keep their rows.
-    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
+    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
     pub select: Vec<String>,
 
     /// Go on after a failed date (the run still ends failed, exit 1).
@@ -491,7 +498,7 @@ pub struct ApplyArgs {
     pub sql: bool,
 
     /// Carry out a run made earlier by `sqlrun reserve`.
-    #[arg(long, value_name = "RUN_ID")]
+    #[arg(long, value_name = "RUN_ID", add = ArgValueCandidates::new(shell::run_ids))]
     pub run: Option<i64>,
 
     /// Compute dates that have not ended yet without a word (started by a scheduler they
@@ -559,12 +566,12 @@ pub struct CorrectionsArgs {
     #[arg(long, value_name = "START..END")]
     pub interval: Option<String>,
     /// Only these models' corrections.
-    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',')]
+    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
     pub select: Vec<String>,
     /// Only those written after seal event SEAL went out (the id `sqlrun seal` prints), or
     /// at or after a time: `YYYY-MM-DD HH:MM:SS` or `YYYY-MM-DDTHH:MM:SS`, UTC unless an
     /// offset (`+01:00`, `Z`) is given.
-    #[arg(long, value_name = "SEAL|TIMESTAMP")]
+    #[arg(long, value_name = "SEAL|TIMESTAMP", add = ArgValueCandidates::new(shell::seal_ids))]
     pub since: Option<String>,
     /// text (a table per model), json (as --json) or csv (a line per value changed).
     #[arg(long, value_enum, default_value_t = FeedFormat::Text)]

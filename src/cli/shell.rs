@@ -1,14 +1,21 @@
 //! The shell user's kit: completion scripts (clap_complete) and man pages (clap_mangen),
 //! both generated from the command line's own definition (src/cli.rs), so they never
 //! drift from it. Neither opens a database nor reads a project file; commands/ prints them.
+//! The values that only the pipeline knows (model names, run and seal ids) are offered by
+//! clap's dynamic completion (`COMPLETE=bash sqlrun`, see main.rs): the candidates below
+//! read the project here and, on SQLite, its database read-only; a failure offers nothing.
 
 use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
-use clap_complete::Shell;
+use clap_complete::{CompletionCandidate, Shell};
 
 use crate::cli::Cli;
+use crate::db::{Db, ReadOpen};
 use crate::error::{Error, Result};
+use crate::pipeline::Pipeline;
+use crate::queries;
+use crate::settings::Flags;
 
 /// The name the scripts complete and the pages describe.
 const BIN: &str = "sqlrun";
@@ -28,6 +35,67 @@ pub fn completion(shell: Shell) -> Result<Completion> {
         shell: shell.to_string(),
         script,
     })
+}
+
+/// The pipeline's models here (the project's, else the built-in ones), for `--select`.
+pub fn model_names() -> Vec<CompletionCandidate> {
+    pipeline_here()
+        .map(|p| {
+            p.models
+                .iter()
+                .map(|m| CompletionCandidate::new(&m.name))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Models and checks, for `render --date D NAME`.
+pub fn model_and_check_names() -> Vec<CompletionCandidate> {
+    let Some(p) = pipeline_here() else {
+        return Vec::new();
+    };
+    let checks = p.checks.iter().map(|c| {
+        CompletionCandidate::new(&c.name).help(Some(format!("check of {}", c.model).into()))
+    });
+    model_names().into_iter().chain(checks).collect()
+}
+
+/// The latest runs, with their kind, dates and status (SQLite).
+pub fn run_ids() -> Vec<CompletionCandidate> {
+    ids_here("run")
+}
+
+/// The latest seal events, with their action, dates and reason (SQLite).
+pub fn seal_ids() -> Vec<CompletionCandidate> {
+    ids_here("seal")
+}
+
+fn pipeline_here() -> Option<Pipeline> {
+    let settings = crate::project::resolve_here(&Flags::default()).ok()?;
+    let target = crate::store::target(&settings).ok()?;
+    Pipeline::load(settings.templates.as_deref(), target.dialect()).ok()
+}
+
+/// Ids from the database here, only if it can be read without writing anything: a SQLite
+/// file that exists and is current (a completion must never create or migrate a database,
+/// nor wait on a server).
+fn ids_here(what: &str) -> Vec<CompletionCandidate> {
+    let read = || -> Option<Vec<CompletionCandidate>> {
+        let settings = crate::project::resolve_here(&Flags::default()).ok()?;
+        let target = crate::store::target(&settings).ok()?;
+        let ReadOpen::Current(mut db) = Db::open_read_only(&target).ok()? else {
+            return None;
+        };
+        let rows = db
+            .rows(&queries::COMPLETION_IDS, &[(":what", what.into())])
+            .ok()?;
+        let candidate = |r: &crate::db::Row| -> Option<CompletionCandidate> {
+            let id = r.i64(0).ok()?.to_string();
+            Some(CompletionCandidate::new(id).help(Some(r.text(1).ok()?.into())))
+        };
+        Some(rows.iter().filter_map(candidate).collect())
+    };
+    read().unwrap_or_default()
 }
 
 /// The command line as the pages describe it: every command has a page of its own, so

@@ -731,7 +731,7 @@ fn the_wrong_folder_creates_the_default_database_and_says_so() {
         &run.stderr,
         &[
             "no sqlrun.toml in",
-            "creating ./sqlrun.db there, with the built-in pipeline",
+            "created ./sqlrun.db there, with the built-in pipeline",
             "`sqlrun new DIR`",
             "--db or set SQLRUN_DB",
             "orders (by order_date) has no rows dated 2026-11-01..2026-11-03",

@@ -231,3 +231,66 @@ fn the_kit_reads_no_project_file() {
         .unwrap();
     assert_eq!(status.status.code(), Some(2), "other commands read it");
 }
+
+/// What clap's dynamic completion offers in a real bash for `line` (the cursor at its
+/// end): its registration sourced from `COMPLETE=bash sqlrun`, then called as bash would.
+fn dynamic_completes(dir: &Path, line: &str) -> Vec<String> {
+    let words: Vec<&str> = line.split(' ').collect();
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let program = format!(
+        "source <(COMPLETE=bash '{BIN}')\n\
+         COMP_WORDS=({})\n\
+         COMP_CWORD={}\n\
+         COMP_LINE='{line}'\n\
+         COMP_POINT={}\n\
+         COMP_TYPE=9\n\
+         _clap_complete_sqlrun sqlrun '{}' '{}'\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        quoted.join(" "),
+        words.len() - 1,
+        line.len(),
+        words[words.len() - 1],
+        words[words.len() - 2],
+    );
+    let mut cmd = Command::new("bash");
+    for (key, _) in std::env::vars() {
+        if key.starts_with("SQLRUN_") {
+            cmd.env_remove(key);
+        }
+    }
+    let out = cmd
+        .args(["--norc", "--noprofile", "-c", &program])
+        .current_dir(dir)
+        .output()
+        .expect("bash runs");
+    assert!(out.status.success(), "bash failed on `{line}`: {out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn dynamic_completion_offers_the_pipelines_models_and_runs() {
+    let sb = Sandbox::empty();
+    let dir = project(&sb);
+    assert_eq!(
+        dynamic_completes(dir, "sqlrun apply --select "),
+        ["daily_revenue"]
+    );
+    assert_eq!(
+        dynamic_completes(dir, "sqlrun render --date 2026-02-01 daily_revenue_n"),
+        ["daily_revenue_not_null"],
+        "models and checks"
+    );
+    assert_eq!(dynamic_completes(dir, "sqlrun ap"), ["apply"]);
+    let before = dynamic_completes(dir, "sqlrun runs ");
+    assert!(before.iter().all(|w| w.starts_with('-')), "{before:?}");
+    assert!(!database_exists(&sb), "completing made the database");
+
+    sqlrun_in(dir, &["apply", "--interval", "2026-02-01"]);
+    let runs = dynamic_completes(dir, "sqlrun runs ");
+    // On SQLite the database is read read-only; a completion never connects to a server.
+    assert_eq!(runs.contains(&"1".to_string()), is_sqlite(), "{runs:?}");
+}
