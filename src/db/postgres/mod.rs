@@ -17,7 +17,7 @@ mod explain;
 mod types;
 
 pub use explain::explain;
-use explain::{connect_error, migration_error, with_causes, with_excerpt};
+use explain::{connect_error, located, migration_error, with_causes};
 use types::{Any, TextParam};
 
 mod embedded {
@@ -277,7 +277,7 @@ impl Conn {
         if let Some(statement) = self.prepared.get(&text) {
             return Ok(statement.clone());
         }
-        let statement = self.client.prepare(&text)?;
+        let statement = self.client.prepare(&text).map_err(|e| located(e, &text))?;
         self.prepared.insert(text, statement.clone());
         Ok(statement)
     }
@@ -377,11 +377,19 @@ impl Backend for Conn {
     fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
         for statement in super::split_statements(sql) {
             let (text, _) = positional(statement, &[]);
-            self.client
-                .prepare(&text)
-                .map_err(|e| with_excerpt(e, &text))?;
+            self.client.prepare(&text).map_err(|e| located(e, &text))?;
         }
         Ok(())
+    }
+
+    fn select_columns(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
+        let (text, _) = positional(sql, &[]);
+        let statement = self.client.prepare(&text).map_err(|e| located(e, &text))?;
+        Ok(statement
+            .columns()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect())
     }
 
     fn interrupter(&self) -> Interrupter {
