@@ -189,6 +189,54 @@ fn columns_message(model: &Model, returned: &[String], missing: &[&str], extra: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::DateVars;
+
+    /// The statement of a date's SQL (as bound, as it is sent) that holds `needle`, and
+    /// an error of the database at it.
+    fn error_at(p: &Pipeline, needle: &str, from: &str) -> DbError {
+        let vars = DateVars {
+            ds: "2026-11-20",
+            run_id: 0,
+            sealed: false,
+            uncovered: &[],
+            started_at: "2026-11-20 00:00:00",
+            lease_seconds: 0,
+        };
+        let sql = p.bind_date(&vars).unwrap().sql;
+        let statement = db::split_statements(&sql)
+            .into_iter()
+            .find(|s| s.contains(needle) && s.contains(from))
+            .unwrap()
+            .to_string();
+        let offset = statement.find(needle).unwrap();
+        DbError {
+            at: Some(Box::new(ErrorAt { statement, offset })),
+            context: Some("daily_revenue".into()),
+            ..DbError::other("no such column: x")
+        }
+    }
+
+    #[test]
+    fn a_date_statement_error_in_the_model_points_at_its_line() {
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let p = Pipeline::load(None, dialect).unwrap();
+            let model = p.model("daily_revenue").unwrap();
+            let e = error_at(&p, "o.order_date", "INSERT INTO");
+            let text = p.date_statement_error(model, "2026-11-20", e).to_string();
+            assert!(
+                text.contains("daily_revenue.sql, line 18, column 7 (model daily_revenue, as rendered for 2026-11-20): no such column: x\n  18 | WHERE o.order_date = {{ ds }}\n     |       ^"),
+                "{dialect:?}: {text}"
+            );
+            // In the SQL around the SELECT: that line, as it is sent.
+            let e = error_at(&p, "model_rows", "INSERT INTO");
+            let text = p.date_statement_error(model, "2026-11-20", e).to_string();
+            assert!(
+                text.contains("in the SQL sqlrun runs around its SELECT"),
+                "{text}"
+            );
+            assert!(text.contains(" | ) AS model_rows\n"), "{text}");
+        }
+    }
 
     #[test]
     fn a_misspelt_alias_is_said_with_both_lists() {

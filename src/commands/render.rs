@@ -10,8 +10,8 @@ use crate::settings::Settings;
 use crate::store;
 
 /// Rendering needs no SQL to prepare: a model the database refuses (it does not prepare,
-/// returns other columns than its header names, its table is not what its header says)
-/// still has its SQL shown, on stdout, and
+/// returns other columns than its header names, its table is not what its header says,
+/// its text changed without a new version) still has its SQL shown, on stdout, and
 /// then the refusal, on stderr, with exit 2, as `apply` would end. The statements checked
 /// are those of the date asked for, not today's.
 pub fn run(
@@ -26,9 +26,9 @@ pub fn run(
     let (mut db, refused) = match store::open_to_read_checking(&target, Some(&pipeline), Some(&ds))
     {
         Ok(db) => (db, None),
-        Err(e @ (Error::PipelineSql { .. } | Error::Template { .. })) => {
-            (store::open_to_read(&target, None)?, Some(e))
-        }
+        Err(
+            e @ (Error::PipelineSql { .. } | Error::Template { .. } | Error::EditedTemplate(_)),
+        ) => (store::open_to_read(&target, None)?, Some(e)),
         Err(e) => return Err(e),
     };
     let rendered = render::date(&mut db, &pipeline, ds, model)?;
