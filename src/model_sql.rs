@@ -51,7 +51,7 @@ impl Pipeline {
             (None, Some(at)) => {
                 let (line, column) = line_and_column(&at.statement, at.offset);
                 let text = at.statement.lines().nth(line).unwrap_or_default();
-                let column = text[..column.min(text.len())].chars().count() + 1;
+                let column = source_map::char_column(text, column);
                 Error::PipelineSql {
                     file: owner(model, ds),
                     message: format!(

@@ -269,7 +269,7 @@ fn match_from(
 }
 
 /// Byte `byte` of `line` as a column counted in characters from 1.
-fn char_column(line: &str, byte: usize) -> usize {
+pub fn char_column(line: &str, byte: usize) -> usize {
     let mut byte = byte.min(line.len());
     while !line.is_char_boundary(byte) {
         byte -= 1;
@@ -298,27 +298,33 @@ pub fn find_part(statement: &str, part: &str) -> Option<usize> {
     (0..=lines.len() - part.len()).find(|&k| lines[k..k + part.len()] == part[..])
 }
 
-/// A line with each `:pN` and `$N` parameter as `?` (one statement numbers them `:p7`,
-/// another `$2`).
+/// A line with each parameter as `?`: a bound render prints `:p7`, and the statement
+/// sent to PostgreSQL has `$2` there (a `:name` as the database layer reads one: not
+/// after another `:`, as in a `::date` cast).
 fn unnumbered(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(c) = rest.chars().next() {
-        let prefix = match c {
-            '$' => 1,
-            ':' if rest[1..].starts_with('p') => 2,
-            _ => 0,
-        };
-        let digits = rest[prefix.min(rest.len())..]
-            .bytes()
-            .take_while(u8::is_ascii_digit)
-            .count();
-        if prefix > 0 && digits > 0 {
+    let bytes = line.as_bytes();
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let (mut out, mut i) = (String::with_capacity(line.len()), 0);
+    while i < bytes.len() {
+        let end = match bytes[i] {
+            b'$' => (i + 1..bytes.len()).find(|&j| !bytes[j].is_ascii_digit()),
+            b':' if (i == 0 || bytes[i - 1] != b':')
+                && bytes
+                    .get(i + 1)
+                    .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') =>
+            {
+                (i + 1..bytes.len()).find(|&j| !is_name(bytes[j]))
+            }
+            _ => Some(i),
+        }
+        .unwrap_or(bytes.len());
+        if end > i + 1 {
             out.push('?');
-            rest = &rest[prefix + digits..];
+            i = end;
         } else {
+            let c = line[i..].chars().next().expect("at a character");
             out.push(c);
-            rest = &rest[c.len_utf8()..];
+            i += c.len_utf8();
         }
     }
     out
@@ -461,6 +467,10 @@ FROM o";
         let statement = "INSERT INTO t (ds)\nSELECT ds FROM (\nSELECT CAST($3 AS date) AS ds\nFROM o\nWHERE o.d = CAST($4 AS date)\n) AS model_rows";
         assert_eq!(find_part(statement, part), Some(2));
         assert_eq!(find_part(statement, "SELECT nothing\n"), None);
+        assert_eq!(
+            unnumbered("x::date = :p12x AND $3 > 'é'"),
+            "x::date = ? AND ? > 'é'"
+        );
     }
 
     #[test]

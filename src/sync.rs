@@ -512,9 +512,9 @@ impl Ddl {
                 }
             }
             Ddl::Plain { what, .. } => format!(
-                "{what}: {e}; this is sqlrun's own SQL over the model's table, so the table is \
-                 likely the cause (its columns' types: `sqlrun render --date D` shows the SQL \
-                 that reads them); nothing was created"
+                "{what}: {e}; this is sqlrun's own SQL over the model's table, so a type of \
+                 one of its columns is the likely cause (see its `-- create:`); nothing was \
+                 created"
             ),
             Ddl::View { name, .. } => {
                 format!("creating view {name} failed: {e}; nothing was created")

@@ -284,8 +284,9 @@ impl Conn {
 }
 
 impl Backend for Conn {
+    /// An error names the line of the script where the server stopped.
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        Ok(self.client.batch_execute(sql)?)
+        self.client.batch_execute(sql).map_err(|e| located(e, sql))
     }
 
     /// One statement of a bound script, prepared once per text.
