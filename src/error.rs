@@ -22,6 +22,13 @@ pub enum Error {
     #[error("template {file}: {message}")]
     Template { file: String, message: String },
 
+    /// A model's (or check's) SQL that the database refuses before anything runs: it
+    /// does not prepare, returns other columns than its header names, or its table's DDL
+    /// fails. `file` names the file, and the line and column when known; `message` the
+    /// database's words, the line with a caret, and the fix. Exit 2, nothing written.
+    #[error("template {file}: {message}")]
+    PipelineSql { file: String, message: String },
+
     /// Templates that are not this database's pipeline: they lack a model the database
     /// knows, or give a model's table to another model (see src/models.rs). The message
     /// names each difference and the ways out. Exit 2, nothing written.
@@ -109,6 +116,7 @@ impl Error {
             Error::BadInput(_)
             | Error::Usage(_)
             | Error::Template { .. }
+            | Error::PipelineSql { .. }
             | Error::WrongPipeline(_)
             | Error::EditedTemplate(_)
             | Error::Open { .. }
@@ -158,7 +166,10 @@ impl Error {
         match self {
             Error::BadInput(_) => "bad_input",
             Error::Usage(_) => "usage",
-            Error::Template { .. } | Error::EditedTemplate(_) => "template",
+            // A script that branches on "template" keeps working: these are template errors.
+            Error::Template { .. } | Error::PipelineSql { .. } | Error::EditedTemplate(_) => {
+                "template"
+            }
             Error::WrongPipeline(_) => "wrong_pipeline",
             Error::Open { .. } | Error::NeedsInit { .. } => "open",
             Error::NewerSchema { .. } | Error::Migration(_) => "migration",

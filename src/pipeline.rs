@@ -455,6 +455,24 @@ impl Pipeline {
         )
     }
 
+    /// The same with its values as parameters, as a date's SQL includes it.
+    pub fn bind_model(&self, model: &Model, ds: &str) -> Result<Bound> {
+        self.templates.render_bound(
+            &model.template,
+            context! { model => to_value(model), ..time_vars(ds, 0) },
+        )
+    }
+
+    /// The text of a template file as written (its source, for pointing into it).
+    pub fn source_of(&self, include_name: &str) -> Option<&str> {
+        let file = self
+            .templates
+            .files
+            .iter()
+            .find(|f| f.include_name == include_name);
+        file.map(|f| f.source.as_str())
+    }
+
     /// Renders a system template with `context`, values as literals (DDL, and reads).
     /// Where a model's file is, for messages.
     pub fn path_of<'a>(&'a self, model: &'a Model) -> &'a str {

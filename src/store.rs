@@ -20,12 +20,28 @@ pub fn open(global: &Settings) -> Result<Db> {
 /// otherwise opened, migrated and synced as every command does, and when that cannot
 /// write, said so: run `sqlrun init` with write access.
 pub fn open_to_read(target: &Target, pipeline: Option<&Pipeline>) -> Result<Db> {
+    open_to_read_checking(target, pipeline, None)
+}
+
+/// `open_to_read`, checking that the statements of date `ds` prepare (`render --date`),
+/// also when nothing needs writing; the read-only connection prepares them too.
+pub fn open_to_read_checking(
+    target: &Target,
+    pipeline: Option<&Pipeline>,
+    ds: Option<&str>,
+) -> Result<Db> {
     let what = match Db::open_read_only(target) {
         Ok(ReadOpen::Current(mut db)) => match pipeline {
             Some(p) if !p.is_current(&mut db)? => {
                 Some("its pipeline objects (tables, views) are missing or out of date")
             }
-            _ => return Ok(*db),
+            Some(p) => {
+                if let Some(ds) = ds {
+                    p.check_date(&mut db, ds)?;
+                }
+                return Ok(*db);
+            }
+            None => return Ok(*db),
         },
         Ok(ReadOpen::NeedsWriting) => Some("it needs migrating to this sqlrun's schema"),
         Ok(ReadOpen::Absent) => None,
@@ -38,7 +54,7 @@ pub fn open_to_read(target: &Target, pipeline: Option<&Pipeline>) -> Result<Db> 
     let mut db = Db::open(target).map_err(|e| needs_init(e.into()))?;
     if let Some(p) = pipeline {
         // What a sync has to say (a model added) is for the commands that write.
-        p.sync(&mut db).map_err(needs_init)?;
+        p.sync_checking(&mut db, ds).map_err(needs_init)?;
     }
     Ok(db)
 }

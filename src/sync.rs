@@ -68,7 +68,7 @@ impl Pipeline {
         db.batch(step.sql())
             .map_err(|e| step.failed(e.into(), dialect))?;
         match step {
-            Ddl::Plain(_) => {}
+            Ddl::Plain { .. } => {}
             Ddl::Table { table, .. } => {
                 // sqlrun's own column, which a `-- create:` need not spell out. No
                 // table at all is said by check_tables, with the model's other problems.
@@ -116,6 +116,9 @@ impl Pipeline {
                     statement_text(&alter)
                 ));
             }
+            if db.dialect() == Dialect::Postgres && columns.contains(&model.date_column) {
+                problems.extend(date_column_problem(db, model)?);
+            }
             if !problems.is_empty() {
                 errors.push(Error::problems(self.path_of(model), "its table", problems));
             }
@@ -132,6 +135,8 @@ impl Pipeline {
     /// their values as parameters: on PostgreSQL a parameter's type is the server's guess
     /// from the statement (a literal's would be its own), so what prepares here runs.
     pub fn check_date(&self, db: &mut Db, ds: &str) -> Result<()> {
+        // Each model's SELECT alone first: an error there is said in the model's lines.
+        self.check_models(db, ds)?;
         self.check_readiness(db, ds)?;
         // Each check alone first, so that the one that does not prepare is named (on
         // PostgreSQL the first error aborts the transaction: nothing after it can tell).
@@ -154,9 +159,12 @@ impl Pipeline {
                 .sql;
             let checked = db.check_statements(&sql).map_err(Error::from);
             checked.map_err(|e| match e {
-                Error::Database(e) => Error::Template {
-                    file: self.statement_owner(e.context.as_deref(), ds),
-                    message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                Error::Database(e) => match e.context.as_deref().and_then(|c| self.model(c)) {
+                    Some(model) => self.date_statement_error(model, ds, e),
+                    None => Error::PipelineSql {
+                        file: self.statement_owner(e.context.as_deref(), ds),
+                        message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                    },
                 },
                 other => other,
             })?;
@@ -179,7 +187,7 @@ impl Pipeline {
             .filter(|m| m.ready.is_some())
             .map(|m| crate::pipeline::ready_name(m))
             .collect();
-        Err(Error::Template {
+        Err(Error::PipelineSql {
             file: files.join(", "),
             message: format!(
                 "{} (`sqlrun render --date {ds}` prints it first)",
@@ -197,7 +205,7 @@ impl Pipeline {
                 Err(e) => return Some(e),
             };
             let e = Error::from(db.check_statements(&sql).err()?);
-            Some(Error::Template {
+            Some(Error::PipelineSql {
                 file: format!(
                     "{} (check {} of model {}, as rendered for {ds})",
                     check.file, check.name, check.model
@@ -275,16 +283,18 @@ impl Pipeline {
                 }
             }
             if db.object(&model.corrections_table)?.is_none() {
-                out.push(Ddl::Plain(self.render_system(
+                out.push(Ddl::plain(
+                    self.render_system("corrections_table", context! { model => to_value(model) })?,
                     "corrections_table",
-                    context! { model => to_value(model) },
-                )?));
+                    model,
+                ));
             }
             if db.object(&model.sent_table)?.is_none() {
-                out.push(Ddl::Plain(self.render_system(
+                out.push(Ddl::plain(
+                    self.render_system("sent_table", context! { model => to_value(model) })?,
                     "sent_table",
-                    context! { model => to_value(model) },
-                )?));
+                    model,
+                ));
             }
             out.extend(self.upgrades(db, model)?);
         }
@@ -317,9 +327,10 @@ impl Pipeline {
         }
         if stale {
             for (name, _) in views.iter().rev() {
-                out.push(Ddl::Plain(
-                    self.render_system("drop_view", context! { name => name })?,
-                ));
+                out.push(Ddl::Plain {
+                    sql: self.render_system("drop_view", context! { name => name })?,
+                    what: format!("dropping view {name} (templates/system/drop_view.sql)"),
+                });
             }
             for (name, sql) in views {
                 out.push(Ddl::View { name, sql });
@@ -347,7 +358,7 @@ impl Pipeline {
             let columns = table_columns(db, table)?;
             if !columns.is_empty() && !columns.iter().any(|c| c == column) {
                 let sql = self.render_system(upgrade, context! { model => to_value(model) })?;
-                out.push(Ddl::Plain(sql));
+                out.push(Ddl::plain(sql, upgrade, model));
             }
         }
         Ok(out)
@@ -417,7 +428,8 @@ impl Pipeline {
 
 /// One step of bringing the pipeline's objects up to date.
 enum Ddl {
-    Plain(String),
+    /// `what` it makes, for a message: the template and the model it is for.
+    Plain { sql: String, what: String },
     /// A model's table, from its `-- create:` in `file`.
     Table {
         file: String,
@@ -425,10 +437,7 @@ enum Ddl {
         sql: String,
     },
     /// A view, whose SQL is remembered.
-    View {
-        name: String,
-        sql: String,
-    },
+    View { name: String, sql: String },
     /// A source's change triggers (`gap`: some had gone missing).
     Tracking {
         source: String,
@@ -438,9 +447,20 @@ enum Ddl {
 }
 
 impl Ddl {
+    /// A system template's object for a model.
+    fn plain(sql: String, template: &str, model: &Model) -> Ddl {
+        Ddl::Plain {
+            sql,
+            what: format!(
+                "templates/system/{template}.sql, for model {} ({})",
+                model.name, model.file
+            ),
+        }
+    }
+
     fn sql(&self) -> &str {
         match self {
-            Ddl::Plain(sql)
+            Ddl::Plain { sql, .. }
             | Ddl::Table { sql, .. }
             | Ddl::View { sql, .. }
             | Ddl::Tracking { sql, .. } => sql,
@@ -482,7 +502,7 @@ impl Ddl {
                  allowed to create triggers on it (own it, or hold the TRIGGER privilege)"
             ),
             Ddl::Table { file, table, .. } => {
-                return Error::Template {
+                return Error::PipelineSql {
                     file: file.clone(),
                     message: format!(
                         "creating table {table} from its `-- create:` failed: {e}; fix the DDL \
@@ -491,11 +511,18 @@ impl Ddl {
                     ),
                 }
             }
-            _ => format!("creating them failed: {e}"),
+            Ddl::Plain { what, .. } => format!(
+                "{what}: {e}; this is sqlrun's own SQL over the model's table, so a type of \
+                 one of its columns is the likely cause (see its `-- create:`); nothing was \
+                 created"
+            ),
+            Ddl::View { name, .. } => {
+                format!("creating view {name} failed: {e}; nothing was created")
+            }
         };
-        Error::Template {
+        Error::PipelineSql {
             file: "pipeline objects".into(),
-            message: format!("{message}\n{}", self.sql()),
+            message,
         }
     }
 }
@@ -509,6 +536,29 @@ fn statement_text(rendered: &str) -> String {
         .filter(|l| !l.is_empty() && !l.trim_start().starts_with("--"))
         .collect();
     lines.join(" ").trim_end_matches(';').trim_end().to_string()
+}
+
+/// PostgreSQL: a model's date column must be a `date`, which sqlrun's statements compare
+/// with the date (`ds = DATE '2026-02-09'`; `text = date` has no operator there). Said
+/// here, naming the column and the type, before any of sqlrun's own DDL over the table
+/// fails on it. (SQLite keeps a date as text whatever the column's declared type.)
+fn date_column_problem(db: &mut Db, model: &Model) -> Result<Option<String>> {
+    let rows = db.rows(
+        &queries::COLUMN_TYPES,
+        &[(":table", model.table.as_str().into())],
+    )?;
+    let kind = rows
+        .iter()
+        .find(|r| r.text(0).ok().as_deref() == Some(model.date_column.as_str()))
+        .and_then(|r| r.opt_text(1).ok().flatten());
+    Ok(match kind.as_deref() {
+        Some("date") | None => None,
+        Some(kind) => Some(format!(
+            "column {column} of table {table} holds {kind}, but on PostgreSQL a model's date column must be of type date (sqlrun compares it with dates); declare it `{column} DATE NOT NULL` in `-- create:`, which works on SQLite too (it keeps the dates as 'YYYY-MM-DD' text), or `ALTER TABLE {table} ALTER COLUMN {column} TYPE date USING {column}::date` for a table that exists",
+            column = model.date_column,
+            table = model.table,
+        )),
+    })
 }
 
 /// The columns of a table, in order (none: there is no such table).

@@ -84,6 +84,9 @@ pub(super) trait Backend: Send {
     /// Parses and plans the statements of `sql` without running them.
     fn check_statements(&mut self, sql: &str) -> Result<(), DbError>;
 
+    /// Prepares one SELECT without running it: the names of the columns it returns.
+    fn select_columns(&mut self, sql: &str) -> Result<Vec<String>, DbError>;
+
     fn interrupter(&self) -> Interrupter;
 
     /// Holds the run's liveness for the session's life (see `Db::hold_run`).

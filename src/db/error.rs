@@ -67,15 +67,27 @@ impl DbErrorKind {
     }
 }
 
-/// A statement's or a connection's error, as a backend reports it.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
+/// A statement's or a connection's error, as a backend reports it. Shown as the
+/// database's words and, for a statement that does not prepare, its line where the
+/// database stopped.
+#[derive(Debug, Clone)]
 pub struct DbError {
     pub kind: DbErrorKind,
+    /// The database's own words.
     pub message: String,
     /// What the failing statement belonged to, as its script's last `-- sqlrun context:`
     /// comment before it said (a date's script names each model's part).
     pub context: Option<String>,
+    /// Where in the statement it went wrong, when the database says (a statement that
+    /// does not prepare): what sqlrun maps back to a template's line.
+    pub at: Option<Box<ErrorAt>>,
+}
+
+/// The text of a statement as it was sent, and the byte in it the database pointed at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorAt {
+    pub statement: String,
+    pub offset: usize,
 }
 
 impl DbError {
@@ -84,9 +96,22 @@ impl DbError {
             kind: DbErrorKind::Other,
             message: message.into(),
             context: None,
+            at: None,
         }
     }
 }
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        match &self.at {
+            Some(at) => write!(f, ", near: {}", super::excerpt(&at.statement, at.offset)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for DbError {}
 
 /// Anything a `Db` call can end in. Each variant is the `crate::error::Error` variant of
 /// the same name, which holds the message and the exit code.

@@ -14,7 +14,7 @@ mod target;
 
 use backend::Backend;
 pub use backend::{Interrupter, TxKind};
-pub use error::{DbError, DbErrorKind, Error, Result};
+pub use error::{DbError, DbErrorKind, Error, ErrorAt, Result};
 pub use row::{Params, Row, Value};
 pub use script::split_statements;
 use script::{code_mask, excerpt};
@@ -259,6 +259,13 @@ impl Db {
         self.each_statement(sql, |db, statement| {
             db.call(|c| c.check_statements(statement))
         })
+    }
+
+    /// Prepares one SELECT without running it (values as `:p1` parameters, as a bound
+    /// render prints them): the names of the columns it returns. One that does not
+    /// prepare is `Error::Database`, with where it stopped (`DbError::at`).
+    pub fn select_columns(&mut self, sql: &str) -> Result<Vec<String>> {
+        self.call(|c| c.select_columns(sql))
     }
 
     /// Runs `each` on every statement of a script; an error names what the statement

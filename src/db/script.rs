@@ -1,24 +1,39 @@
 //! Reading SQL text: where its code is (outside quotes and comments), its statements,
 //! and the text around an error.
 
-/// The text around byte `at` of a statement, on one line: where a parse error stopped.
+/// The line of a statement that holds byte `at` (where a parse error stopped), its
+/// spaces collapsed; a long line is shortened at spaces around `at`, never inside a word.
 pub(super) fn excerpt(sql: &str, at: usize) -> String {
-    let at = at.min(sql.len());
-    let start = sql[..at]
-        .char_indices()
-        .rev()
-        .nth(60)
-        .map(|(i, _)| i)
-        .unwrap_or(0);
-    let end = sql[at..]
-        .char_indices()
-        .nth(40)
-        .map(|(i, _)| at + i)
-        .unwrap_or(sql.len());
-    sql[start..end]
+    const AROUND: usize = 60;
+    let mut at = at.min(sql.len());
+    while !sql.is_char_boundary(at) {
+        at -= 1;
+    }
+    let start = sql[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = sql[at..].find('\n').map_or(sql.len(), |i| at + i);
+    let (mut from, mut to) = (start, end);
+    if at - start > AROUND {
+        let cut = floor_boundary(sql, at - AROUND);
+        from = sql[cut..at].find(' ').map_or(cut, |i| cut + i);
+    }
+    if end - at > AROUND {
+        let cut = floor_boundary(sql, at + AROUND);
+        to = sql[at..cut].rfind(' ').map_or(cut, |i| at + i);
+    }
+    let text = sql[from..to]
         .split_whitespace()
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    let before = if from > start { "... " } else { "" };
+    let after = if to < end { " ..." } else { "" };
+    format!("{before}{text}{after}")
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// Which bytes of a script are SQL code: not inside a quoted string or identifier, nor
@@ -129,6 +144,21 @@ mod tests {
         let kept = "\n-- sqlrun rows: daily_revenue_one_row\nSELECT 1";
         assert_eq!(rows_marker(kept).as_deref(), Some("daily_revenue_one_row"));
         assert_eq!(rows_marker("SELECT 1 -- sqlrun rows: x\n"), None);
+    }
+
+    #[test]
+    fn excerpts_keep_whole_words() {
+        let sql = "SELECT a,\n       sum(o.ammount) AS revenue\nFROM t";
+        let at = sql.find("o.ammount").unwrap();
+        assert_eq!(excerpt(sql, at), "sum(o.ammount) AS revenue");
+        let long = format!("{} o.ammount {}", "word ".repeat(30), "more ".repeat(30));
+        let at = long.find("o.ammount").unwrap();
+        let shown = excerpt(&long, at);
+        assert!(
+            shown.starts_with("... word") && shown.ends_with("more ..."),
+            "{shown}"
+        );
+        assert!(shown.contains("o.ammount"), "{shown}");
     }
 
     #[test]

@@ -1,15 +1,21 @@
 //! `sqlrun render`: the SQL, as it would run.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::plan;
 use crate::output::Output;
 use crate::render::Rendered;
 
-pub fn rendered(r: &Rendered, out: &Output) -> Result<()> {
+/// The SQL; with `--json`, and what the database refused of it (`refused`, said on stderr
+/// too), in the same document.
+pub fn rendered(r: &Rendered, refused: Option<&Error>, out: &Output) -> Result<()> {
     let sql = match r.begin {
         Some(begin) => plan::transaction(begin, &r.body),
         None => format!("{}\n", r.body),
     };
-    out.json(&serde_json::json!({"ds": r.ds, "run_id": r.run_id, "model": r.model, "sql": sql}))?;
+    let mut doc = serde_json::json!({"ds": r.ds, "run_id": r.run_id, "model": r.model, "sql": sql});
+    if let Some(e) = refused {
+        doc["error"] = e.to_json()["error"].take();
+    }
+    out.json(&doc)?;
     out.text(&sql)
 }

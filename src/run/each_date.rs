@@ -356,6 +356,7 @@ fn run_gone() -> DbError {
         kind: DbErrorKind::ConnectionLost,
         message: "this run's own session, which holds its lock, is gone".into(),
         context: None,
+        at: None,
     }
 }
 

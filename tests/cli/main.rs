@@ -24,6 +24,7 @@ mod jobs;
 mod late;
 mod literals;
 mod load;
+mod model_errors;
 mod models;
 mod pipelines;
 mod project;

@@ -42,6 +42,8 @@ mod late;
 mod literals;
 #[path = "../cli/load.rs"]
 mod load;
+#[path = "../cli/model_errors.rs"]
+mod model_errors;
 #[path = "../cli/models.rs"]
 mod models;
 mod nowait;

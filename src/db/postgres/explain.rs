@@ -7,7 +7,7 @@ use std::error::Error as StdError;
 
 use postgres::error::SqlState;
 
-use super::super::excerpt;
+use super::super::ErrorAt;
 use super::{DbError, DbErrorKind, Error};
 
 /// An error with what caused it (the driver's words, then the system's): "error
@@ -159,6 +159,7 @@ fn db_error(e: &postgres::Error) -> DbError {
         kind,
         message,
         context: None,
+        at: None,
     }
 }
 
@@ -168,20 +169,24 @@ impl From<postgres::Error> for Error {
     }
 }
 
-/// A statement that does not prepare: the server's message and the text where it stopped.
-pub(super) fn with_excerpt(e: postgres::Error, statement: &str) -> DbError {
+/// A statement that does not prepare: the server's message, and where in the statement
+/// it stopped (the server counts characters from 1; `ErrorAt` holds a byte offset).
+pub(super) fn located(e: postgres::Error, statement: &str) -> DbError {
     let position = e.as_db_error().and_then(|d| match d.position() {
         Some(postgres::error::ErrorPosition::Original(p)) => Some(*p as usize),
         _ => None,
     });
     let mut err = DbError::from(e);
     if let Some(chars) = position {
-        let at = statement
+        let offset = statement
             .char_indices()
             .nth(chars.saturating_sub(1))
             .map(|(i, _)| i)
             .unwrap_or(statement.len());
-        err.message = format!("{}, near: {}", err.message, excerpt(statement, at));
+        err.at = Some(Box::new(ErrorAt {
+            statement: statement.to_string(),
+            offset,
+        }));
     }
     err
 }

@@ -17,7 +17,7 @@ mod explain;
 mod types;
 
 pub use explain::explain;
-use explain::{connect_error, migration_error, with_causes, with_excerpt};
+use explain::{connect_error, located, migration_error, with_causes};
 use types::{Any, TextParam};
 
 mod embedded {
@@ -277,15 +277,16 @@ impl Conn {
         if let Some(statement) = self.prepared.get(&text) {
             return Ok(statement.clone());
         }
-        let statement = self.client.prepare(&text)?;
+        let statement = self.client.prepare(&text).map_err(|e| located(e, &text))?;
         self.prepared.insert(text, statement.clone());
         Ok(statement)
     }
 }
 
 impl Backend for Conn {
+    /// An error names the line of the script where the server stopped.
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        Ok(self.client.batch_execute(sql)?)
+        self.client.batch_execute(sql).map_err(|e| located(e, sql))
     }
 
     /// One statement of a bound script, prepared once per text.
@@ -377,11 +378,19 @@ impl Backend for Conn {
     fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
         for statement in super::split_statements(sql) {
             let (text, _) = positional(statement, &[]);
-            self.client
-                .prepare(&text)
-                .map_err(|e| with_excerpt(e, &text))?;
+            self.client.prepare(&text).map_err(|e| located(e, &text))?;
         }
         Ok(())
+    }
+
+    fn select_columns(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
+        let (text, _) = positional(sql, &[]);
+        let statement = self.client.prepare(&text).map_err(|e| located(e, &text))?;
+        Ok(statement
+            .columns()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect())
     }
 
     fn interrupter(&self) -> Interrupter {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use rusqlite::{ffi, ErrorCode};
 
-use super::super::excerpt;
+use super::super::ErrorAt;
 use super::{folder, folder_writable, DbError, DbErrorKind, Error, BUSY_TIMEOUT};
 
 impl From<rusqlite::Error> for DbError {
@@ -36,10 +36,18 @@ fn db_error(e: &rusqlite::Error) -> DbError {
         Some(ErrorCode::CannotOpen) => DbErrorKind::CannotOpen,
         _ => DbErrorKind::Other,
     };
+    let at = match e {
+        rusqlite::Error::SqlInputError { sql, offset, .. } => Some(Box::new(ErrorAt {
+            statement: sql.clone(),
+            offset: (*offset).max(0) as usize,
+        })),
+        _ => None,
+    };
     DbError {
         kind,
         message: describe(e),
         context: None,
+        at,
     }
 }
 
@@ -59,16 +67,11 @@ impl From<rusqlite::Error> for Error {
     }
 }
 
-/// A database error in a line: SQLite's message, and for a statement that does not
-/// prepare, the text around where it stopped (not the whole rendered SQL).
+/// A database error in a line: SQLite's message (where a statement that does not
+/// prepare stopped is `DbError::at`).
 fn describe(e: &rusqlite::Error) -> String {
     match e {
-        rusqlite::Error::SqlInputError {
-            msg, sql, offset, ..
-        } => {
-            let at = (*offset).max(0) as usize;
-            format!("{msg}, near: {}", excerpt(sql, at))
-        }
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
         rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
         other => other.to_string(),
     }

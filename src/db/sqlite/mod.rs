@@ -275,6 +275,10 @@ impl Backend for Conn {
         Ok(())
     }
 
+    fn select_columns(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
+        Ok(column_names(&self.conn.prepare(sql)?).to_vec())
+    }
+
     fn interrupter(&self) -> Interrupter {
         let handle = self.conn.get_interrupt_handle();
         Interrupter::new(move || handle.interrupt())
