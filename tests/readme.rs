@@ -57,6 +57,8 @@ enum Setup {
     Sql(&'static str),
     /// A file written into the folder.
     File(&'static str, &'static str),
+    /// A line inserted into a file, after the first line that starts with the prefix.
+    Insert(&'static str, &'static str, &'static str),
 }
 
 /// Console blocks that run together, in README order, in one folder prepared by `setup`:
@@ -65,7 +67,7 @@ enum Setup {
 struct Scene {
     name: &'static str,
     blocks: &'static [&'static str],
-    setup: &'static [Setup],
+    setup: &'static [&'static [Setup]],
 }
 
 #[path = "readme/scenes.rs"]
@@ -182,8 +184,20 @@ fn run_setup(dir: &Path, steps: &[Setup]) {
                 fs::create_dir_all(path.parent().expect("a file in a folder")).unwrap();
                 fs::write(path, text).unwrap();
             }
+            Setup::Insert(path, prefix, line) => insert_line(&dir.join(path), prefix, line),
         }
     }
+}
+
+fn insert_line(path: &Path, prefix: &str, line: &str) {
+    let text = fs::read_to_string(path).unwrap();
+    let at = text
+        .lines()
+        .position(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("{} has no line {prefix}...", path.display()));
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(at + 1, line);
+    fs::write(path, lines.join("\n") + "\n").unwrap();
 }
 
 fn sqlrun(dir: &Path, code: i32, args: &[&str]) {
@@ -235,7 +249,9 @@ fn prepare(root: &Path, scene: &Scene, readme: &[Chunk]) -> PathBuf {
         })
         .collect();
     fs::write(folder.join("README.md"), copy).unwrap();
-    run_setup(&work, scene.setup);
+    for steps in scene.setup {
+        run_setup(&work, steps);
+    }
     folder.join("README.md")
 }
 

@@ -1,7 +1,7 @@
 //! Which console blocks of README.md run together, and what their folder holds first
 //! (what the README says happened before the block, done here without being shown).
 
-use super::Setup::{File, Sql, Sqlrun, SqlrunExit};
+use super::Setup::{File, Insert, Sql, Sqlrun, SqlrunExit};
 use super::{Scene, Setup};
 
 pub const SCENES: &[Scene] = &[
@@ -19,7 +19,7 @@ pub const SCENES: &[Scene] = &[
     Scene {
         name: "status",
         blocks: &["The state at a glance: `sqlrun status`"],
-        setup: STATUS,
+        setup: &[STATUS],
     },
     Scene {
         name: "new",
@@ -29,22 +29,22 @@ pub const SCENES: &[Scene] = &[
     Scene {
         name: "project",
         blocks: &["Projects: `sqlrun.toml`#2"],
-        setup: &[Sqlrun(&["new", "."])],
+        setup: &[&[Sqlrun(&["new", "."])]],
     },
     Scene {
         name: "report",
         blocks: &["The life of a report: seal, correct, reissue, unseal"],
-        setup: &[
+        setup: &[&[
             Sqlrun(&["new", "."]),
             Sqlrun(&["generate", "--start", "2026-02-01", "--days", "14", "--per-day", "50", "--seed", "7"]),
             Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-14"]),
             File("voucher.csv", "order_id,order_date,amount\nlate-voucher,2026-02-03,350000\n"),
-        ],
+        ]],
     },
     Scene {
         name: "load",
         blocks: &["Loading rows: `sqlrun load`"],
-        setup: &[
+        setup: &[&[
             Sqlrun(&["generate", "--start", "2026-02-01", "--days", "7"]),
             Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-07"]),
             File(
@@ -55,14 +55,49 @@ pub const SCENES: &[Scene] = &[
                 "stamped.csv",
                 "order_id,order_date,amount,created_at\nlate-3,2026-02-05,70000,2026-02-05T10:00:00+09:00\n",
             ),
-        ],
+        ]],
     },
     Scene {
         name: "late",
         blocks: &["Late data: changed dates and `--lookback`"],
-        setup: &[
+        setup: &[&[
             Sqlrun(&["generate", "--start", "2026-02-01", "--days", "20"]),
             Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-20"]),
+        ]],
+    },
+    // "Writing a check, step by step", in a new project with two weeks computed: each
+    // step's block after the files the steps before it wrote.
+    Scene {
+        name: "check",
+        blocks: &["Writing a check, step by step#1"],
+        setup: &[CHECK_PROJECT],
+    },
+    Scene {
+        name: "check-warn",
+        blocks: &["Writing a check, step by step#2"],
+        setup: &[CHECK_PROJECT, BIG_DAY_WARN],
+    },
+    Scene {
+        name: "check-error",
+        blocks: &["Writing a check, step by step#3"],
+        setup: &[CHECK_PROJECT, BIG_DAY_WARN, &[APPLY_14], BIG_DAY_ERROR],
+    },
+    // Readiness goes on from there, with big_day back to warn (version 3).
+    Scene {
+        name: "ready",
+        blocks: &["Readiness: a date is built when its sources are"],
+        setup: &[
+            CHECK_PROJECT,
+            BIG_DAY_WARN,
+            &[APPLY_14],
+            BIG_DAY_ERROR,
+            &[SqlrunExit(1, &["apply", "--interval", "2026-02-01..2026-02-14"])],
+            BIG_DAY_WARN_AGAIN,
+            &[Insert(
+                "models/daily_revenue.sql",
+                "-- sources:",
+                "-- ready: EXISTS (SELECT 1 FROM loads WHERE source = 'orders' AND loaded_through >= {{ ds }})",
+            )],
         ],
     },
 ];
@@ -85,3 +120,71 @@ const STATUS: &[Setup] = &[
     Sql("INSERT INTO orders VALUES ('late-2','2026-02-03',70000,'2026-04-02 10:00:00')"),
     Sqlrun(&["reserve", "--interval", "2026-03-20..2026-03-31", "--by", "bob", "--reason", "refund fix"]),
 ];
+
+const APPLY_14: Setup = Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-14"]);
+
+/// A new project with two weeks computed and the check of step 1.
+const CHECK_PROJECT: &[Setup] = &[
+    Sqlrun(&["new", "."]),
+    File(
+        "checks/daily_revenue_matches_orders.sql",
+        "-- name: daily_revenue_matches_orders
+-- version: 1
+-- model: daily_revenue
+-- severity: error
+--
+-- The date's row counts the orders it was computed from: each order once, in its
+-- latest version (orders_latest).
+SELECT t.ds, t.order_count, o.orders
+FROM {{ this }} AS t,
+     (SELECT count(*) AS orders FROM orders_latest WHERE order_date = {{ ds }}) AS o
+WHERE t.ds = {{ ds }} AND t.order_count <> o.orders
+",
+    ),
+    Sqlrun(&["generate", "--start", "2026-02-01", "--days", "14"]),
+    APPLY_14,
+];
+
+const BIG_DAY: &str = "checks/daily_revenue_big_day.sql";
+
+/// The check of step 4, as the README shows it.
+const BIG_DAY_WARN: &[Setup] = &[File(
+    BIG_DAY,
+    "-- name: daily_revenue_big_day
+-- version: 1
+-- model: daily_revenue
+-- severity: warn
+--
+-- A day above 250 million won is worth a look before the report goes out.
+{% import \"system/checks.sql\" as check %}
+{{ check.accepted_range(\"revenue\", max=250000000) }}
+",
+)];
+
+/// Step 5: the same check as an error.
+const BIG_DAY_ERROR: &[Setup] = &[File(
+    BIG_DAY,
+    "-- name: daily_revenue_big_day
+-- version: 2
+-- model: daily_revenue
+-- severity: error
+--
+-- A day above 250 million won is refused until someone looks.
+{% import \"system/checks.sql\" as check %}
+{{ check.accepted_range(\"revenue\", max=250000000) }}
+",
+)];
+
+/// Back to a warning, for the readiness example.
+const BIG_DAY_WARN_AGAIN: &[Setup] = &[File(
+    BIG_DAY,
+    "-- name: daily_revenue_big_day
+-- version: 3
+-- model: daily_revenue
+-- severity: warn
+--
+-- A day above 250 million won is worth a look before the report goes out.
+{% import \"system/checks.sql\" as check %}
+{{ check.accepted_range(\"revenue\", max=250000000) }}
+",
+)];
