@@ -16,6 +16,17 @@ pub const SCENES: &[Scene] = &[
         blocks: &["A quick tour", "Plans and runs in ranges#1"],
         setup: &[],
     },
+    // A year's backfill that failed a date and skipped four, told in ranges.
+    Scene {
+        name: "year",
+        blocks: &["Plans and runs in ranges#2"],
+        setup: &[&[
+            Sqlrun(&["generate", "--start", "2025-01-01", "--days", "365", "--per-day", "20"]),
+            Sql("INSERT INTO orders VALUES ('typo-1','2025-04-01',9223372036854775807,'2025-04-02 08:00:00')"),
+            Sqlrun(&["reserve", "--interval", "2025-04-02..2025-04-05", "--by", "bob"]),
+            SqlrunExit(1, &["apply", "--interval", "2025-01-01..2025-12-31", "--keep-going"]),
+        ]],
+    },
     Scene {
         name: "status",
         blocks: &["The state at a glance: `sqlrun status`"],
@@ -100,7 +111,33 @@ pub const SCENES: &[Scene] = &[
             )],
         ],
     },
+    Scene {
+        name: "knows",
+        blocks: &["The database knows its pipeline"],
+        setup: &[&[
+            Sqlrun(&["new", "mypipeline"]),
+            File("mypipeline/models/order_signs.sql", ORDER_SIGNS),
+            Sqlrun(&["generate", "--start", "2026-03-01", "--days", "2"]),
+        ]],
+    },
 ];
+
+/// A second model, for "The database knows its pipeline".
+const ORDER_SIGNS: &str = "-- name: order_signs
+-- version: 1
+-- key: ds, sign
+-- values: order_count, amount
+-- sources: orders(order_date, key order_id)
+-- create: CREATE TABLE order_signs (ds TEXT NOT NULL, sign TEXT NOT NULL,
+--     order_count INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (ds, sign))
+SELECT {{ ds }} AS ds,
+       CASE WHEN o.amount < 0 THEN 'refund' ELSE 'sale' END AS sign,
+       count(*) AS order_count,
+       sum(o.amount) AS amount
+FROM orders_latest AS o
+WHERE o.order_date = {{ ds }}
+GROUP BY 2
+";
 
 /// The history the status picture shows: January computed and sealed, then corrected on
 /// 2026-01-14; a gap of four days; a date that failed (an amount that overflows the sum);
