@@ -330,11 +330,17 @@ fn readme_console_blocks() {
     for (key, value) in environment() {
         cases.env(key, value);
     }
-    let mut paths = Vec::new();
-    for scene in scenes::SCENES {
-        let path = prepare(root.path(), scene, &readme);
-        cases.case(&path);
-        paths.push((scene.name, path));
+    // The scenes' setups are independent: prepared side by side.
+    let paths: Vec<(&str, PathBuf)> = std::thread::scope(|scope| {
+        let readme = &readme;
+        let root = root.path();
+        let preparing: Vec<_> = (scenes::SCENES.iter())
+            .map(|scene| scope.spawn(move || (scene.name, prepare(root, scene, readme))))
+            .collect();
+        preparing.into_iter().map(|p| p.join().unwrap()).collect()
+    });
+    for (_, path) in &paths {
+        cases.case(path);
     }
     let scaffold = scaffold_readme(root.path());
     cases.case(&scaffold);
