@@ -111,6 +111,24 @@ pub const SCENES: &[Scene] = &[
             )],
         ],
     },
+    // "Every problem at once": a model whose header lacks three things.
+    Scene {
+        name: "header",
+        blocks: &["Templates: the pipeline is SQL"],
+        setup: &[&[
+            Sqlrun(&["new", "mypipeline"]),
+            File(
+                "mypipeline/models/order_signs.sql",
+                "-- name: order_signs
+-- key: sign
+-- create: CREATE TABLE order_signs (ds TEXT NOT NULL, sign TEXT NOT NULL, order_count INTEGER NOT NULL)
+SELECT {{ ds }} AS ds, 'sale' AS sign, count(*) AS order_count
+FROM orders_latest AS o
+WHERE o.order_date = {{ ds }}
+",
+            ),
+        ]],
+    },
     Scene {
         name: "knows",
         blocks: &["The database knows its pipeline"],
