@@ -1,17 +1,18 @@
 //! The README's console examples, run against the built binary and compared with their
 //! shown output by trycmd, so that the README cannot drift from the binary.
 //!
-//! Each ```console block of README.md belongs to a scene (the sections below): a scene's
-//! blocks run in order in one folder of their own, prepared by its setup, so a block sees
-//! what the blocks before it in its scene did. trycmd runs a file's blocks in one folder, so
-//! every scene gets a copy of README.md in which only its own blocks are live
-//! (`console,ignore` for the others, the lines otherwise the same). The README of a project
-//! that `sqlrun new` writes is run the same way, in such a project.
+//! Each ```console block of README.md belongs to a scene (tests/readme/scenes.rs): a
+//! scene's blocks run in README order in one folder of their own, prepared by its setup, so
+//! a block sees what the blocks before it in its scene did. trycmd runs all the blocks of a
+//! file in one folder, so every scene gets a copy of README.md in which only its own blocks
+//! are live (`console,ignore` for the others, the lines otherwise the same). The README of a
+//! project that `sqlrun new` writes is run the same way, in such a project.
 //!
 //! `TRYCMD=overwrite cargo test --test readme` writes each block's actual output back into
-//! README.md, and the new project's README into src/scaffold.rs (run it twice there: the
-//! binary that wrote the project was built from the scaffold before). Placeholders: `[..]` (any text on a line) for times, run times and
-//! temporary paths; `...` (any lines) only where the README abbreviates on purpose.
+//! README.md, and the new project's README into src/scaffold.rs (run it twice when the
+//! scaffold's commands changed: the binary that wrote the project was built before). trycmd
+//! keeps the placeholders that still match: `[..]` (any text within a line) for times, run
+//! times, process ids and paths that differ from run to run, `[CWD]` for the block's folder.
 
 use std::collections::BTreeMap;
 use std::fs;
