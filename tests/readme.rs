@@ -235,7 +235,16 @@ fn prepare(root: &Path, scene: &Scene, readme: &[Chunk]) -> PathBuf {
     let folder = root.join(scene.name);
     let work = folder.join("README.in");
     fs::create_dir_all(&work).unwrap();
-    let copy: String = readme
+    fs::write(folder.join("README.md"), scene_copy(scene, readme)).unwrap();
+    for steps in scene.setup {
+        run_setup(&work, steps);
+    }
+    folder.join("README.md")
+}
+
+/// The README with only the scene's console blocks live.
+fn scene_copy(scene: &Scene, readme: &[Chunk]) -> String {
+    readme
         .iter()
         .map(|chunk| match chunk {
             Chunk::Text(text) => text.clone(),
@@ -248,12 +257,7 @@ fn prepare(root: &Path, scene: &Scene, readme: &[Chunk]) -> PathBuf {
                 _ => silenced(text),
             },
         })
-        .collect();
-    fs::write(folder.join("README.md"), copy).unwrap();
-    for steps in scene.setup {
-        run_setup(&work, steps);
-    }
-    folder.join("README.md")
+        .collect()
 }
 
 /// The README again, each console block taken from its scene's (overwritten) copy.
@@ -381,4 +385,23 @@ fn scaffold_readme(root: &Path) -> PathBuf {
     sqlrun(&folder, 0, &["new", project.to_str().unwrap()]);
     fs::copy(project.join("README.md"), folder.join("README.md")).unwrap();
     folder.join("README.md")
+}
+
+/// Re-blessing puts every block back where it was: a README rebuilt from the scenes'
+/// copies, before any output changed, is the README.
+#[test]
+fn scene_copies_merge_back_into_the_readme() {
+    let text = fs::read_to_string(README).unwrap();
+    let readme = chunks(&text);
+    let root = tempfile::tempdir().unwrap();
+    let copies = (scenes::SCENES.iter())
+        .map(|scene| {
+            let folder = root.path().join(scene.name);
+            fs::create_dir_all(&folder).unwrap();
+            let path = folder.join("README.md");
+            fs::write(&path, scene_copy(scene, &readme)).unwrap();
+            (scene.name, chunks(&fs::read_to_string(path).unwrap()))
+        })
+        .collect();
+    assert_eq!(merged(&readme, &copies), text);
 }
