@@ -76,9 +76,10 @@ $ sqlrun apply --interval 2026-02-01..2026-02-14  # a backfill: each date in its
 run 1 (backfill 2026-02-01..2026-02-14): 14 success -> success
 2026-02-01..2026-02-14  success  14 dates
 
-$ sqlrun apply --as-of 2026-02-15                 # the regular run: yesterday (without --as-of: today's)
+$ sqlrun apply --as-of 2026-02-15                 # the regular run: yesterday, and a look back (lookback)
+looked back 7 days (2026-02-07..2026-02-14): nothing missing, failed or changed
 2026-02-14  success  ([..] ms)
-run 2 (regular 2026-02-14): 1 success -> success
+run 2 (regular 2026-02-07..2026-02-14): 1 success -> success
 2026-02-14  success  1 date
 
 $ sqlrun status                                   # the dates at a glance: computed, sealed, held
