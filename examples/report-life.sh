@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The life of a report, as the README tells it ("The life of a report"): seal, correct,
-# reissue, unseal, on the embedded default. Run it from an empty folder with sqlrun on
+# The life of a report, as the README tells it ("The life of a report", where
+# tests/readme.rs checks each command's output): seal, correct, reissue, unseal, on the
+# embedded default. Run it from an empty folder with sqlrun on
 # PATH (or SQLRUN=path/to/sqlrun); it prints each command and what it printed.
 set -euo pipefail
 sqlrun=${SQLRUN:-sqlrun}
@@ -14,8 +15,6 @@ typed() {
     printf '%s' "${out# }"
 }
 run() { say "sqlrun $(typed "$@")"; "$sqlrun" "$@"; }
-# A run's per-date progress lines (stderr) carry timings: left out.
-run_quiet() { say "sqlrun $(typed "$@")"; "$sqlrun" "$@" 2>/dev/null; }
 sql() { say "sqlite3 -header -column sqlrun.db \"$1\""; sqlite3 -header -column sqlrun.db "$1"; }
 
 "$sqlrun" new shop >/dev/null && cd shop
@@ -23,9 +22,11 @@ sql() { say "sqlite3 -header -column sqlrun.db \"$1\""; sqlite3 -header -column 
 "$sqlrun" apply --interval 2026-02-01..2026-02-14 >/dev/null 2>&1
 run seal --dry-run --interval 2026-02-01..2026-02-07 --reason "weekly report W06" --by finance
 run seal --interval 2026-02-01..2026-02-07 --reason "weekly report W06" --by finance
-say 'printf "order_id,order_date,amount\nlate-voucher,2026-02-03,350000\n" | sqlrun load orders -'
-printf 'order_id,order_date,amount\nlate-voucher,2026-02-03,350000\n' | "$sqlrun" load orders - 2>&1
-run_quiet apply --interval 2026-02-01..2026-02-07 --by ops
+printf 'order_id,order_date,amount\nlate-voucher,2026-02-03,350000\n' > voucher.csv
+say 'cat voucher.csv'
+cat voucher.csv
+run load orders voucher.csv 2>&1
+run apply --interval 2026-02-01..2026-02-07 --by ops 2>&1
 run corrections --since 1
 run seal --reissue --interval 2026-02-01..2026-02-07 --reason "restated W06" --by finance
 sql "SELECT ds, version, action, revenue, sealed_by, reason FROM daily_revenue_sent_history WHERE ds = '2026-02-03'"

@@ -36,7 +36,7 @@ lookback = 7
 
 const README: &str = r#"# A sqlrun project
 
-```
+```text
 sqlrun.toml   the project file: the database, the templates folder, defaults for apply
 models/       one SQL file per partitioned table: the SELECT that computes one date
 views/        views derived from the models (e.g. a cumulative total)
@@ -47,17 +47,80 @@ Every `sqlrun` command run in this folder (or below it) uses `sqlrun.toml`: no `
 `--templates` to remember. A flag or `SQLRUN_DB` / `SQLRUN_SCHEMA` / `SQLRUN_TEMPLATES`
 overrides it for one command.
 
-First commands:
+First commands, and what they print (stdout, and stderr with each date's progress; `[CWD]`
+is this folder, `[..]` what differs from run to run):
 
-```sh
-sqlrun init                                        # create the database and the pipeline's tables
-sqlrun generate --start 2026-02-01 --days 14       # some synthetic orders to compute
-sqlrun apply --interval 2026-02-01..2026-02-14     # a backfill: each date in its own transaction
-sqlrun apply                                       # the regular run: yesterday
-sqlrun status                                      # per date: computed by which run, sealed, held
-sqlrun render --date 2026-02-03                    # the exact SQL a date executes
-sqlrun check --interval 2026-02-01..2026-02-14     # the checks over the computed dates, read-only
+```console
+$ sqlrun init                                     # create the database and the pipeline's tables
+[CWD]/sqlrun.db is ready: state store and pipeline ([CWD] templates; models: daily_revenue)
+settings from project file [CWD]/sqlrun.toml
+
+$ sqlrun generate --start 2026-02-01 --days 14    # some synthetic orders to compute
+inserted 14679 order rows (679 re-sent) for 2026-02-01..2026-02-14 (seed 1)
+
+$ sqlrun apply --interval 2026-02-01..2026-02-14  # a backfill: each date in its own transaction
+2026-02-01  success  ([..] ms)
+2026-02-02  success  ([..] ms)
+2026-02-03  success  ([..] ms)
+2026-02-04  success  ([..] ms)
+2026-02-05  success  ([..] ms)
+2026-02-06  success  ([..] ms)
+2026-02-07  success  ([..] ms)
+2026-02-08  success  ([..] ms)
+2026-02-09  success  ([..] ms)
+2026-02-10  success  ([..] ms)
+2026-02-11  success  ([..] ms)
+2026-02-12  success  ([..] ms)
+2026-02-13  success  ([..] ms)
+2026-02-14  success  ([..] ms)
+run 1 (backfill 2026-02-01..2026-02-14): 14 success -> success
+2026-02-01..2026-02-14  success  14 dates
+
+$ sqlrun apply --as-of 2026-02-15                 # the regular run: yesterday, and a look back (lookback)
+looked back 7 days (2026-02-07..2026-02-14): nothing missing, failed or changed
+2026-02-14  success  ([..] ms)
+run 2 (regular 2026-02-07..2026-02-14): 1 success -> success
+2026-02-14  success  1 date
+
+$ sqlrun status                                   # the dates at a glance: computed, sealed, held
+2026-02-01..2026-02-14: 14 dates, from the first to the last date known
+
+  # computed  14    S sealed     0    C corrected  0    ! changed    0
+  ~ stale      0    . missing    0    X failed     0    H held       0
+
+every date computed and current
+
+2026     1       5         10        15        20        25        30
+2026-02  # # # # # # # # # # # # # #
+
+$ sqlrun render --date 2026-02-03 daily_revenue   # a model's SQL for one date
+-- name: daily_revenue
+-- version: 2
+-- table: daily_revenue
+-- date_column: ds
+-- key: ds
+-- values: revenue, order_count
+-- seal_values: revenue, order_count
+-- sources: orders(order_date, key order_id)
+--
+-- One row per date, also for a date with no orders (revenue 0, order_count 0). Each
+-- order counts once, in its latest version, on that version's date: the rule is the
+-- view orders_latest (views/orders_latest.sql), shared by every model over orders.
+-- (Version 1 wrote the same rule inline; the numbers are the same.)
+SELECT '2026-02-03' AS ds,
+       coalesce(sum(o.amount), 0) AS revenue,
+       count(*) AS order_count
+FROM orders_latest AS o
+WHERE o.order_date = '2026-02-03'
+
+
+$ sqlrun check --interval 2026-02-01..2026-02-14  # the checks over the computed dates, read-only
+checked 14 dates of 2026-02-01..2026-02-14 with 5 checks: all passed
+
 ```
+
+`sqlrun render --date 2026-02-03` (without a model) prints the whole transaction the date
+executes.
 
 A model's header (`-- name:`, `-- version:`, ...) is its metadata; change its SQL only with a
 new `-- version:`.

@@ -35,10 +35,13 @@ pub fn loaded(
         ));
         return Ok(());
     };
-    let noun = if changed.len() == 1 { "date" } else { "dates" };
+    let (noun, verb, them) = match changed.len() {
+        1 => ("date", "shows", "it"),
+        _ => ("dates", "show", "them"),
+    };
     out.note(&format!(
-        "{table} is a source of {}: {} computed {noun} now show as changed: {}; \
-         `sqlrun apply --only changed --interval {}` recomputes them (or the next regular \
+        "{table} is a source of {}: {} computed {noun} now {verb} as changed: {}; \
+         `sqlrun apply --only changed --interval {}` recomputes {them} (or the next regular \
          run's look back)",
         readers.join(", "),
         changed.len(),

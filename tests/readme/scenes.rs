@@ -1,0 +1,245 @@
+//! Which console blocks of README.md run together, and what their folder holds first
+//! (what the README says happened before the block, done here without being shown).
+
+use super::Setup::{File, Insert, Sql, Sqlrun, SqlrunExit};
+use super::{Scene, Setup};
+
+pub const SCENES: &[Scene] = &[
+    Scene {
+        name: "demo",
+        blocks: &["Set up and try it"],
+        setup: &[],
+    },
+    // The quick tour, in a new folder; the plan in ranges goes on from where it ends.
+    Scene {
+        name: "tour",
+        blocks: &["A quick tour", "Plans and runs in ranges#1"],
+        setup: &[],
+    },
+    // A quarter's backfill that failed a date and skipped four, told in ranges.
+    Scene {
+        name: "quarter",
+        blocks: &["Plans and runs in ranges#2"],
+        setup: &[&[
+            Sqlrun(&["generate", "--start", "2025-01-01", "--days", "90", "--per-day", "20"]),
+            Sql("INSERT INTO orders VALUES ('typo-1','2025-02-01',9223372036854775807,'2025-02-02 08:00:00')"),
+            Sqlrun(&["reserve", "--interval", "2025-02-02..2025-02-05", "--by", "bob"]),
+            SqlrunExit(1, &["apply", "--interval", "2025-01-01..2025-03-31", "--keep-going"]),
+        ]],
+    },
+    Scene {
+        name: "status",
+        blocks: &["The state at a glance: `sqlrun status`"],
+        setup: &[STATUS],
+    },
+    Scene {
+        name: "new",
+        blocks: &["Projects: `sqlrun.toml`#1"],
+        setup: &[],
+    },
+    Scene {
+        name: "project",
+        blocks: &["Projects: `sqlrun.toml`#2"],
+        setup: &[&[Sqlrun(&["new", "."])]],
+    },
+    Scene {
+        name: "report",
+        blocks: &["The life of a report: seal, correct, reissue, unseal"],
+        setup: &[&[
+            Sqlrun(&["new", "."]),
+            Sqlrun(&["generate", "--start", "2026-02-01", "--days", "14", "--per-day", "50", "--seed", "7"]),
+            Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-14"]),
+            File("voucher.csv", "order_id,order_date,amount\nlate-voucher,2026-02-03,350000\n"),
+        ]],
+    },
+    Scene {
+        name: "load",
+        blocks: &["Loading rows: `sqlrun load`"],
+        setup: &[&[
+            Sqlrun(&["generate", "--start", "2026-02-01", "--days", "7"]),
+            Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-07"]),
+            File(
+                "late.csv",
+                "order_id,order_date,amount\nlate-1,2026-02-03,120000\n\"late-2, voucher\",2026-02-04,-5000\n",
+            ),
+            File(
+                "stamped.csv",
+                "order_id,order_date,amount,created_at\nlate-3,2026-02-05,70000,2026-02-05T10:00:00+09:00\n",
+            ),
+        ]],
+    },
+    Scene {
+        name: "late",
+        blocks: &["Late data: changed dates and `--lookback`"],
+        setup: &[&[
+            Sqlrun(&["generate", "--start", "2026-02-01", "--days", "20"]),
+            Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-20"]),
+        ]],
+    },
+    // "Writing a check, step by step", in a new project with two weeks computed: each
+    // step's block after the files the steps before it wrote.
+    Scene {
+        name: "check",
+        blocks: &["Writing a check, step by step#1"],
+        setup: &[CHECK_PROJECT],
+    },
+    Scene {
+        name: "check-warn",
+        blocks: &["Writing a check, step by step#2"],
+        setup: &[CHECK_PROJECT, BIG_DAY_WARN],
+    },
+    Scene {
+        name: "check-error",
+        blocks: &["Writing a check, step by step#3"],
+        setup: &[CHECK_PROJECT, BIG_DAY_WARN, &[APPLY_14], BIG_DAY_ERROR],
+    },
+    // Readiness goes on from there, with big_day back to warn (version 3).
+    Scene {
+        name: "ready",
+        blocks: &["Readiness: a date is built when its sources are"],
+        setup: &[
+            CHECK_PROJECT,
+            BIG_DAY_WARN,
+            &[APPLY_14],
+            BIG_DAY_ERROR,
+            &[SqlrunExit(1, &["apply", "--interval", "2026-02-01..2026-02-14"])],
+            BIG_DAY_WARN_AGAIN,
+            &[Insert(
+                "models/daily_revenue.sql",
+                "-- sources:",
+                "-- ready: EXISTS (SELECT 1 FROM loads WHERE source = 'orders' AND loaded_through >= {{ ds }})",
+            )],
+        ],
+    },
+    // "Every problem at once": a model whose header lacks three things.
+    Scene {
+        name: "header",
+        blocks: &["Templates: the pipeline is SQL"],
+        setup: &[&[
+            Sqlrun(&["new", "mypipeline"]),
+            File(
+                "mypipeline/models/order_signs.sql",
+                "-- name: order_signs
+-- key: sign
+-- create: CREATE TABLE order_signs (ds TEXT NOT NULL, sign TEXT NOT NULL, order_count INTEGER NOT NULL)
+SELECT {{ ds }} AS ds, 'sale' AS sign, count(*) AS order_count
+FROM orders_latest AS o
+WHERE o.order_date = {{ ds }}
+",
+            ),
+        ]],
+    },
+    Scene {
+        name: "knows",
+        blocks: &["The database knows its pipeline"],
+        setup: &[&[
+            Sqlrun(&["new", "mypipeline"]),
+            File("mypipeline/models/order_signs.sql", ORDER_SIGNS),
+            Sqlrun(&["generate", "--start", "2026-03-01", "--days", "2"]),
+        ]],
+    },
+];
+
+/// A second model, for "The database knows its pipeline".
+const ORDER_SIGNS: &str = "-- name: order_signs
+-- version: 1
+-- key: ds, sign
+-- values: order_count, amount
+-- sources: orders(order_date, key order_id)
+-- create: CREATE TABLE order_signs (ds TEXT NOT NULL, sign TEXT NOT NULL,
+--     order_count INTEGER NOT NULL, amount INTEGER NOT NULL, PRIMARY KEY (ds, sign))
+SELECT {{ ds }} AS ds,
+       CASE WHEN o.amount < 0 THEN 'refund' ELSE 'sale' END AS sign,
+       count(*) AS order_count,
+       sum(o.amount) AS amount
+FROM orders_latest AS o
+WHERE o.order_date = {{ ds }}
+GROUP BY 2
+";
+
+/// The history the status picture shows: January computed and sealed, then corrected on
+/// 2026-01-14; a gap of four days; a date that failed (an amount that overflows the sum);
+/// a late order for 2026-02-03 not picked up yet; bob's planned backfill; and source rows up
+/// to 2026-04-10 that nothing computed.
+const STATUS: &[Setup] = &[
+    Sqlrun(&["generate", "--start", "2026-01-01", "--days", "100", "--per-day", "20"]),
+    Sqlrun(&["apply", "--interval", "2026-01-01..2026-01-31"]),
+    Sqlrun(&["seal", "--interval", "2026-01-01..2026-01-31", "--reason", "January"]),
+    Sql("INSERT INTO orders VALUES ('late-1','2026-01-14',50000,'2026-02-02 09:00:00')"),
+    Sqlrun(&["apply", "--interval", "2026-01-14"]),
+    Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-10"]),
+    Sqlrun(&["apply", "--interval", "2026-02-15..2026-03-02"]),
+    Sql("INSERT INTO orders VALUES ('typo-1','2026-03-03',9223372036854775807,'2026-03-04 08:00:00')"),
+    SqlrunExit(1, &["apply", "--interval", "2026-03-03"]),
+    Sqlrun(&["apply", "--interval", "2026-03-04..2026-03-31"]),
+    Sql("INSERT INTO orders VALUES ('late-2','2026-02-03',70000,'2026-04-02 10:00:00')"),
+    Sqlrun(&["reserve", "--interval", "2026-03-20..2026-03-31", "--by", "bob", "--reason", "refund fix"]),
+];
+
+const APPLY_14: Setup = Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-14"]);
+
+/// A new project with two weeks computed and the check of step 1.
+const CHECK_PROJECT: &[Setup] = &[
+    Sqlrun(&["new", "."]),
+    File(
+        "checks/daily_revenue_matches_orders.sql",
+        "-- name: daily_revenue_matches_orders
+-- version: 1
+-- model: daily_revenue
+-- severity: error
+--
+-- The date's row counts the orders it was computed from: each order once, in its
+-- latest version (orders_latest).
+SELECT t.ds, t.order_count, o.orders
+FROM {{ this }} AS t,
+     (SELECT count(*) AS orders FROM orders_latest WHERE order_date = {{ ds }}) AS o
+WHERE t.ds = {{ ds }} AND t.order_count <> o.orders
+",
+    ),
+    Sqlrun(&["generate", "--start", "2026-02-01", "--days", "14"]),
+    APPLY_14,
+];
+
+const BIG_DAY: &str = "checks/daily_revenue_big_day.sql";
+
+/// The check of step 4, as the README shows it.
+const BIG_DAY_WARN: &[Setup] = &[File(
+    BIG_DAY,
+    "-- name: daily_revenue_big_day
+-- version: 1
+-- model: daily_revenue
+-- severity: warn
+--
+-- A day above 250 million won is worth a look before the report goes out.
+{% import \"system/checks.sql\" as check %}
+{{ check.accepted_range(\"revenue\", max=250000000) }}
+",
+)];
+
+/// Step 5: the same check as an error.
+const BIG_DAY_ERROR: &[Setup] = &[File(
+    BIG_DAY,
+    "-- name: daily_revenue_big_day
+-- version: 2
+-- model: daily_revenue
+-- severity: error
+--
+-- A day above 250 million won is refused until someone looks.
+{% import \"system/checks.sql\" as check %}
+{{ check.accepted_range(\"revenue\", max=250000000) }}
+",
+)];
+
+/// Back to a warning, for the readiness example.
+const BIG_DAY_WARN_AGAIN: &[Setup] = &[File(
+    BIG_DAY,
+    "-- name: daily_revenue_big_day
+-- version: 3
+-- model: daily_revenue
+-- severity: warn
+--
+-- A day above 250 million won is worth a look before the report goes out.
+{% import \"system/checks.sql\" as check %}
+{{ check.accepted_range(\"revenue\", max=250000000) }}
+",
+)];
