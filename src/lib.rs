@@ -170,6 +170,17 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
 /// The note to give, and the file it is about, when this command would create the
 /// default database outside any project (said after the command, if the file exists).
 fn creates_default_db(cli: &Cli) -> Option<(String, std::path::PathBuf)> {
+    // These open no database of the settings' (the demo's is a scratch one or its own).
+    if matches!(
+        cli.command,
+        Command::New { .. }
+            | Command::Help { .. }
+            | Command::Demo { .. }
+            | Command::Completions { .. }
+            | Command::Man { .. }
+    ) {
+        return None;
+    }
     let settings = project::resolve_here(&Flags::from(&cli.global)).ok()?;
     let cwd = std::env::current_dir().ok()?;
     let note = project::new_default_db(&settings, &cwd)?;

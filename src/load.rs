@@ -59,9 +59,6 @@ const PARAMETERS_PER_STATEMENT: usize = 30_000;
 /// not a date prints as a bare parameter (a date would get a cast on PostgreSQL).
 const PARAMETER: &str = "value";
 
-/// Loads the CSV `file` (or stdin) into `table`, all rows in one transaction or none.
-/// The database must be open with the pipeline synced: a source's change triggers are in
-/// place before its rows go in. Returns how many rows went in.
 /// The computed dates that show as changed now because a source of theirs has changes
 /// noted (status's own judgement, over the span of the source's notes); empty for a
 /// table that is no source.
@@ -81,6 +78,9 @@ pub fn changed_dates(db: &mut Db, pipeline: &Pipeline, table: &str) -> Result<Ve
         .collect())
 }
 
+/// Loads the CSV `file` (or stdin) into `table`, all rows in one transaction or none.
+/// The database must be open with the pipeline synced: a source's change triggers are in
+/// place before its rows go in. Returns how many rows went in.
 pub fn load_file(db: &mut Db, pipeline: &Pipeline, table: &str, input: Input) -> Result<u64> {
     let columns = loadable_columns(db, pipeline, table)?;
     let mut rows = Rows::new(input, table, columns)?;

@@ -4,8 +4,12 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 fn main() -> ExitCode {
-    // `COMPLETE=bash sqlrun`: the shell's registration, or the words to offer; then exit.
-    clap_complete::CompleteEnv::with_factory(sqlrun::cli::Cli::command).complete();
+    // `SQLRUN_COMPLETE=bash sqlrun`: the shell's registration, or the words to offer; then
+    // exit. Not clap's usual `COMPLETE`: a stray one in a scheduler's environment would turn
+    // every run into a silent exit 0.
+    clap_complete::CompleteEnv::with_factory(sqlrun::cli::Cli::command)
+        .var("SQLRUN_COMPLETE")
+        .complete();
     let cli = match sqlrun::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -71,14 +71,16 @@ impl Pipeline {
 
     /// A model's SELECT, prepared alone, that the database refused.
     fn model_error(&self, model: &Model, ds: &str, e: DbError, sql: &str) -> Error {
+        // What was prepared is the model alone (on PostgreSQL in its `$1` form, line for
+        // line the same), so its error is in the model's text.
         match e.at.as_deref() {
-            Some(ErrorAt { statement, offset }) if statement == sql => {
-                let lines: Vec<&str> = sql.lines().collect();
-                let at = line_and_column(sql, *offset);
+            Some(ErrorAt { statement, offset }) => {
+                let statement = if statement.is_empty() { sql } else { statement };
+                let lines: Vec<&str> = statement.lines().collect();
+                let at = last_text_at(&lines, line_and_column(statement, *offset));
                 self.pointed(model, ds, &e.message, &lines, at)
             }
-            // PostgreSQL was sent the `$1` form: find the model in it as in a date's.
-            _ => self.date_statement_error(model, ds, e),
+            None => self.date_statement_error(model, ds, e),
         }
     }
 
@@ -116,6 +118,19 @@ impl Pipeline {
             message: format!("{message}\n{shown}\n{}", render_hint(model, ds)),
         }
     }
+}
+
+/// An error at the end of the input ("syntax error at end of input": an offset past the
+/// last line, or on blank lines after it) is shown at the end of the last line with text.
+fn last_text_at(lines: &[&str], (line, column): (usize, usize)) -> (usize, usize) {
+    let blank = |l: &usize| lines.get(*l).is_none_or(|t| t.trim().is_empty());
+    if !blank(&line) {
+        return (line, column);
+    }
+    (0..line.min(lines.len()))
+        .rev()
+        .find(|l| !blank(l))
+        .map_or((0, 0), |l| (l, lines[l].trim_end().len()))
 }
 
 /// `model NAME, as rendered for DS`.
@@ -190,6 +205,16 @@ fn columns_message(model: &Model, returned: &[String], missing: &[&str], extra: 
 mod tests {
     use super::*;
     use crate::pipeline::DateVars;
+
+    #[test]
+    fn an_error_at_the_end_of_input_points_at_the_last_line_with_text() {
+        let lines = ["SELECT a", "FROM t", "GROUP BY", "", "  "];
+        // PostgreSQL's "at end of input": an offset past the last line.
+        assert_eq!(last_text_at(&lines, (5, 0)), (2, 8));
+        assert_eq!(last_text_at(&lines, (3, 0)), (2, 8));
+        assert_eq!(last_text_at(&lines, (1, 3)), (1, 3));
+        assert_eq!(last_text_at(&[], (0, 0)), (0, 0));
+    }
 
     /// The statement of a date's SQL (as bound, as it is sent) that holds `needle`, and
     /// an error of the database at it.

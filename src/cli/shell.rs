@@ -2,7 +2,7 @@
 //! both generated from the command line's own definition (src/cli.rs), so they never
 //! drift from it. Neither opens a database nor reads a project file; commands/ prints them.
 //! The values that only the pipeline knows (model names, run and seal ids) are offered by
-//! clap's dynamic completion (`COMPLETE=bash sqlrun`, see main.rs): the candidates below
+//! clap's dynamic completion (`SQLRUN_COMPLETE=bash sqlrun`, see main.rs): the candidates below
 //! read the project here and, on SQLite, its database read-only; a failure offers nothing.
 
 use std::path::{Path, PathBuf};
@@ -39,14 +39,7 @@ pub fn completion(shell: Shell) -> Result<Completion> {
 
 /// The pipeline's models here (the project's, else the built-in ones), for `--select`.
 pub fn model_names() -> Vec<CompletionCandidate> {
-    pipeline_here()
-        .map(|p| {
-            p.models
-                .iter()
-                .map(|m| CompletionCandidate::new(&m.name))
-                .collect()
-        })
-        .unwrap_or_default()
+    pipeline_here().map(|p| models_of(&p)).unwrap_or_default()
 }
 
 /// Models and checks, for `render --date D NAME`.
@@ -57,7 +50,14 @@ pub fn model_and_check_names() -> Vec<CompletionCandidate> {
     let checks = p.checks.iter().map(|c| {
         CompletionCandidate::new(&c.name).help(Some(format!("check of {}", c.model).into()))
     });
-    model_names().into_iter().chain(checks).collect()
+    models_of(&p).into_iter().chain(checks).collect()
+}
+
+fn models_of(p: &Pipeline) -> Vec<CompletionCandidate> {
+    p.models
+        .iter()
+        .map(|m| CompletionCandidate::new(&m.name))
+        .collect()
 }
 
 /// The latest runs, with their kind, dates and status (SQLite).

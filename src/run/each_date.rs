@@ -26,6 +26,9 @@ pub struct Worker<'a> {
     pub pipeline: &'a Pipeline,
     pub run_id: i64,
     pub keep_going: bool,
+    /// A look back's first date asked for: a failed date before it (one the look back
+    /// heals) does not stop the run, with or without `keep_going`.
+    pub looks_back_before: Option<String>,
     pub signal: &'a AtomicI32,
 }
 
@@ -63,6 +66,18 @@ struct Ended {
 }
 
 impl Worker<'_> {
+    /// Whether the run goes on after `ds` failed: `--keep-going`, or a date a look back
+    /// heals (an old date that keeps failing must not keep the dates asked for from being
+    /// computed every morning; the run still ends failed, exit 1).
+    fn goes_on_after(&self, ds: &str) -> bool {
+        // `YYYY-MM-DD` sorts as the calendar does.
+        self.keep_going
+            || self
+                .looks_back_before
+                .as_deref()
+                .is_some_and(|first| ds < first)
+    }
+
     /// One date on this worker's session: its outcome, and whether the run stops there.
     fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
         let clock = Instant::now();
@@ -85,7 +100,7 @@ impl Worker<'_> {
             millis: Some(millis),
             checks,
         };
-        if failed && !self.keep_going {
+        if failed && !self.goes_on_after(ds) {
             Step::Last(Some(outcome), Stop::Failed { ds: ds.into() })
         } else {
             Step::Next(outcome)
@@ -127,7 +142,7 @@ impl Worker<'_> {
                 })
             }
             Err(e) => {
-                if !self.keep_going {
+                if !self.goes_on_after(&ds) {
                     // No other worker takes a date while the failure is recorded.
                     halt.now();
                 }

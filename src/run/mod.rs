@@ -134,15 +134,11 @@ pub fn apply(
     progress.skipped(&skips);
 
     let work = reserve::held_by_run(db, begun.run_id)?;
-    // A look back goes past a failed date: an old date that keeps failing must not keep
-    // yesterday from being computed every morning (the run still ends failed, exit 1).
     let worker = Worker {
         pipeline,
         run_id: begun.run_id,
-        keep_going: asked.request.keep_going
-            || start
-                .new_run()
-                .is_some_and(|r| r.selection.lookback().is_some()),
+        keep_going: asked.request.keep_going,
+        looks_back_before: start.new_run().and_then(|r| r.selection.first_asked()),
         signal: signal.signal(),
     };
     let sessions = std::iter::once(&mut *db).chain(&mut others).collect();

@@ -98,8 +98,9 @@ fn new_run_interval(
         ))
     })?;
     warn(&format!(
-        "--only {only}: looking at {interval}, the dates sqlrun knows up to {} (as `sqlrun \
-         status` shows them); --interval START..END looks at others",
+        "--only {only}: looking at {interval} ({} dates), the dates sqlrun knows up to {} \
+         (as `sqlrun status` shows them); --interval START..END looks at others",
+        interval.len(),
         fmt_date(last)
     ));
     Ok(interval)
@@ -163,7 +164,16 @@ fn unfinished_day(interval: Interval, zone: Tz, request: &Request) -> Option<Unf
         (None, None, Some(as_of)) => format!("--as-of {as_of} (its yesterday is {interval})"),
         (None, None, None) => format!("the regular run ({interval})"),
     };
-    let ds = fmt_date(date);
+    // A month or a year reaches far into the future as easily as into today: say how far.
+    let later = (interval.end - date).num_days();
+    let ds = match later {
+        0 => fmt_date(date),
+        n => format!(
+            "{} (and the {n} dates after it, up to {})",
+            fmt_date(date),
+            fmt_date(interval.end)
+        ),
+    };
     let last_ended = today
         .pred_opt()
         .map_or_else(|| "yesterday".into(), fmt_date);

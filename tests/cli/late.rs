@@ -1144,3 +1144,41 @@ fn loaders_and_dates_never_wait_for_each_other_on_postgresql() {
     sb.ok(&["apply", "--interval", &all, "--only", "changed"]);
     assert_eq!(daily_of(&sb, &days), expected_from_orders(&sb, &days));
 }
+
+#[test]
+fn an_interval_with_a_lookback_stops_at_a_failed_date_it_asked_for() {
+    let (sb, days) = sixteen_days_of_orders();
+    // 03-08..03-10 asked, looking back 2 days (03-06, 03-07: never computed).
+    let asked = format!("{}..{}", days[7], days[9]);
+    sb.fail_inserts("daily_revenue", &days[8], When::Before);
+    sb.expect(1, &["apply", "--interval", &asked, "--lookback", "2"]);
+    let id = sb.last_run_id();
+    let done = |ds: &String, status: &str| (ds.clone(), status.to_string());
+    // Without --keep-going a backfill stops at its first failed date, look back or not.
+    assert_eq!(
+        partitions(&sb, id),
+        BTreeMap::from([
+            done(&days[5], "success"),
+            done(&days[6], "success"),
+            done(&days[7], "success"),
+            done(&days[8], "failed"),
+        ])
+    );
+    assert!(!sb.daily().contains_key(&days[9]), "03-10 was not computed");
+
+    // A failed date the look back heals does not stop it: the dates asked for go on.
+    sb.stop_failing("daily_revenue");
+    sb.fail_inserts("daily_revenue", &days[8], When::Before);
+    let later = format!("{}..{}", days[10], days[11]);
+    sb.expect(1, &["apply", "--interval", &later, "--lookback", "3"]);
+    let id = sb.last_run_id();
+    assert_eq!(
+        partitions(&sb, id),
+        BTreeMap::from([
+            done(&days[8], "failed"),
+            done(&days[9], "success"),
+            done(&days[10], "success"),
+            done(&days[11], "success"),
+        ])
+    );
+}

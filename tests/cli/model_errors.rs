@@ -206,3 +206,26 @@ fn a_date_column_that_is_not_a_date_is_refused_on_postgres_by_name() {
         assert!(!run.stderr.contains(internal), "{internal}: {}", run.stderr);
     }
 }
+
+#[test]
+fn an_unfinished_select_is_the_models_own_error() {
+    // The SELECT ends in the middle of its GROUP BY: the error is at the end of the model,
+    // not in the SQL sqlrun wraps around it.
+    let (sb, dir) = with_band_model(&BANDS.replace("GROUP BY 2\n", "GROUP BY\n"));
+    let file = dir.join("models/orders_by_band.sql");
+    let run = refused(
+        &sb,
+        &dir,
+        &["apply", "--interval", "2026-03-02"],
+        &[&file.display().to_string(), "as rendered for 2026-03-02"],
+    );
+    assert!(
+        !run.stderr.contains("around its SELECT") && !run.stderr.contains("replace.sql"),
+        "{}",
+        run.stderr
+    );
+    if is_postgres() {
+        // PostgreSQL says where: the end of the last line with text, the model's line 13.
+        assert!(run.stderr.contains(", line 13"), "{}", run.stderr);
+    }
+}

@@ -233,12 +233,12 @@ fn the_kit_reads_no_project_file() {
 }
 
 /// What clap's dynamic completion offers in a real bash for `line` (the cursor at its
-/// end): its registration sourced from `COMPLETE=bash sqlrun`, then called as bash would.
+/// end): its registration sourced from `SQLRUN_COMPLETE=bash sqlrun`, then called as bash would.
 fn dynamic_completes(dir: &Path, line: &str) -> Vec<String> {
     let words: Vec<&str> = line.split(' ').collect();
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let program = format!(
-        "source <(COMPLETE=bash '{BIN}')\n\
+        "source <(SQLRUN_COMPLETE=bash '{BIN}')\n\
          COMP_WORDS=({})\n\
          COMP_CWORD={}\n\
          COMP_LINE='{line}'\n\
