@@ -165,15 +165,19 @@ fn unfinished_day(interval: Interval, zone: Tz, request: &Request) -> Option<Unf
         (None, None, None) => format!("the regular run ({interval})"),
     };
     // A month or a year reaches far into the future as easily as into today: say how far.
-    let later = (interval.end - date).num_days();
-    let ds = match later {
-        0 => fmt_date(date),
+    let later = match (interval.end - date).num_days() {
+        0 => String::new(),
+        1 => format!(
+            " (the same holds for the date after it, {})",
+            fmt_date(interval.end)
+        ),
         n => format!(
-            "{} (and the {n} dates after it, up to {})",
-            fmt_date(date),
+            " (the same holds for the {n} dates after it, up to {})",
             fmt_date(interval.end)
         ),
     };
+    let ds = fmt_date(date);
+    let when = format!("{when}{later}");
     let last_ended = today
         .pred_opt()
         .map_or_else(|| "yesterday".into(), fmt_date);
