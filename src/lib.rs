@@ -140,6 +140,19 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
             select,
             list,
         } => commands::status::run(&here(&flags, out)?, interval.as_deref(), select, *list, out),
+        Command::Report {
+            html,
+            interval,
+            select,
+        } => commands::report::run(
+            &here(&flags, out)?,
+            &commands::report::ReportRequest {
+                html,
+                interval: interval.as_deref(),
+                select,
+            },
+            out,
+        ),
         Command::Runs {
             run_id,
             limit,

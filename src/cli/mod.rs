@@ -184,6 +184,24 @@ pub enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// One self-contained HTML page: each model's calendar, the runs, the seal events and
+    /// the corrections (reads only; no network, no script).
+    #[command(after_help = "Examples:\n  \
+        sqlrun report --html report.html               from the first to the last date known\n  \
+        sqlrun report --html feb.html --interval 2026-02-01..2026-02-28\n  \
+        sqlrun report --html rev.html --select daily_revenue")]
+    Report {
+        /// The file to write (replaced whole; its folder must exist).
+        #[arg(long, value_name = "FILE")]
+        html: PathBuf,
+        /// The dates to show, START..END or one date (default: from the first to the last
+        /// date the database knows, source rows included).
+        #[arg(long, value_name = "START..END")]
+        interval: Option<String>,
+        /// Only these models (and those downstream of them): a calendar and corrections each.
+        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
+        select: Vec<String>,
+    },
     /// The audit trail: runs, or one run's dates, events and template versions.
     Runs {
         /// One run: its dates as ranges per status, events and template versions (default:

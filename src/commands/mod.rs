@@ -15,6 +15,7 @@ pub mod man;
 pub mod new;
 pub mod release;
 pub mod render;
+pub mod report;
 pub mod reserve;
 pub mod retire;
 pub mod runs;

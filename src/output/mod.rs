@@ -13,6 +13,7 @@ pub mod load;
 pub mod new;
 pub mod plan;
 pub mod render;
+pub mod report;
 pub mod reserve;
 pub mod retire;
 pub mod runs;

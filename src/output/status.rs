@@ -189,60 +189,60 @@ pub fn status_empty(out: &Output) -> Result<()> {
     )
 }
 
+/// The columns of `status --list`, in order.
+pub const LIST_COLUMNS: [&str; 11] = [
+    "date",
+    "state",
+    "run",
+    "kind",
+    "computed at",
+    "version",
+    "sealed",
+    "corrections",
+    "checks",
+    "held by",
+    "last failure",
+];
+
 /// `status --list`: a line per date.
 fn status_table(states: &[DateState], dead: &[(i64, String)]) -> String {
-    let table_rows: Vec<Vec<String>> = states
-        .iter()
-        .map(|s| {
-            let models = models(s);
-            let gone = gone(s, dead);
-            vec![
-                s.ds.clone(),
-                s.judged.state.to_string(),
-                opt(&s.built_run),
-                opt(&s.built_kind),
-                opt(&s.built_at),
-                version_cell(s, &models),
-                seal_cell(s),
-                if s.corrections > 0 {
-                    s.corrections.to_string()
-                } else {
-                    "-".into()
-                },
-                opt(&s.checks),
-                match (s.held_by, gone) {
-                    (Some(h), None) => format!(
-                        "run {h} ({}, {})",
-                        s.holder_kind.map_or("?", |k| k.as_str()),
-                        s.holder_by.as_deref().unwrap_or("?")
-                    ),
-                    (Some(h), Some(why)) => format!("run {h}, gone: {why}"),
-                    (None, _) => "-".into(),
-                },
-                if s.judged.failed {
-                    s.last_error.clone().unwrap_or_default()
-                } else {
-                    "-".into()
-                },
-            ]
-        })
-        .collect();
-    table(
-        &[
-            "date",
-            "state",
-            "run",
-            "kind",
-            "computed at",
-            "version",
-            "sealed",
-            "corrections",
-            "checks",
-            "held by",
-            "last failure",
-        ],
-        &table_rows,
-    )
+    let table_rows: Vec<Vec<String>> = states.iter().map(|s| list_row(s, dead)).collect();
+    table(&LIST_COLUMNS, &table_rows)
+}
+
+/// What `status --list` says of a date, a value per column of `LIST_COLUMNS` (`-`: nothing).
+pub fn list_row(s: &DateState, dead: &[(i64, String)]) -> Vec<String> {
+    let models = models(s);
+    let gone = gone(s, dead);
+    vec![
+        s.ds.clone(),
+        s.judged.state.to_string(),
+        opt(&s.built_run),
+        opt(&s.built_kind),
+        opt(&s.built_at),
+        version_cell(s, &models),
+        seal_cell(s),
+        if s.corrections > 0 {
+            s.corrections.to_string()
+        } else {
+            "-".into()
+        },
+        opt(&s.checks),
+        match (s.held_by, gone) {
+            (Some(h), None) => format!(
+                "run {h} ({}, {})",
+                s.holder_kind.map_or("?", |k| k.as_str()),
+                s.holder_by.as_deref().unwrap_or("?")
+            ),
+            (Some(h), Some(why)) => format!("run {h}, gone: {why}"),
+            (None, _) => "-".into(),
+        },
+        if s.judged.failed {
+            s.last_error.clone().unwrap_or_default()
+        } else {
+            "-".into()
+        },
+    ]
 }
 
 /// The `sealed` column: sealed (with its version once reissued), unsealed, or -.

@@ -29,6 +29,7 @@ mod models;
 mod pipelines;
 mod project;
 mod ranges;
+mod report;
 mod reserve;
 mod scripting;
 mod seal;

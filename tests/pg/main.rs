@@ -55,6 +55,8 @@ mod procs;
 mod project;
 #[path = "../cli/ranges.rs"]
 mod ranges;
+#[path = "../cli/report.rs"]
+mod report;
 #[path = "../cli/reserve.rs"]
 mod reserve;
 #[path = "../cli/scripting.rs"]

@@ -1,0 +1,154 @@
+//! `sqlrun report --html FILE`: the calendar of each model, the runs, the seal events and
+//! the corrections as one self-contained page. Read-only: every answer is the one
+//! `status --select MODEL`, `runs`, `seals` and `corrections` give.
+
+use std::path::Path;
+
+use crate::commands::{open, Access};
+use crate::corrections::{self, Feed, FeedShape};
+use crate::error::{Error, Result};
+use crate::exit::Exit;
+use crate::history::{self, Record};
+use crate::holder::Identity;
+use crate::interval::{fmt_date, Interval};
+use crate::output::report::{self, ModelCalendar, Page};
+use crate::output::Output;
+use crate::reserve;
+use crate::settings::Settings;
+
+/// What to show and where to write it, as asked.
+pub struct ReportRequest<'a> {
+    pub html: &'a Path,
+    pub interval: Option<&'a str>,
+    pub select: &'a [String],
+}
+
+pub fn run(settings: &Settings, request: &ReportRequest, out: &Output) -> Result<Exit> {
+    let interval = request.interval.map(Interval::parse).transpose()?;
+    writable(request.html)?;
+    let mut opened = open(settings, request.select, Access::Read)?;
+    out.notes(&opened.notes);
+    let span = match interval {
+        Some(i) => Some(i),
+        None => {
+            let (span, notes) = reserve::known_span(&mut opened.db, &opened.pipeline)?;
+            out.notes(&notes);
+            span
+        }
+    };
+    let names: Vec<String> = opened
+        .pipeline
+        .computed_models()
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    let dead = reserve::dead_holders(&mut opened.db, &Identity::current(), None)?;
+    let mut calendars = Vec::new();
+    if let Some(span) = span {
+        for name in &names {
+            // The model's calendar is what `status --select MODEL` says of each date.
+            opened.pipeline.select(std::slice::from_ref(name))?;
+            let states = reserve::date_states(&mut opened.db, &opened.pipeline, span)?;
+            calendars.push(ModelCalendar::new(name.clone(), span, states, &dead));
+        }
+    }
+    let all_runs = history::newest_runs(&mut opened.db, u32::MAX)?;
+    let all_seals = history::newest_seal_events(&mut opened.db, u32::MAX)?;
+    let latest = latest_change(&all_runs, &all_seals);
+    let runs = overlapping(all_runs, span, "interval_start", "interval_end");
+    let seals = overlapping(all_seals, span, "first_ds", "last_ds");
+    opened.pipeline.select(&names)?;
+    let feed = Feed {
+        interval,
+        select: names.clone(),
+        since: None,
+        format: FeedShape::Json,
+    };
+    let corrections = corrections::list(&mut opened.db, &opened.pipeline, &feed)?;
+    let html = report::page(&Page {
+        database: opened.target.to_string(),
+        latest,
+        span,
+        known_span: interval.is_none(),
+        calendars: &calendars,
+        runs: &runs,
+        seals: &seals,
+        corrections: &corrections,
+    });
+    write(request.html, &html)?;
+    out.text(&format!(
+        "wrote {} ({} bytes{})",
+        request.html.display(),
+        html.len(),
+        span.map(|s| format!(", {s}")).unwrap_or_default()
+    ))?;
+    Ok(Exit::Done)
+}
+
+/// The time of the database's latest recorded change: the newest time a run was made,
+/// started or finished, or a seal event made (the page carries no clock of its own).
+fn latest_change(runs: &[Record], seals: &[Record]) -> Option<String> {
+    let times = |rows: &[Record], columns: &[&str]| -> Vec<String> {
+        rows.iter()
+            .flat_map(|r| {
+                columns
+                    .iter()
+                    .filter_map(|c| r[*c].as_str().map(String::from))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let mut all = times(runs, &["created_at", "started_at", "finished_at"]);
+    all.extend(times(seals, &["made_at"]));
+    all.into_iter().max()
+}
+
+/// The runs (or seal events) whose dates meet the span: all of them without one.
+fn overlapping(rows: Vec<Record>, span: Option<Interval>, start: &str, end: &str) -> Vec<Record> {
+    let Some(span) = span else { return rows };
+    let (first, last) = (fmt_date(span.start), fmt_date(span.end));
+    rows.into_iter()
+        .filter(|r| {
+            let from = r[start].as_str().unwrap_or("");
+            let to = r[end].as_str().unwrap_or("9999-12-31");
+            from <= last.as_str() && to >= first.as_str()
+        })
+        .collect()
+}
+
+/// The page can be written there: its folder exists and it is not a folder itself (bad
+/// input is said before anything is read).
+fn writable(path: &Path) -> Result<()> {
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if path.is_dir() || !folder.is_dir() {
+        return Err(Error::bad(format!(
+            "--html {}: {}; give a file in a folder that exists, e.g. --html report.html",
+            path.display(),
+            if path.is_dir() {
+                "is a folder"
+            } else {
+                "its folder does not exist"
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// Writes the page whole or not at all: a file beside it, renamed over it.
+fn write(path: &Path, html: &str) -> Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".sqlrun-tmp");
+    let temp = path.with_file_name(name);
+    let cannot = |e: std::io::Error| {
+        let _ = std::fs::remove_file(&temp);
+        Error::bad(format!(
+            "--html {}: cannot write it ({e}); give a file in a folder you can write",
+            path.display()
+        ))
+    };
+    std::fs::write(&temp, html).map_err(cannot)?;
+    std::fs::rename(&temp, path).map_err(cannot)
+}

@@ -1,0 +1,478 @@
+//! `sqlrun report --html`: one page whose every date, run and correction is what
+//! `status`, `runs` and `corrections` say (read back from the page's markup), the same
+//! bytes for the same database, narrowed by --interval and --select, refused on bad input;
+//! and on SQLite, opened in headless Chromium: no console error, no network, a screenshot.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::models::BANDS;
+use crate::support::*;
+use crate::templates::copy_templates;
+
+const MODELS: [&str; 2] = ["daily_amount_bands", "daily_revenue"];
+
+fn order(id: &str, date: &str, amount: i64) -> OrderRow {
+    OrderRow {
+        order_id: id.into(),
+        order_date: date.into(),
+        amount,
+        created_at: "2026-01-01 00:00:00".into(),
+    }
+}
+
+/// A story with every state, over 2026-01-01..2026-01-20 (source rows on each date):
+/// stale 01-01 and 01-09 (built by the model's older version), computed 01-05..01-07,
+/// sealed 01-02 and 01-04, corrected 01-03, changed 01-08 (a late order), failed 01-10,
+/// held 01-11..01-12 (reserved by `planner`), missing 01-13..01-20. Returns the templates.
+fn story(sb: &Sandbox) -> String {
+    let rows: Vec<OrderRow> = (0..20)
+        .map(|i| order(&format!("o{i}"), &day("2026-01-01", i), 1000 + i))
+        .collect();
+    sb.insert_orders(&rows);
+    let dir = copy_templates(sb);
+    std::fs::write(dir.join("models/daily_amount_bands.sql"), BANDS).unwrap();
+    let tpl = dir.to_str().unwrap().to_string();
+    let with = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["--templates".to_string(), tpl.clone()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        all
+    };
+    let run = |code: i32, args: &[&str]| {
+        let all = with(args);
+        sb.expect(code, &all.iter().map(String::as_str).collect::<Vec<_>>());
+    };
+    sb.fail_inserts("daily_revenue", "2026-01-10", When::Before);
+    run(
+        1,
+        &[
+            "apply",
+            "--interval",
+            "2026-01-01..2026-01-12",
+            "--keep-going",
+        ],
+    );
+    sb.stop_failing("daily_revenue");
+    let model = dir.join("models/daily_revenue.sql");
+    let text = std::fs::read_to_string(&model).unwrap();
+    std::fs::write(&model, text.replace("-- version: 2", "-- version: 3")).unwrap();
+    run(0, &["apply", "--interval", "2026-01-02..2026-01-07"]);
+    run(
+        0,
+        &[
+            "seal",
+            "--interval",
+            "2026-01-02..2026-01-04",
+            "--reason",
+            "weekly <report> & \"more\"",
+        ],
+    );
+    sb.insert_orders(&[order("late-a", "2026-01-03", 500)]);
+    run(0, &["apply", "--interval", "2026-01-02..2026-01-04"]);
+    sb.insert_orders(&[order("late-b", "2026-01-08", 700)]);
+    run(
+        0,
+        &[
+            "reserve",
+            "--interval",
+            "2026-01-11..2026-01-12",
+            "--by",
+            "planner",
+        ],
+    );
+    tpl
+}
+
+fn report(sb: &Sandbox, tpl: &str, file: &Path, extra: &[&str]) -> String {
+    let mut args = vec![
+        "--templates",
+        tpl,
+        "report",
+        "--html",
+        file.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    sb.ok(&args);
+    std::fs::read_to_string(file).unwrap()
+}
+
+fn json(sb: &Sandbox, tpl: &str, args: &[&str]) -> Value {
+    let mut all = vec!["--json", "--templates", tpl];
+    all.extend(args);
+    serde_json::from_str(&sb.ok(&all).stdout).expect("one JSON document")
+}
+
+/// The part of the page from `start` to the end of its table.
+fn table<'a>(page: &'a str, start: &str) -> &'a str {
+    let from = page
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start} in the page"));
+    let rest = &page[from..];
+    &rest[..rest.find("</table>").unwrap()]
+}
+
+/// Each day cell of a model's calendar: its date and state, as its title starts.
+fn cells(page: &str, model: &str) -> BTreeMap<String, String> {
+    let cal = table(page, &format!("data-model=\"{model}\""));
+    let re = Regex::new(r#"<i class="?(\w)[^>]*? tabindex=0 title="(\S+) (\w+)"#).unwrap();
+    re.captures_iter(cal)
+        .map(|c| {
+            assert_eq!(
+                &c[1],
+                class_of(&c[3]),
+                "the class of {} says its state",
+                &c[2]
+            );
+            (c[2].to_string(), c[3].to_string())
+        })
+        .collect()
+}
+
+/// The class the page gives a state's cells.
+fn class_of(state: &str) -> &str {
+    match state {
+        "corrected" => "r",
+        "changed" => "g",
+        "stale" => "t",
+        other => &other[..1],
+    }
+}
+
+fn status_states(sb: &Sandbox, tpl: &str, extra: &[&str]) -> BTreeMap<String, String> {
+    let mut args = vec!["status", "--list"];
+    args.extend(extra);
+    json(sb, tpl, &args)["dates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["ds"].as_str().unwrap().to_string(),
+                d["state_name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The `data-NAME=ID` of each row of a table, in order, each once.
+fn ids(table: &str, name: &str) -> Vec<i64> {
+    let re = Regex::new(&format!(r"<tr data-{name}=(\d+)")).unwrap();
+    let mut ids: Vec<i64> = re
+        .captures_iter(table)
+        .map(|c| c[1].parse().unwrap())
+        .collect();
+    ids.dedup();
+    ids
+}
+
+#[test]
+fn the_page_says_what_status_runs_and_corrections_say() {
+    let sb = Sandbox::new();
+    let tpl = story(&sb);
+    let file = sb.path().join("report.html");
+    let page = report(&sb, &tpl, &file, &[]);
+    for model in MODELS {
+        let shown = cells(&page, model);
+        assert_eq!(
+            shown,
+            status_states(&sb, &tpl, &["--select", model]),
+            "{model}"
+        );
+        assert_eq!(shown.len(), 20, "every date of the span: {shown:?}");
+    }
+    let states: std::collections::BTreeSet<String> =
+        cells(&page, "daily_revenue").into_values().collect();
+    for state in [
+        "computed",
+        "stale",
+        "missing",
+        "failed",
+        "changed",
+        "held",
+        "sealed",
+        "corrected",
+    ] {
+        assert!(states.contains(state), "{state} in {states:?}");
+    }
+    let runs = json(&sb, &tpl, &["runs"]);
+    let run_ids: Vec<i64> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_i64().unwrap())
+        .collect();
+    let listed = table(&page, "id=run-list");
+    assert_eq!(ids(listed, "run"), run_ids);
+    for r in runs.as_array().unwrap() {
+        let row = format!("<tr data-run={}>", r["run_id"]);
+        let at = listed.find(&row).unwrap();
+        let status = format!("data-status=\"{}\"", r["status"].as_str().unwrap());
+        assert!(
+            listed[at..]
+                .split("</tr>")
+                .next()
+                .unwrap()
+                .contains(&status),
+            "{r}"
+        );
+    }
+    let corrections = json(&sb, &tpl, &["corrections"]);
+    let mut any = 0;
+    for model in MODELS {
+        let want: Vec<i64> = corrections[model]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["correction_id"].as_i64().unwrap())
+            .collect();
+        any += want.len();
+        match want.is_empty() {
+            true => assert!(
+                page.contains(&format!("<p>{model}: no corrections.</p>")),
+                "{model}"
+            ),
+            false => assert_eq!(
+                ids(
+                    table(&page, &format!("id=\"corrections-{model}\"")),
+                    "correction"
+                ),
+                want,
+                "{model}"
+            ),
+        }
+    }
+    assert!(any > 0, "the story corrected a date");
+    assert!(
+        page.contains("weekly &lt;report&gt; &amp; &quot;more&quot;"),
+        "the reason, escaped"
+    );
+    assert!(
+        table(&page, "id=held").contains("planner"),
+        "held dates by whom"
+    );
+    assert!(!page.contains("<script") && !page.contains("http://") && !page.contains("https://"));
+}
+
+#[test]
+fn the_same_database_gives_the_same_bytes() {
+    let sb = Sandbox::new();
+    let tpl = story(&sb);
+    let (a, b) = (sb.path().join("a.html"), sb.path().join("b.html"));
+    let first = report(&sb, &tpl, &a, &[]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(first, report(&sb, &tpl, &b, &[]), "no clock in the page");
+    let latest = sb.rows("SELECT max(finished_at) FROM runs")[0][0].clone();
+    assert!(
+        first.contains(&latest[..19]),
+        "the heading names the latest change {latest}"
+    );
+}
+
+#[test]
+fn interval_and_select_narrow_the_page() {
+    let sb = Sandbox::new();
+    let tpl = story(&sb);
+    let file = sb.path().join("narrow.html");
+    let page = report(
+        &sb,
+        &tpl,
+        &file,
+        &[
+            "--interval",
+            "2026-01-05..2026-01-07",
+            "--select",
+            "daily_amount_bands",
+        ],
+    );
+    assert!(
+        !page.contains("data-model=\"daily_revenue\""),
+        "--select leaves the other model out"
+    );
+    let shown = cells(&page, "daily_amount_bands");
+    let keys: Vec<&String> = shown.keys().collect();
+    assert_eq!(keys, ["2026-01-05", "2026-01-06", "2026-01-07"]);
+    assert_eq!(
+        shown,
+        status_states(
+            &sb,
+            &tpl,
+            &[
+                "--select",
+                "daily_amount_bands",
+                "--interval",
+                "2026-01-05..2026-01-07"
+            ]
+        )
+    );
+    // The reserve (01-11..01-12) does not meet the interval; the run that built it does.
+    let listed = ids(table(&page, "id=run-list"), "run");
+    let reserve = sb.last_run_id();
+    assert!(
+        !listed.contains(&reserve) && !listed.is_empty(),
+        "{listed:?}"
+    );
+}
+
+#[test]
+fn bad_input_writes_nothing() {
+    let sb = Sandbox::new();
+    let tpl = story(&sb);
+    let nowhere = sb.path().join("no-such-folder/report.html");
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            &tpl,
+            "report",
+            "--html",
+            nowhere.to_str().unwrap(),
+        ],
+    );
+    assert!(run.stderr.contains("no-such-folder"), "{}", run.stderr);
+    let file = sb.path().join("report.html");
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            &tpl,
+            "report",
+            "--html",
+            file.to_str().unwrap(),
+            "--interval",
+            "2026-01-09..2026-01-02",
+        ],
+    );
+    assert!(
+        run.stderr.contains("--interval") || run.stderr.contains("2026-01-09"),
+        "{}",
+        run.stderr
+    );
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            &tpl,
+            "report",
+            "--html",
+            file.to_str().unwrap(),
+            "--select",
+            "nope",
+        ],
+    );
+    assert!(run.stderr.contains("nope"), "{}", run.stderr);
+    let folder = sb.path().to_str().unwrap();
+    sb.expect(2, &["--templates", &tpl, "report", "--html", folder]);
+    assert!(!file.exists() && !nowhere.exists());
+    let left: Vec<PathBuf> = std::fs::read_dir(sb.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".html"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Runs headless Chromium on the page with `extra` flags, a new profile, no network
+/// services; returns its stdout and stderr.
+fn chromium(page: &Path, profile: &Path, extra: &[&str]) -> (String, String) {
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`); \
+         .ci/run installs it when missing"
+    );
+    let out = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The console messages in Chromium's log (a blocked load is one: the page's
+/// Content-Security-Policy allows nothing but its inline style).
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains("CONSOLE")).collect()
+}
+
+#[test]
+fn chromium_opens_the_page_offline_without_a_console_error() {
+    if sqlite_only("one browser check is enough; the page is the same markup") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let tpl = story(&sb);
+    let file = sb.path().join("report.html");
+    let page = report(&sb, &tpl, &file, &[]);
+    let (dom, log) = chromium(&file, &sb.path().join("profile-dom"), &["--dump-dom"]);
+    assert!(
+        console_lines(&log).is_empty(),
+        "console: {:?}",
+        console_lines(&log)
+    );
+    assert!(
+        dom.contains("data-model=\"daily_revenue\"") && dom.contains("id=\"run-list\""),
+        "rendered: {}",
+        &dom[..dom.len().min(500)]
+    );
+    let shot = sb.path().join("report.png");
+    let (_, log) = chromium(
+        &file,
+        &sb.path().join("profile-shot"),
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,900",
+        ],
+    );
+    assert!(
+        console_lines(&log).is_empty(),
+        "console: {:?}",
+        console_lines(&log)
+    );
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(
+        png.len() > 1000 && png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "{} bytes",
+        png.len()
+    );
+    // The check can fail: the same page with one external image logs the blocked load.
+    let bad = sb.path().join("bad.html");
+    std::fs::write(
+        &bad,
+        page.replace(
+            "</body>",
+            "<img src=\"http://127.0.0.1:9/x.png\" alt=x></body>",
+        ),
+    )
+    .unwrap();
+    let (_, log) = chromium(&bad, &sb.path().join("profile-bad"), &["--dump-dom"]);
+    assert!(
+        !console_lines(&log).is_empty(),
+        "a blocked load is a console message:\n{log}"
+    );
+}
