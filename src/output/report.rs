@@ -213,8 +213,10 @@ fn calendar(html: &mut String, c: &ModelCalendar) {
     let model = esc(&c.model);
     let _ = write!(
         html,
-        "<table class=cal id=\"cal-{model}\" data-model=\"{model}\">\n<caption>{model}: each date as \
+        "<table class=\"cal{}\" id=\"cal-{model}\" data-model=\"{model}\">\n<caption>{model}: each date as \
          <code>sqlrun status --select {model}</code> judges it<br><small>{}</small></caption>\n<thead><tr><th scope=col>Year</th>",
+        // A span of a year or less gets larger squares: there is room, and they read better.
+        if span.len() <= 366 { " big" } else { "" },
         counts(&c.summary.counts)
     );
     for m in MONTHS {
@@ -589,6 +591,43 @@ mod tests {
             title(&row),
             "2026-01-01 computed; run 3 backfill 2026-03-01 10:00:00"
         );
+    }
+
+    /// Ten years of two models, every date computed: the page stays under the README's bound.
+    #[test]
+    fn ten_years_of_two_models_stay_under_a_megabyte() {
+        let span = Interval::parse("2016-01-01..2025-12-31").unwrap();
+        let states: Vec<DateState> = span
+            .dates()
+            .map(|d| {
+                let mut s = DateState {
+                    ds: crate::interval::fmt_date(d),
+                    built_run: Some(12345),
+                    built_kind: Some(crate::vocabulary::RunKind::Backfill),
+                    built_at: Some("2026-12-01 22:05:31".into()),
+                    ..DateState::default()
+                };
+                s.judged.computed = true;
+                s.judged.state = State::Computed;
+                s
+            })
+            .collect();
+        let calendars: Vec<ModelCalendar> = ["daily_revenue", "daily_amount_bands"]
+            .iter()
+            .map(|m| ModelCalendar::new(m.to_string(), span, states.clone(), &[]))
+            .collect();
+        let html = page(&Page {
+            database: "sqlrun.db".into(),
+            latest: None,
+            span: Some(span),
+            known_span: true,
+            calendars: &calendars,
+            runs: &[],
+            seals: &[],
+            corrections: &[],
+        });
+        assert_eq!(html.matches(" tabindex=0 title=\"").count(), 2 * 3653);
+        assert!(html.len() < 1_000_000, "{} bytes", html.len());
     }
 
     #[test]
