@@ -119,11 +119,13 @@ pub fn page(p: &Page) -> String {
     for c in p.calendars {
         calendar(&mut html, c);
     }
+    html.push_str("</section>\n");
+    runs(&mut html, p.runs);
+    // Who holds a date does not depend on the model: any calendar's holders are all of them.
     if let Some(first) = p.calendars.first() {
         holders(&mut html, &first.summary.holders);
     }
     html.push_str("</section>\n");
-    runs(&mut html, p.runs);
     seals(&mut html, p.seals);
     corrections(&mut html, p.corrections);
     html.push_str("</body>\n</html>\n");
@@ -334,7 +336,7 @@ fn td(html: &mut String, text: &str) {
 fn runs(html: &mut String, runs: &[Record]) {
     html.push_str("<section id=runs aria-labelledby=h-runs>\n<h2 id=h-runs>Runs</h2>\n");
     if runs.is_empty() {
-        html.push_str("<p>No runs.</p>\n</section>\n");
+        html.push_str("<p>No runs.</p>\n");
         return;
     }
     table_head(
@@ -369,7 +371,7 @@ fn runs(html: &mut String, runs: &[Record]) {
         td(html, &outcomes(r));
         html.push_str("</tr>\n");
     }
-    html.push_str("</tbody>\n</table>\n</section>\n");
+    html.push_str("</tbody>\n</table>\n");
 }
 
 fn range(start: &Json, end: &Json) -> String {
@@ -478,10 +480,14 @@ fn corrections(html: &mut String, models: &[ModelCorrections]) {
 fn correction_rows(html: &mut String, c: &Correction) {
     let key: Vec<String> = c.key.iter().map(|k| k.kind.show(&k.value)).collect();
     for v in &c.values {
+        // The values as the JSON of `corrections` has them, for a reader (or a test) to compare.
         let _ = write!(
             html,
-            "<tr data-correction={}>",
-            cell(&c.record["correction_id"])
+            "<tr data-correction={} data-column=\"{}\" data-sent=\"{}\" data-now=\"{}\">",
+            cell(&c.record["correction_id"]),
+            esc(&v.column),
+            esc(&v.kind.typed(&v.sent).to_string()),
+            esc(&v.kind.typed(&v.now).to_string())
         );
         td(html, &cell(&c.record["correction_id"]));
         td(html, &key.join(" "));

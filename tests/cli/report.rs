@@ -246,6 +246,20 @@ fn the_page_says_what_status_runs_and_corrections_say() {
         }
     }
     assert!(any > 0, "the story corrected a date");
+    for model in MODELS {
+        for c in corrections[model].as_array().unwrap() {
+            for v in c["values"].as_array().unwrap() {
+                let row = format!(
+                    "<tr data-correction={} data-column=\"{}\" data-sent=\"{}\" data-now=\"{}\">",
+                    c["correction_id"],
+                    v["column"].as_str().unwrap(),
+                    v["sent"].to_string().replace('"', "&quot;"),
+                    v["now"].to_string().replace('"', "&quot;"),
+                );
+                assert!(page.contains(&row), "{model}: {row}");
+            }
+        }
+    }
     assert!(
         page.contains("weekly &lt;report&gt; &amp; &quot;more&quot;"),
         "the reason, escaped"
