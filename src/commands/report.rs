@@ -76,12 +76,7 @@ pub fn run(settings: &Settings, request: &ReportRequest, out: &Output) -> Result
         corrections: &corrections,
     });
     write(request.html, &html)?;
-    out.text(&format!(
-        "wrote {} ({} bytes{})",
-        request.html.display(),
-        html.len(),
-        span.map(|s| format!(", {s}")).unwrap_or_default()
-    ))?;
+    report::written(request.html, html.len(), span, out)?;
     Ok(Exit::Done)
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 
 use chrono::{Datelike, NaiveDate, NaiveDateTime};
 use serde_json::Value as Json;
@@ -11,12 +12,14 @@ use serde_json::Value as Json;
 use crate::calendar::{Holding, Summary};
 use crate::corrections::{Correction, ModelCorrections};
 use crate::dates::DateState;
+use crate::error::Result;
 use crate::history::Record;
 use crate::interval::{parse_date, Date, Interval};
 use crate::kinds::Kind;
 use crate::numbers::thousands;
 use crate::output::calendar::glyph;
 use crate::output::status::list_row;
+use crate::output::Output;
 use crate::table::cell;
 use crate::vocabulary::{CheckMark, DateStatus, State};
 
@@ -545,6 +548,22 @@ fn totals(html: &mut String, rows: &[Correction]) {
         );
     }
     html.push_str("</tfoot>\n");
+}
+
+/// What `report` says once the page is written: its file, size and dates (`--json`: one
+/// object with `html`, `bytes` and `interval`, null when the database knows no date).
+pub fn written(path: &Path, bytes: usize, span: Option<Interval>, out: &Output) -> Result<()> {
+    out.json(&serde_json::json!({
+        "html": path.display().to_string(),
+        "bytes": bytes,
+        "interval": span.map(|s| s.to_string()),
+    }))?;
+    out.text(&format!(
+        "wrote {} ({} bytes{})",
+        path.display(),
+        thousands(bytes as i64),
+        span.map(|s| format!(", {s}")).unwrap_or_default()
+    ))
 }
 
 /// Text as HTML: every character that could open markup or end an attribute, escaped.
