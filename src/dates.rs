@@ -176,14 +176,6 @@ impl Selection {
         }
     }
 
-    /// A look back's first date asked for (the days before it are the ones it heals).
-    pub fn first_asked(&self) -> Option<String> {
-        match self {
-            Selection::Lookback { first, .. } => Some(first.clone()),
-            Selection::Only(_) => None,
-        }
-    }
-
     /// Whether `ds` is one of the days a look back heals (before the dates asked for),
     /// rather than one asked for.
     pub fn looks_back_at(&self, ds: &str) -> bool {

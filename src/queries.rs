@@ -19,7 +19,6 @@ macro_rules! queries {
 
 queries! {
     INSERT_RUN => "insert_run.sql",
-    COMPLETION_IDS => "completion_ids.sql",
     SOURCE_NOTES_SPAN => "source_notes_span.sql",
     START_RESERVED_RUN => "start_reserved_run.sql",
     FINISH_RUN => "finish_run.sql",

@@ -13,8 +13,8 @@ use clap_complete::{CompletionCandidate, Shell};
 use crate::cli::Cli;
 use crate::db::{Db, ReadOpen};
 use crate::error::{Error, Result};
+use crate::history::Record;
 use crate::pipeline::Pipeline;
-use crate::queries;
 use crate::settings::Flags;
 
 /// The name the scripts complete and the pages describe.
@@ -60,15 +60,28 @@ fn models_of(p: &Pipeline) -> Vec<CompletionCandidate> {
         .collect()
 }
 
-/// The latest runs, with their kind, dates and status (SQLite).
+/// The latest runs, with their kind, dates and status (SQLite): `sqlrun runs`'s list.
 pub fn run_ids() -> Vec<CompletionCandidate> {
-    ids_here("run")
+    let runs = read_here(|db| crate::history::newest_runs(db, COMPLETED_IDS));
+    candidates(
+        runs,
+        "run_id",
+        ["kind", "interval_start", "interval_end", "status"],
+    )
 }
 
-/// The latest seal events, with their action, dates and reason (SQLite).
+/// The latest seal events, with their action, dates and reason (SQLite): `sqlrun seals`'s.
 pub fn seal_ids() -> Vec<CompletionCandidate> {
-    ids_here("seal")
+    let seals = read_here(|db| crate::history::newest_seal_events(db, COMPLETED_IDS));
+    candidates(
+        seals,
+        "seal_id",
+        ["action", "first_ds", "last_ds", "reason"],
+    )
 }
+
+/// How many of the newest runs or seal events a completion offers.
+const COMPLETED_IDS: u32 = 30;
 
 fn pipeline_here() -> Option<Pipeline> {
     let settings = crate::project::resolve_here(&Flags::default()).ok()?;
@@ -76,26 +89,37 @@ fn pipeline_here() -> Option<Pipeline> {
     Pipeline::load(settings.templates.as_deref(), target.dialect()).ok()
 }
 
-/// Ids from the database here, only if it can be read without writing anything: a SQLite
-/// file that exists and is current (a completion must never create or migrate a database,
-/// nor wait on a server).
-fn ids_here(what: &str) -> Vec<CompletionCandidate> {
-    let read = || -> Option<Vec<CompletionCandidate>> {
+/// What `read` finds in the database here, only if it can be read without writing
+/// anything: a SQLite file that exists and is current (a completion must never create or
+/// migrate a database, nor wait on a server). Nothing otherwise.
+fn read_here(read: impl FnOnce(&mut Db) -> Result<Vec<Record>>) -> Vec<Record> {
+    let open = || {
         let settings = crate::project::resolve_here(&Flags::default()).ok()?;
         let target = crate::store::target(&settings).ok()?;
-        let ReadOpen::Current(mut db) = Db::open_read_only(&target).ok()? else {
-            return None;
-        };
-        let rows = db
-            .rows(&queries::COMPLETION_IDS, &[(":what", what.into())])
-            .ok()?;
-        let candidate = |r: &crate::db::Row| -> Option<CompletionCandidate> {
-            let id = r.i64(0).ok()?.to_string();
-            Some(CompletionCandidate::new(id).help(Some(r.text(1).ok()?.into())))
-        };
-        Some(rows.iter().filter_map(candidate).collect())
+        match Db::open_read_only(&target).ok()? {
+            ReadOpen::Current(db) => Some(db),
+            _ => None,
+        }
     };
-    read().unwrap_or_default()
+    open()
+        .and_then(|mut db| read(&mut db).ok())
+        .unwrap_or_default()
+}
+
+/// Each record's `id` with its `words` as the help beside it.
+fn candidates(records: Vec<Record>, id: &str, words: [&str; 4]) -> Vec<CompletionCandidate> {
+    let text = |r: &Record, key: &str| match &r[key] {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    records
+        .iter()
+        .map(|r| {
+            let help = words.map(|w| text(r, w)).join(" ");
+            CompletionCandidate::new(text(r, id)).help(Some(help.trim().to_string().into()))
+        })
+        .collect()
 }
 
 /// The command line as the pages describe it: every command has a page of its own, so

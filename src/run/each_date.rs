@@ -11,6 +11,7 @@ use super::workers::{self, Halt, Step};
 use super::Progress;
 use crate::checking;
 use crate::checks::{self, Failure};
+use crate::dates::Selection;
 use crate::db::{Db, DbError, DbErrorKind, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::{DateVars, Owner, Pipeline};
@@ -26,9 +27,9 @@ pub struct Worker<'a> {
     pub pipeline: &'a Pipeline,
     pub run_id: i64,
     pub keep_going: bool,
-    /// A look back's first date asked for: a failed date before it (one the look back
-    /// heals) does not stop the run, with or without `keep_going`.
-    pub looks_back_before: Option<String>,
+    /// A new run's selection: a failed date its look back heals (before the dates asked
+    /// for) does not stop the run, with or without `keep_going`.
+    pub selection: Option<Selection>,
     pub signal: &'a AtomicI32,
 }
 
@@ -70,12 +71,7 @@ impl Worker<'_> {
     /// heals (an old date that keeps failing must not keep the dates asked for from being
     /// computed every morning; the run still ends failed, exit 1).
     fn goes_on_after(&self, ds: &str) -> bool {
-        // `YYYY-MM-DD` sorts as the calendar does.
-        self.keep_going
-            || self
-                .looks_back_before
-                .as_deref()
-                .is_some_and(|first| ds < first)
+        self.keep_going || self.selection.as_ref().is_some_and(|s| s.looks_back_at(ds))
     }
 
     /// One date on this worker's session: its outcome, and whether the run stops there.

@@ -138,7 +138,7 @@ pub fn apply(
         pipeline,
         run_id: begun.run_id,
         keep_going: asked.request.keep_going,
-        looks_back_before: start.new_run().and_then(|r| r.selection.first_asked()),
+        selection: start.new_run().map(|r| r.selection.clone()),
         signal: signal.signal(),
     };
     let sessions = std::iter::once(&mut *db).chain(&mut others).collect();

@@ -60,17 +60,24 @@ fn database_exists(sb: &Sandbox) -> bool {
 /// What bash's completion offers for the words of `line` (the cursor at its end), from
 /// the script sourced in a real bash, as bash calls it at a prompt.
 fn bash_completes(script: &Path, line: &str) -> Vec<String> {
+    let source = format!("source '{}'", script.display());
+    completes_in_bash(&source, "_sqlrun", script.parent().unwrap(), line)
+}
+
+/// What the completion `function`, defined by running `source`, offers in a real bash
+/// in `dir` for `line` (the cursor at its end), called as bash calls it at a prompt.
+fn completes_in_bash(source: &str, function: &str, dir: &Path, line: &str) -> Vec<String> {
     let words: Vec<&str> = line.split(' ').collect();
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let program = format!(
-        "source '{}'\n\
+        "{source}\n\
          COMP_WORDS=({})\n\
          COMP_CWORD={}\n\
          COMP_LINE='{line}'\n\
          COMP_POINT={}\n\
-         _sqlrun sqlrun '{}' '{}'\n\
+         COMP_TYPE=9\n\
+         {function} sqlrun '{}' '{}'\n\
          printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
-        script.display(),
         quoted.join(" "),
         words.len() - 1,
         line.len(),
@@ -80,8 +87,15 @@ fn bash_completes(script: &Path, line: &str) -> Vec<String> {
             .copied()
             .unwrap_or("")
     );
-    let out = Command::new("bash")
+    let mut cmd = Command::new("bash");
+    for (key, _) in std::env::vars() {
+        if key.starts_with("SQLRUN_") {
+            cmd.env_remove(key);
+        }
+    }
+    let out = cmd
         .args(["--norc", "--noprofile", "-c", &program])
+        .current_dir(dir)
         .output()
         .expect("bash runs");
     assert!(
@@ -235,40 +249,8 @@ fn the_kit_reads_no_project_file() {
 /// What clap's dynamic completion offers in a real bash for `line` (the cursor at its
 /// end): its registration sourced from `SQLRUN_COMPLETE=bash sqlrun`, then called as bash would.
 fn dynamic_completes(dir: &Path, line: &str) -> Vec<String> {
-    let words: Vec<&str> = line.split(' ').collect();
-    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
-    let program = format!(
-        "source <(SQLRUN_COMPLETE=bash '{BIN}')\n\
-         COMP_WORDS=({})\n\
-         COMP_CWORD={}\n\
-         COMP_LINE='{line}'\n\
-         COMP_POINT={}\n\
-         COMP_TYPE=9\n\
-         _clap_complete_sqlrun sqlrun '{}' '{}'\n\
-         printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
-        quoted.join(" "),
-        words.len() - 1,
-        line.len(),
-        words[words.len() - 1],
-        words[words.len() - 2],
-    );
-    let mut cmd = Command::new("bash");
-    for (key, _) in std::env::vars() {
-        if key.starts_with("SQLRUN_") {
-            cmd.env_remove(key);
-        }
-    }
-    let out = cmd
-        .args(["--norc", "--noprofile", "-c", &program])
-        .current_dir(dir)
-        .output()
-        .expect("bash runs");
-    assert!(out.status.success(), "bash failed on `{line}`: {out:?}");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect()
+    let source = format!("source <(SQLRUN_COMPLETE=bash '{BIN}')");
+    completes_in_bash(&source, "_clap_complete_sqlrun", dir, line)
 }
 
 #[test]
