@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::config::DbConfig;
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
-use rusqlite::{Connection, OpenFlags, ToSql};
+use rusqlite::{Connection, ErrorCode, OpenFlags, ToSql};
 
 use super::{
     Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
@@ -83,11 +83,32 @@ impl Conn {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Conn::configured(Connection::open_with_flags(path, flags)?)?;
-        conn.conn
-            .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+        conn.use_wal()?;
         conn.conn.execute_batch("PRAGMA synchronous = FULL;")?;
         conn.migrate(path)?;
         Ok(conn)
+    }
+
+    /// Processes that open a new file together all switch it to WAL. The switch reads the
+    /// file's header, then writes it; one that read it while another was writing is told
+    /// busy at once (SQLite does not wait while it holds a read lock: two such waiters
+    /// would deadlock), so it waits a moment and asks again, by when the file is WAL.
+    fn use_wal(&self) -> Result<(), DbError> {
+        let asked = Instant::now();
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            {
+                Err(e)
+                    if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                        && asked.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                done => return Ok(done?),
+            }
+        }
     }
 
     /// Opens the file read-only, for the commands that only read: None when its schema
