@@ -14,6 +14,8 @@ use super::{
 };
 
 mod explain;
+mod pooler;
+mod rights;
 mod types;
 
 pub use explain::explain;
@@ -156,15 +158,18 @@ fn config_from(url: &str) -> Result<Config> {
 impl Conn {
     pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
         let config = config_from(url)?;
-        let client = config
+        let mut client = config
             .connect(NoTls)
             .map_err(|e| connect_error(&e, label))?;
+        let again = config.clone();
+        pooler::refuse_transaction_pooling(&mut client, move || again.connect(NoTls), url, label)?;
         let mut conn = Conn {
             client,
             prepared: Default::default(),
             holds_run: None,
         };
         conn.session_settings()?;
+        conn.check_rights(schema, label)?;
         conn.migrate(schema, label)?;
         Ok(conn)
     }
