@@ -158,11 +158,12 @@ fn config_from(url: &str) -> Result<Config> {
 impl Conn {
     pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
         let config = config_from(url)?;
+        let again = config.clone();
+        let probe = pooler::Probe::start(url, Box::new(move || again.connect(NoTls)));
         let mut client = config
             .connect(NoTls)
             .map_err(|e| connect_error(&e, label))?;
-        let again = config.clone();
-        pooler::refuse_transaction_pooling(&mut client, move || again.connect(NoTls), url, label)?;
+        probe.finish(&mut client, label)?;
         let mut conn = Conn {
             client,
             prepared: Default::default(),

@@ -13,8 +13,9 @@
 //! (2): PgBouncer reuses servers last in, first out); with `server_round_robin` the next
 //! transaction of this session gets another server and fails (1). A direct connection or a
 //! session pool passes both: a session keeps its server, and PgBouncer's DISCARD ALL
-//! clears a server before another client gets it. Cost: three one-row queries and one
-//! more connection, once per process.
+//! clears a server before another client gets it. Cost, once per process: one more
+//! connection, opened while the first one is (so it adds little wall time), and three
+//! one-row queries.
 
 use std::sync::mpsc;
 use std::sync::Mutex;
@@ -30,7 +31,7 @@ static PROBED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// How long the second connection may take: a full session pool makes it wait for a
 /// server that this session holds (no answer is not evidence of transaction pooling).
-const SECOND_BOUND: Duration = Duration::from_secs(5);
+const SECOND_BOUND: Duration = Duration::from_secs(2);
 
 /// One session as the probe sees it: its backend and its marker.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,51 +40,85 @@ struct Seen {
     marker: Option<String>,
 }
 
-/// Refuses (exit 2) when `client` goes through a transaction- or statement-mode pooler;
-/// `second` opens another connection the way `client` was opened.
-pub(super) fn refuse_transaction_pooling(
-    client: &mut Client,
-    second: impl FnOnce() -> std::result::Result<Client, postgres::Error> + Send + 'static,
-    url: &str,
-    label: &str,
-) -> Result<()> {
-    let mut probed = PROBED.lock().unwrap_or_else(|e| e.into_inner());
-    if probed.iter().any(|u| u == url) {
-        return Ok(());
-    }
-    let marked = seen(
-        client,
-        include_str!("../../../queries/postgres/pooler_mark.sql"),
-    )?;
-    let again = seen(
-        client,
-        include_str!("../../../queries/postgres/pooler_look.sql"),
-    )?;
-    let other = second_look(second);
-    if let Some(evidence) = pooled(&marked, &again, other.as_ref()) {
-        return Err(refusal(label, &evidence));
-    }
-    probed.push(url.to_string());
-    Ok(())
+/// A probe under way: the second connection, opened in a thread while the first one is
+/// (so its cost overlaps), waits for the word to look.
+pub(super) struct Probe {
+    url: String,
+    second: Option<Second>,
 }
 
-/// What a second connection sees, if it answers in time (a connection that cannot be
-/// made, or waits, says nothing either way).
-fn second_look(
-    second: impl FnOnce() -> std::result::Result<Client, postgres::Error> + Send + 'static,
-) -> Option<Seen> {
-    let (tx, rx) = mpsc::channel();
+struct Second {
+    look: mpsc::Sender<()>,
+    seen: mpsc::Receiver<Option<Seen>>,
+}
+
+type Connect = Box<dyn FnOnce() -> std::result::Result<Client, postgres::Error> + Send>;
+
+impl Probe {
+    /// Starts the second connection (`connect` opens one the way the first is opened),
+    /// unless this process has probed `url` already.
+    pub(super) fn start(url: &str, connect: Connect) -> Probe {
+        let probed = PROBED.lock().unwrap_or_else(|e| e.into_inner());
+        let second = (!probed.iter().any(|u| u == url)).then(|| second_connection(connect));
+        Probe {
+            url: url.to_string(),
+            second,
+        }
+    }
+
+    /// Refuses (exit 2) when `client` goes through a transaction- or statement-mode
+    /// pooler.
+    pub(super) fn finish(self, client: &mut Client, label: &str) -> Result<()> {
+        let Some(second) = self.second else {
+            return Ok(());
+        };
+        let marked = seen(
+            client,
+            include_str!("../../../queries/postgres/pooler_mark.sql"),
+        )?;
+        let again = seen(
+            client,
+            include_str!("../../../queries/postgres/pooler_look.sql"),
+        )?;
+        // Only now, with this session idle, may the second one look.
+        let other = match second.look.send(()) {
+            Ok(()) => second.seen.recv_timeout(SECOND_BOUND).ok().flatten(),
+            Err(_) => None,
+        };
+        if let Some(evidence) = pooled(&marked, &again, other.as_ref()) {
+            return Err(refusal(label, &evidence));
+        }
+        PROBED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(self.url);
+        Ok(())
+    }
+}
+
+/// The second connection, in a thread: it connects at once, looks when told to, and says
+/// what it saw (None if it could not connect or look: no evidence either way).
+fn second_connection(connect: Connect) -> Second {
+    let (look, told) = mpsc::channel();
+    let (tell, seen_rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let looked = second().ok().and_then(|mut c| {
+        let client = connect().ok();
+        if told.recv().is_err() {
+            return;
+        }
+        let looked = client.and_then(|mut c| {
             seen(
                 &mut c,
                 include_str!("../../../queries/postgres/pooler_look.sql"),
             )
             .ok()
         });
-        let _ = tx.send(looked);
+        let _ = tell.send(looked);
     });
-    rx.recv_timeout(SECOND_BOUND).ok().flatten()
+    Second {
+        look,
+        seen: seen_rx,
+    }
 }
 
 /// The evidence of a pooler that shares server connections between transactions, if any.
