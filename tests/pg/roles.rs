@@ -255,6 +255,17 @@ fn a_missing_schema_or_right_names_the_statement_that_gives_it() {
     );
     admin(&create);
     expect_as(&sb, &role, 0, &["init"]);
+    let generate = [
+        "generate",
+        "--start",
+        START,
+        "--days",
+        "2",
+        "--per-day",
+        "5",
+    ];
+    expect_as(&sb, &role, 0, &generate);
+    assert!(sb.count("SELECT count(*) FROM orders") >= 10);
 
     // Another role, without USAGE on it, then without SELECT on its tables.
     let other = new_role("grader");
