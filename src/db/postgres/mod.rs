@@ -1,7 +1,8 @@
 //! PostgreSQL: one shared database whose runners sit on several machines. Everything of a
 //! pipeline lives in one schema. A run is alive while its session lives: it holds a
 //! session-level advisory lock keyed by its run id, so the server, not a process table,
-//! knows whether a holder is gone. Every wait is bounded (see SESSION_DEFAULTS).
+//! knows whether a holder is gone (so a pooler that shares server sessions between
+//! transactions is refused: pooler.rs). Every wait is bounded (see SESSION_DEFAULTS).
 
 use std::rc::Rc;
 use std::time::Duration;
