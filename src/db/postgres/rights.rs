@@ -69,7 +69,9 @@ fn missing(rights: &Rights, schema: &str) -> Option<(String, String)> {
                 ),
                 format!(
                     "an admin creates it for the role: CREATE SCHEMA {schema_q} AUTHORIZATION \
-                     {role}; (or pass the --schema the role owns)"
+                     {role}; (or pass the --schema the role owns; `sqlrun demo`, whose scratch \
+                     schema is new each time, needs GRANT CREATE ON DATABASE {} TO {role};)",
+                    quoted(&rights.database)
                 ),
             )
         });
