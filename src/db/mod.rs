@@ -63,7 +63,10 @@ fn explain(target: &Target, e: Error) -> Error {
     };
     let (kind, line) = match target {
         Target::Sqlite(path) => sqlite::explain(kind, path, &cause),
-        Target::Postgres { .. } => (kind, postgres::explain(kind, &target.to_string(), &cause)),
+        Target::Postgres { url, schema } => (
+            kind,
+            postgres::explain(kind, &target.to_string(), url, schema, &cause),
+        ),
     };
     Error::Environment { kind, cause, line }
 }

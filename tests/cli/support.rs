@@ -770,7 +770,7 @@ pub fn sqlite_rows(conn: &Connection, sql: &str) -> Vec<Vec<String>> {
 
 /// The throwaway PostgreSQL server of a test binary, and reading its values.
 #[path = "pg_server.rs"]
-mod pg;
+pub mod pg;
 
 /// The harness itself: the backend's server and sandboxes, and that values read back are
 /// normalised the same way on both backends.

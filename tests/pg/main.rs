@@ -50,6 +50,7 @@ mod nowait;
 mod partition;
 #[path = "../cli/pipelines.rs"]
 mod pipelines;
+mod pooler;
 mod procs;
 #[path = "../cli/project.rs"]
 mod project;
@@ -59,6 +60,7 @@ mod ranges;
 mod report;
 #[path = "../cli/reserve.rs"]
 mod reserve;
+mod roles;
 #[path = "../cli/scripting.rs"]
 mod scripting;
 #[path = "../cli/seal.rs"]

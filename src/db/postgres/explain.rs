@@ -8,7 +8,7 @@ use std::error::Error as StdError;
 use postgres::error::SqlState;
 
 use super::super::ErrorAt;
-use super::{DbError, DbErrorKind, Error};
+use super::{rights, DbError, DbErrorKind, Error};
 
 /// An error with what caused it (the driver's words, then the system's): "error
 /// communicating with the server: Connection timed out".
@@ -60,18 +60,14 @@ pub(super) fn migration_error(e: &refinery::Error) -> Error {
 
 /// A fault of the surroundings of the database `label` (URL and schema), on one line:
 /// what is wrong and how to fix it.
-pub fn explain(kind: DbErrorKind, label: &str, cause: &str) -> String {
+pub fn explain(kind: DbErrorKind, label: &str, url: &str, schema: &str, cause: &str) -> String {
     match kind {
         DbErrorKind::ReadOnly => format!(
             "database {label} only takes reads ({cause}): it is a standby, or the session or \
              database is set read-only (default_transaction_read_only); point --db at the \
              primary server"
         ),
-        DbErrorKind::Denied => format!(
-            "the user may not do this in {label} ({cause}): run sqlrun as a user with rights on \
-             the schema (its owner), or GRANT this user USAGE and CREATE on it and \
-             SELECT, INSERT, UPDATE, DELETE on its tables"
-        ),
+        DbErrorKind::Denied => denied(label, url, schema, cause),
         DbErrorKind::DiskFull => format!(
             "the PostgreSQL server's disk is full ({cause}) for {label}: free space on the \
              server's data volume"
@@ -87,6 +83,34 @@ pub fn explain(kind: DbErrorKind, label: &str, cause: &str) -> String {
         ),
         _ => cause.to_string(),
     }
+}
+
+/// A right the role lacks: the GRANT that gives it, for the URL's user (a role taken
+/// with SET ROLE in the URL's options is not seen here).
+fn denied(label: &str, url: &str, schema: &str, cause: &str) -> String {
+    let role = super::config_from(url)
+        .ok()
+        .and_then(|c| c.get_user().map(str::to_string));
+    if let Some((role, grant)) =
+        role.and_then(|r| rights::grant_for(cause, &r, schema).map(|g| (r, g)))
+    {
+        return format!(
+            "role {} may not do this in {label} ({cause}): the schema's owner (or an admin) \
+             runs: {grant}",
+            rights::quoted(&role)
+        );
+    }
+    if cause.contains("must be owner of") {
+        return format!(
+            "only an object's owner may change it, in {label} ({cause}): run sqlrun as the \
+             role that owns the schema and its objects"
+        );
+    }
+    format!(
+        "the user may not do this in {label} ({cause}): run sqlrun as a user with rights on \
+         the schema (its owner), or GRANT this user USAGE and CREATE on it and \
+         SELECT, INSERT, UPDATE, DELETE on its tables"
+    )
 }
 
 fn kind_of(e: &postgres::Error) -> DbErrorKind {

@@ -1,7 +1,8 @@
 //! PostgreSQL: one shared database whose runners sit on several machines. Everything of a
 //! pipeline lives in one schema. A run is alive while its session lives: it holds a
 //! session-level advisory lock keyed by its run id, so the server, not a process table,
-//! knows whether a holder is gone. Every wait is bounded (see SESSION_DEFAULTS).
+//! knows whether a holder is gone (so a pooler that shares server sessions between
+//! transactions is refused: pooler.rs). Every wait is bounded (see SESSION_DEFAULTS).
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -14,6 +15,8 @@ use super::{
 };
 
 mod explain;
+mod pooler;
+mod rights;
 mod types;
 
 pub use explain::explain;
@@ -156,15 +159,19 @@ fn config_from(url: &str) -> Result<Config> {
 impl Conn {
     pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
         let config = config_from(url)?;
-        let client = config
+        let again = config.clone();
+        let probe = pooler::Probe::start(url, Box::new(move || again.connect(NoTls)));
+        let mut client = config
             .connect(NoTls)
             .map_err(|e| connect_error(&e, label))?;
+        probe.finish(&mut client, label)?;
         let mut conn = Conn {
             client,
             prepared: Default::default(),
             holds_run: None,
         };
         conn.session_settings()?;
+        conn.check_rights(schema, label)?;
         conn.migrate(schema, label)?;
         Ok(conn)
     }
