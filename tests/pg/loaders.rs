@@ -107,3 +107,47 @@ fn apply_analyzes_a_stale_source_and_leaves_a_fresh_one() {
     sb.ok(&interval);
     assert_eq!(analyze_count(&sb), 2, "and once analyzed, not again");
 }
+
+#[test]
+fn a_role_that_may_not_analyze_is_told_and_goes_on() {
+    let sb = Sandbox::new();
+    let (url, schema) = sb.url();
+    // A loader that may insert orders but owns nothing (the triggers note as their owner).
+    let role = format!("loader_{schema}");
+    sb.exec(&format!(
+        "CREATE ROLE {role} LOGIN; GRANT USAGE ON SCHEMA {schema} TO {role}; \
+         GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA {schema} TO {role}"
+    ));
+    let url = url.replace("user=postgres", &format!("user={role}"));
+    let args = [
+        "generate",
+        "--start",
+        "2026-01-01",
+        "--days",
+        "2",
+        "--per-day",
+        "50",
+    ];
+    let out = cmd_with_url(&url, &schema, &args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let rows = sb.count("SELECT count(*) FROM orders");
+    assert!(
+        stdout.contains(&format!("inserted {rows} order rows")),
+        "{stdout}"
+    );
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.contains("ANALYZE")).collect();
+    assert_eq!(notes.len(), 1, "{stderr}");
+    contains_all(
+        notes[0],
+        &["note: ANALYZE orders skipped", "may not analyze", "owner"],
+    );
+    assert_eq!(analyze_count(&sb), 0);
+    sb.exec(&format!(
+        "REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role}; \
+         REVOKE ALL ON SCHEMA {schema} FROM {role}; DROP ROLE {role}"
+    ));
+}
