@@ -603,6 +603,109 @@ def pg_e(p):
     RESULTS["pg-e"] = {"cases": res, "diff_mb_median": diff, "diff_mb_worst": worst}
 
 
+# ---------------------------------------------------------------- l: loaders and statistics
+
+ORDER_COLUMNS = "order_id, order_date, amount, created_at"
+
+
+def pg_l(p):
+    """What source tracking costs a loader, and generate straight into PostgreSQL:
+    - COPY of y1's orders (383k rows) into sqlrun's tracked `orders`, emptied, against the
+      same into a plain table of the same shape (LIKE orders INCLUDING ALL: its indexes);
+    - 5,000 one-row INSERT transactions (psql, autocommit) into each, both holding y1;
+    - `sqlrun generate` of the same 365 days x 1,000 into PostgreSQL and into SQLite
+      (after `sqlrun init`, a fresh database each run): the same rows, so the ratio of
+      the times is that of the rows per second."""
+    src = p.raw("y1")
+    csv = os.path.join(PG_WORK, "l_orders.csv")
+    p.pg.sql(src, f"\\copy (SELECT {ORDER_COLUMNS} FROM orders ORDER BY rowid) TO {lit(csv)} WITH (FORMAT csv)")
+    base = p.pg.copy(src, "pl_base")
+    p.pg.sql(base, "CREATE TABLE plain (LIKE orders INCLUDING ALL)",
+             f"INSERT INTO plain ({ORDER_COLUMNS}) SELECT {ORDER_COLUMNS} FROM orders ORDER BY rowid",
+             "TRUNCATE source_changes", "VACUUM ANALYZE")
+    rows = int(p.pg.sql(base, "SELECT count(*) FROM orders"))
+
+    def copy_case(table):
+        def prepare():
+            db = p.pg.copy(base, "pl_copy")
+            p.pg.sql(db, "TRUNCATE orders, plain, source_changes", "VACUUM ANALYZE", "CHECKPOINT")
+            argv = p.pg.psql_argv(db, "-c", "SET TimeZone TO 'UTC'", "-c",
+                                  f"\\copy {table} ({ORDER_COLUMNS}) FROM {lit(csv)} WITH (FORMAT csv)")
+
+            def check(err):
+                no_stderr(err)
+                got = p.pg.sql(db, f"SELECT count(*) FROM {table}")
+                if int(got) != rows:
+                    sys.exit(f"bench: COPY into {table} left {got} rows, not {rows}")
+            return argv, None, check
+        return prepare
+
+    one_rows = os.path.join(PG_WORK, "l_one_rows_{}.sql")
+    for table in ("orders", "plain"):
+        with open(one_rows.format(table), "w") as f:
+            for i in range(5000):
+                ds = sq.start_of(365) + dt.timedelta(days=i % 365)
+                f.write(f"INSERT INTO {table} ({ORDER_COLUMNS}) VALUES "
+                        f"('late-{i}', DATE '{ds}', {100 + i}, TIMESTAMPTZ '{ds} 12:00:00+00');\n")
+
+    def one_row_case(table):
+        def prepare():
+            db = p.pg.copy(base, "pl_rows")
+            argv = p.pg.psql_argv(db, "-f", "-")
+
+            def check(err):
+                no_stderr(err)
+                if table == "orders":
+                    noted = p.pg.sql(db, "SELECT count(DISTINCT ds) FROM source_changes")
+                    if noted != "365":
+                        sys.exit(f"bench: the tracked inserts noted {noted} dates, not 365")
+            return argv, one_rows.format(table), check
+        return prepare
+
+    tracked, plain = "COPY into tracked orders", "COPY into a plain table"
+    compare("pg-l", f"PostgreSQL: COPY of y1's {rows:,} orders into an empty table, tracked vs plain",
+            [(tracked, copy_case("orders")), (plain, copy_case("plain"))], server_cpu=p.pg.backends_cpu)
+    ratio("pg-l", tracked, plain, 1.3)
+    copy_results = RESULTS["pg-l"]
+    t1, p1 = "5,000 one-row INSERTs, tracked", "5,000 one-row INSERTs, plain"
+    compare("pg-l", "PostgreSQL: 5,000 one-row INSERT transactions (autocommit) into a table holding y1",
+            [(t1, one_row_case("orders")), (p1, one_row_case("plain"))], server_cpu=p.pg.backends_cpu)
+    ratio("pg-l", t1, p1, 1.15)
+    rows_results = RESULTS["pg-l"]
+    generate_args = ["generate", "--start", str(sq.start_of(365)), "--days", "365",
+                     "--per-day", str(sq.PER_DAY), "--seed", str(sq.SEED)]
+    sqlite_db = os.path.join(PG_WORK, "l_generate.db")
+
+    def generate_pg():
+        p.pg.drop("pl_gen")
+        p.pg.sql("postgres", 'CREATE DATABASE "pl_gen"')
+        run(p.sqlrun("pl_gen", "init"))
+        p.pg.sql("postgres", "CHECKPOINT")
+        return p.sqlrun("pl_gen", *generate_args), None, None
+
+    def generate_sqlite():
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(sqlite_db + suffix):
+                os.remove(sqlite_db + suffix)
+        run([p.b.bin, "--db", sqlite_db, "init"])
+        return [p.b.bin, "--db", sqlite_db, *generate_args], None, None
+
+    gp, gs = "sqlrun generate into PostgreSQL", "sqlrun generate into SQLite"
+    compare("pg-l", "sqlrun generate, 365 days x 1,000/day, into PostgreSQL vs SQLite",
+            [(gp, generate_pg), (gs, generate_sqlite)])
+    ratio("pg-l", gp, gs, 3.0)
+    q = "SELECT count(*), sum(amount) FROM orders"
+    a = subprocess.run([sq.SQLITE, sqlite_db, q], stdout=subprocess.PIPE, check=True).stdout.decode().strip()
+    b = p.pg.sql("pl_gen", q)
+    say(f"   check: generate left {b} (count|sum) on PostgreSQL, {a} on SQLite")
+    if a != b:
+        sys.exit("bench: generate left other orders on PostgreSQL than on SQLite")
+    gen = RESULTS["pg-l"]
+    RESULTS["pg-l"] = {"copy": copy_results, "one_row": rows_results, "generate": gen}
+    for db in ("pl_base", "pl_copy", "pl_rows", "pl_gen"):
+        p.pg.drop(db)
+
+
 # ---------------------------------------------------------------- x: eight runners at once
 
 def overlapping(n=8, length=120):
@@ -807,7 +910,9 @@ def statement_times(p, db, label, wall):
 
 
 SECTIONS = {"pg-e": pg_e, "pg-a": pg_a, "pg-k": pg_k, "pg-jobs": pg_jobs, "pg-b": pg_b, "pg-c": pg_c,
-            "pg-d": pg_d, "pg-x": pg_x, "pg-plans": pg_plans, "pg-profile": pg_profile}
+            "pg-d": pg_d, "pg-x": pg_x, "pg-plans": pg_plans, "pg-profile": pg_profile, "pg-l": pg_l}
+# The datasets a section reads where it is not all of them (made before any clock starts).
+NEEDS = {"pg-l": ("y1",)}
 
 
 def run_sections(b, todo):
@@ -819,7 +924,7 @@ def run_sections(b, todo):
         p = PgBench(b, server)
         say(f"\nPostgreSQL {server.version()} (default settings, durable commits; socket {server.sock}); "
             f"apply --jobs {'available' if p.jobs else 'not in this binary: --jobs sections skipped'}")
-        for name in RAW:
+        for name in sorted(set().union(*(NEEDS.get(s, RAW) for s in todo if s in SECTIONS))):
             p.raw(name)
         for s, fn in SECTIONS.items():
             if s in todo:

@@ -1,13 +1,16 @@
 //! `sqlrun generate`: seeded synthetic orders, with re-sent records (same order_id, later
 //! created_at, another amount, sometimes another date) and refunds, at any size.
 
-use crate::db::{Db, TxKind};
+use crate::db::{Db, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::interval::{fmt_date, parse_date};
 use crate::queries;
 use crate::store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+
+/// The table the orders go into (queries/insert_order.sql, queries/postgres/copy_orders.sql).
+pub const TABLE: &str = "orders";
 
 /// `sqlrun generate` as asked.
 #[derive(Debug, Clone)]
@@ -55,17 +58,48 @@ pub fn generate(
     })
 }
 
-fn insert_order(db: &mut Db, id: &str, ds: &str, amount: i64, created: String) -> Result<()> {
-    db.execute(
-        &queries::INSERT_ORDER,
-        &[
-            (":order_id", id.into()),
-            (":order_date", ds.into()),
-            (":amount", amount.into()),
-            (":created_at", created.into()),
-        ],
-    )?;
-    Ok(())
+/// Rows sent per `Db::insert_rows` (one COPY on PostgreSQL, whose source triggers fire
+/// once per statement): about 10 MB of values held at a time.
+const ROWS_PER_BATCH: usize = 50_000;
+
+/// Orders made but not sent yet, four values a row.
+struct Batch {
+    values: Vec<Value>,
+}
+
+impl Batch {
+    const WIDTH: usize = 4;
+
+    fn new() -> Batch {
+        Batch {
+            values: Vec::with_capacity(ROWS_PER_BATCH * Batch::WIDTH),
+        }
+    }
+
+    /// Adds a row; sent with the others once the batch is full.
+    fn push(
+        &mut self,
+        db: &mut Db,
+        id: &str,
+        ds: &str,
+        amount: i64,
+        created: String,
+    ) -> Result<()> {
+        self.values
+            .extend([id.into(), ds.into(), amount.into(), created.into()]);
+        if self.values.len() >= ROWS_PER_BATCH * Batch::WIDTH {
+            self.send(db)?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self, db: &mut Db) -> Result<()> {
+        if !self.values.is_empty() {
+            db.insert_rows(&queries::INSERT_ORDERS, Batch::WIDTH, &self.values)?;
+            self.values.clear();
+        }
+        Ok(())
+    }
 }
 
 /// The orders, in one transaction; how many rows, and how many of them re-sent.
@@ -76,6 +110,7 @@ fn insert_orders(
 ) -> Result<(u64, u64)> {
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     let (mut rows, mut resent) = (0u64, 0u64);
+    let mut batch = Batch::new();
     {
         for day in 0..args.days {
             let date = start + chrono::Days::new(day as u64);
@@ -90,7 +125,7 @@ fn insert_orders(
                 let second = rng.random_range(0..86_400);
                 let created = date.and_hms_opt(0, 0, 0).expect("midnight")
                     + chrono::Duration::seconds(second);
-                insert_order(db, &id, &ds, amount, store::timestamp(created.and_utc()))?;
+                batch.push(db, &id, &ds, amount, store::timestamp(created.and_utc()))?;
                 rows += 1;
                 // A re-sent record: later, another amount; one in five moves a day on.
                 if rng.random_bool(0.05) {
@@ -102,7 +137,7 @@ fn insert_orders(
                     };
                     let later = created + chrono::Duration::seconds(rng.random_range(60..172_800));
                     let amount = rng.random_range(10..=5000) * 100;
-                    insert_order(
+                    batch.push(
                         db,
                         &id,
                         &fmt_date(resent_date),
@@ -115,5 +150,6 @@ fn insert_orders(
             }
         }
     }
+    batch.send(db)?;
     Ok((rows, resent))
 }

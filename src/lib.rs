@@ -40,6 +40,7 @@ pub mod scaffold;
 pub mod seal;
 pub mod settings;
 pub mod source_map;
+pub mod statistics;
 pub mod store;
 pub mod sync;
 pub mod table;

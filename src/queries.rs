@@ -39,7 +39,8 @@ queries! {
     TEMPLATE_VERSION => "template_version.sql",
     RECORD_TEMPLATE_VERSION => "record_template_version.sql",
     RECORD_RUN_TEMPLATE => "record_run_template.sql",
-    INSERT_ORDER => "insert_order.sql",
+    // One row per execution on SQLite, every row in one COPY on PostgreSQL (Db::insert_rows).
+    INSERT_ORDERS => "insert_order.sql" | "postgres/copy_orders.sql",
     IS_SEALED => "is_sealed.sql",
     INSERT_SEAL_EVENT => "insert_seal_event.sql",
     SEAL_EVENT => "seal_event.sql",

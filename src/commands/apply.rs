@@ -8,6 +8,7 @@ use crate::output::apply::{finished, Watch};
 use crate::output::{plan, Output};
 use crate::run::{self, Request};
 use crate::settings::Settings;
+use crate::statistics;
 
 pub fn run(settings: &Settings, request: Request, out: &Output) -> Result<Exit> {
     let request = request.with_defaults(&settings.apply);
@@ -23,6 +24,9 @@ pub fn run(settings: &Settings, request: Request, out: &Output) -> Result<Exit> 
         plan::dry_run(&plan, out)?;
         return Ok(Exit::Done);
     }
+    // Before the run: a date planned from stale statistics can take ten times as long.
+    let sources: Vec<&str> = pipeline.sources.iter().map(|s| s.table.as_str()).collect();
+    out.notes(&statistics::refresh_stale(db, &sources)?);
     let ran = run::apply(&opened.target, pipeline, db, &asked, &mut watch)?;
     finished(ran, out)
 }

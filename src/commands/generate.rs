@@ -1,15 +1,21 @@
-//! `sqlrun generate`: seeded synthetic orders, to try things on.
+//! `sqlrun generate`: seeded synthetic orders, to try things on, then analyzed
+//! (PostgreSQL).
 
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::generate::{self, GenerateRequest};
 use crate::output::{generate as show, Output};
 use crate::settings::Settings;
+use crate::statistics;
 use crate::store;
 
 pub fn run(settings: &Settings, request: &GenerateRequest, out: &Output) -> Result<Exit> {
     let start = generate::check(request)?;
     let mut db = store::open(settings)?;
-    show::generated(&generate::generate(&mut db, request, start)?, out)?;
+    let generated = generate::generate(&mut db, request, start)?;
+    if let Some(note) = statistics::analyze_loaded(&mut db, generate::TABLE)? {
+        out.note(&note);
+    }
+    show::generated(&generated, out)?;
     Ok(Exit::Done)
 }

@@ -6,8 +6,9 @@
 //!
 //! A backend must provide:
 //! - statements: a script of several (`batch`), one with named parameters (`execute`,
-//!   `rows`, `run_statement`, `statement_rows`), one with values in order (`execute_in_order`), and
-//!   preparing one without running it (`check_statements`);
+//!   `rows`, `run_statement`, `statement_rows`), one with values in order (`execute_in_order`),
+//!   many rows into one table (`insert_rows`), and preparing one without running it
+//!   (`check_statements`);
 //! - transactions: `begin` of each `TxKind`, `commit`, `rollback`;
 //! - an `Interrupter` that stops the statement in progress from another thread;
 //! - the run's liveness (`hold_run`, `run_alive`) and the pipeline's objects (`object`,
@@ -63,6 +64,11 @@ pub(super) trait Backend: Send {
     /// One statement whose values come in the order of its parameters; prepared once per
     /// text. How many rows it changed.
     fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError>;
+
+    /// Many rows of `width` values each, one after the other in `values`, into one table:
+    /// on SQLite `sql` is an INSERT of one row run once per row; on PostgreSQL a `COPY
+    /// ... FROM STDIN` that takes them all in one statement. How many rows went in.
+    fn insert_rows(&mut self, sql: &str, width: usize, values: &[Value]) -> Result<u64, DbError>;
 
     /// One statement with named parameters; how many rows it changed.
     fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError>;

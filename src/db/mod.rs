@@ -182,6 +182,15 @@ impl Db {
         self.call(|c| c.execute_in_order(sql, values))
     }
 
+    /// Inserts rows of `width` values each (one after the other in `values`) with `query`:
+    /// on SQLite its INSERT of one row, run once per row (prepared once); on PostgreSQL
+    /// its `COPY ... FROM STDIN`, all rows in one statement (a statement per row cost
+    /// `generate` 40 times SQLite's time). How many rows went in.
+    pub fn insert_rows(&mut self, query: &Query, width: usize, values: &[Value]) -> Result<u64> {
+        let sql = query.text(self.dialect());
+        self.call(|c| c.insert_rows(sql, width, values))
+    }
+
     /// Runs one statement; how many rows it changed.
     pub fn execute<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<u64> {
         let text = sql.text(self.dialect()).to_string();

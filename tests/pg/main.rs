@@ -42,6 +42,7 @@ mod late;
 mod literals;
 #[path = "../cli/load.rs"]
 mod load;
+mod loaders;
 #[path = "../cli/model_errors.rs"]
 mod model_errors;
 #[path = "../cli/models.rs"]

@@ -14,6 +14,7 @@ use super::{
     Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
 };
 
+mod copy;
 mod explain;
 mod pooler;
 mod rights;
@@ -327,6 +328,10 @@ impl Backend for Conn {
         let values: Vec<TextParam> = values.iter().cloned().map(TextParam).collect();
         let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
         Ok(self.client.execute(&statement, &refs)?)
+    }
+
+    fn insert_rows(&mut self, sql: &str, width: usize, values: &[Value]) -> Result<u64, DbError> {
+        copy::copy_rows(&mut self.client, sql, width, values)
     }
 
     fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {

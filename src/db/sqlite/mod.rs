@@ -243,6 +243,16 @@ impl Backend for Conn {
         Ok(stmt.raw_execute()? as u64)
     }
 
+    /// A row per execution of one prepared INSERT: as fast as SQLite goes within one
+    /// transaction.
+    fn insert_rows(&mut self, sql: &str, width: usize, values: &[Value]) -> Result<u64, DbError> {
+        let mut rows = 0;
+        for row in values.chunks(width.max(1)) {
+            rows += self.execute_in_order(sql, row)?;
+        }
+        Ok(rows)
+    }
+
     fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         let bound: Vec<(&str, &dyn ToSql)> =

@@ -1,0 +1,14 @@
+-- Which of the tables (a JSON array of names) have planner statistics stale enough to
+-- mislead it, by the server's own counters and autovacuum's own rule: never analyzed, or
+-- more rows changed since the last ANALYZE than autovacuum_analyze_threshold +
+-- autovacuum_analyze_scale_factor x the rows the table had then (50 + 10 % by default).
+-- A view, or a table that is not there, is left out. How many rows changed, for the note.
+SELECT t.name, s.n_mod_since_analyze
+FROM json_array_elements_text(CAST(:tables AS json)) AS t (name)
+JOIN pg_catalog.pg_class AS c ON c.oid = to_regclass(quote_ident(t.name))
+JOIN pg_catalog.pg_stat_user_tables AS s ON s.relid = c.oid
+WHERE (s.last_analyze IS NULL AND s.last_autoanalyze IS NULL)
+   OR s.n_mod_since_analyze > CAST(current_setting('autovacuum_analyze_threshold') AS float8)
+        + CAST(current_setting('autovacuum_analyze_scale_factor') AS float8)
+          * greatest(c.reltuples, 0)
+ORDER BY t.name
