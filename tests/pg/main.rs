@@ -76,3 +76,4 @@ mod sent;
 mod shell;
 #[path = "../cli/templates.rs"]
 mod templates;
+mod tls;

@@ -90,7 +90,7 @@ pub fn explain(kind: DbErrorKind, label: &str, url: &str, schema: &str, cause: &
 fn denied(label: &str, url: &str, schema: &str, cause: &str) -> String {
     let role = super::config_from(url)
         .ok()
-        .and_then(|c| c.get_user().map(str::to_string));
+        .and_then(|(c, _)| c.get_user().map(str::to_string));
     if let Some((role, grant)) =
         role.and_then(|r| rights::grant_for(cause, &r, schema).map(|g| (r, g)))
     {

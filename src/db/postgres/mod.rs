@@ -18,10 +18,12 @@ mod copy;
 mod explain;
 mod pooler;
 mod rights;
+mod tls;
 mod types;
 
 pub use explain::explain;
-use explain::{connect_error, located, migration_error, with_causes};
+use explain::{located, migration_error, with_causes};
+use tls::Tls;
 use types::{Any, TextParam};
 
 mod embedded {
@@ -65,6 +67,7 @@ pub struct Conn {
     prepared: std::collections::HashMap<String, postgres::Statement>,
     /// The run whose lock this session holds (hold_run.sql), if any.
     holds_run: Option<i64>,
+    canceller: tls::Canceller,
 }
 
 /// The URL without its password, for messages.
@@ -113,8 +116,9 @@ fn libpq_defaults(config: &mut Config) {
     }
 }
 
-fn config_from(url: &str) -> Result<Config> {
-    let mut config: Config = url.parse().map_err(|e| {
+fn config_from(url: &str) -> Result<(Config, Tls)> {
+    let (rest, tls) = Tls::from_url(url)?;
+    let mut config: Config = rest.parse().map_err(|e| {
         Error::BadInput(format!(
             "--db {}: not a usable PostgreSQL URL ({}); write postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, \
              or postgresql:///DATABASE?host=/run/postgresql for a local socket",
@@ -154,22 +158,21 @@ fn config_from(url: &str) -> Result<Config> {
     if config.get_application_name().is_none() {
         config.application_name("sqlrun");
     }
-    Ok(config)
+    Ok((config, tls))
 }
 
 impl Conn {
     pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
-        let config = config_from(url)?;
+        let (mut config, tls) = config_from(url)?;
         let again = config.clone();
         let probe = pooler::Probe::start(url, Box::new(move || again.connect(NoTls)));
-        let mut client = config
-            .connect(NoTls)
-            .map_err(|e| connect_error(&e, label))?;
+        let (mut client, canceller) = tls.connect(&mut config, label)?;
         probe.finish(&mut client, label)?;
         let mut conn = Conn {
             client,
             prepared: Default::default(),
             holds_run: None,
+            canceller,
         };
         conn.session_settings()?;
         conn.check_rights(schema, label)?;
@@ -406,10 +409,8 @@ impl Backend for Conn {
     }
 
     fn interrupter(&self) -> Interrupter {
-        let token = self.client.cancel_token();
-        Interrupter::new(move || {
-            let _ = token.cancel_query(NoTls);
-        })
+        let (token, canceller) = (self.client.cancel_token(), self.canceller.clone());
+        Interrupter::new(move || canceller.cancel(&token))
     }
 
     fn hold_run(&mut self, run_id: i64) -> Result<(), DbError> {
