@@ -323,6 +323,14 @@ impl Tls {
         }
     }
 
+    /// That no trusted CA signed the server's certificate, by where they come from.
+    fn unsigned(&self) -> String {
+        match &self.roots {
+            Roots::System => "none of the system's trusted CAs signed it".into(),
+            _ => format!("no CA in {} signed it", self.roots_name()),
+        }
+    }
+
     fn open_error(&self, label: &str, message: String, fix: &str) -> Error {
         Error::Open {
             target: label.to_string(),
@@ -394,10 +402,7 @@ impl Tls {
                 name_fix(),
             ),
             CertificateError::UnknownIssuer | CertificateError::BadSignature => (
-                format!(
-                    "the server's certificate is not trusted: no CA in {} signed it",
-                    self.roots_name()
-                ),
+                format!("the server's certificate is not trusted: {}", self.unsigned()),
                 "point sslrootcert at the CA certificate that signed the server's (managed \
                  servers publish theirs; for a company server ask its admins), or fix the path"
                     .into(),
