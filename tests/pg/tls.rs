@@ -14,11 +14,37 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use crate::procs::poll;
 use crate::support::{cmd_with_url, die_with_parent, pg_bin_dir, pg_server_user, Run};
 
-/// A CA, and a server certificate it signed for `localhost` only.
+/// A CA, a server certificate it signed for `localhost` only, and a client certificate
+/// for the user `postgres`.
 struct Certs {
     ca_pem: String,
     server_pem: String,
     server_key_pem: String,
+    client_pem: String,
+    client_key_pem: String,
+}
+
+/// How the server takes TCP connections.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Auth {
+    /// No TLS (ssl off), trust.
+    Plain,
+    /// Only over TLS (hostssl), trust.
+    Tls,
+    /// Only over TLS with a client certificate its CA signed (hostssl ... cert).
+    ClientCert,
+}
+
+/// A certificate signed by `issuer` whose subject (and DNS name) is `name`, and its key.
+fn signed(name: &str, issuer: &Issuer<'_, KeyPair>) -> (String, String) {
+    let key = KeyPair::generate().expect("a key");
+    let mut params = CertificateParams::new(vec![name.to_string()]).expect("params");
+    params.distinguished_name.push(DnType::CommonName, name);
+    let pem = params
+        .signed_by(&key, issuer)
+        .expect("sign a certificate")
+        .pem();
+    (pem, key.serialize_pem())
 }
 
 fn make_ca(name: &str) -> (CertificateParams, KeyPair, String) {
@@ -33,20 +59,36 @@ fn make_ca(name: &str) -> (CertificateParams, KeyPair, String) {
 fn certs() -> Certs {
     let (params, key, ca_pem) = make_ca("sqlrun test CA");
     let issuer = Issuer::new(params, key);
-    let server_key = KeyPair::generate().expect("a server key");
-    let mut server = CertificateParams::new(vec!["localhost".to_string()]).expect("params");
-    server
-        .distinguished_name
-        .push(DnType::CommonName, "localhost");
-    let server_pem = server
-        .signed_by(&server_key, &issuer)
-        .expect("sign the server certificate")
-        .pem();
+    let (server_pem, server_key_pem) = signed("localhost", &issuer);
+    let (client_pem, client_key_pem) = signed("postgres", &issuer);
     Certs {
         ca_pem,
         server_pem,
-        server_key_pem: server_key.serialize_pem(),
+        server_key_pem,
+        client_pem,
+        client_key_pem,
     }
+}
+
+/// Sets the data folder up for `auth`: the server's TLS files and pg_hba.conf. The settings
+/// it needs besides.
+fn configure(data: &Path, auth: Auth, made: &Certs, user: Option<(u32, u32)>) -> Vec<String> {
+    if auth == Auth::Plain {
+        return vec!["ssl=off".into()];
+    }
+    server_file(&data.join("server.crt"), &made.server_pem, user);
+    server_file(&data.join("server.key"), &made.server_key_pem, user);
+    server_file(&data.join("root.crt"), &made.ca_pem, user);
+    let method = if auth == Auth::ClientCert {
+        "cert"
+    } else {
+        "trust"
+    };
+    let hba = format!(
+        "local all all trust\nhostssl all all 127.0.0.1/32 {method}\nhostssl all all ::1/128 {method}\n"
+    );
+    fs::write(data.join("pg_hba.conf"), hba).expect("write pg_hba.conf");
+    vec!["ssl=on".into(), "ssl_ca_file=root.crt".into()]
 }
 
 /// A PostgreSQL server of one test on 127.0.0.1 (trust authentication), its socket in its
@@ -58,6 +100,8 @@ struct TcpServer {
     /// The CA that signed the server's certificate, and another one.
     ca: PathBuf,
     wrong_ca: PathBuf,
+    /// A client certificate for `postgres` and its key.
+    client: (PathBuf, PathBuf),
 }
 
 fn free_port() -> u16 {
@@ -103,8 +147,7 @@ fn server_file(path: &Path, text: &str, user: Option<(u32, u32)>) {
 }
 
 impl TcpServer {
-    /// With `tls`: ssl on, and TCP connections only over TLS (hostssl in pg_hba.conf).
-    fn start(tls: bool) -> TcpServer {
+    fn start(auth: Auth) -> TcpServer {
         let (bin, user) = (pg_bin_dir(), pg_server_user());
         let dir = tempfile::Builder::new()
             .prefix("sqlrun-tls-pg-")
@@ -119,13 +162,10 @@ impl TcpServer {
         let made = certs();
         fs::write(&ca, &made.ca_pem).expect("write ca.pem");
         fs::write(&wrong_ca, make_ca("another CA").2).expect("write other-ca.pem");
-        if tls {
-            server_file(&data.join("server.crt"), &made.server_pem, user);
-            server_file(&data.join("server.key"), &made.server_key_pem, user);
-            let hba = data.join("pg_hba.conf");
-            let text = fs::read_to_string(&hba).expect("read pg_hba.conf");
-            fs::write(&hba, text.replace("\nhost ", "\nhostssl ")).expect("write pg_hba.conf");
-        }
+        let client = (dir.path().join("client.crt"), dir.path().join("client.key"));
+        fs::write(&client.0, &made.client_pem).expect("write client.crt");
+        fs::write(&client.1, &made.client_key_pem).expect("write client.key");
+        let settings = configure(&data, auth, &made, user);
         let port = free_port();
         let log = fs::File::create(dir.path().join("server.log")).expect("the server log");
         let mut cmd = Command::new(bin.join("postgres"));
@@ -133,11 +173,13 @@ impl TcpServer {
         for setting in [
             "listen_addresses=127.0.0.1".to_string(),
             format!("port={port}"),
-            format!("ssl={}", if tls { "on" } else { "off" }),
             "fsync=off".into(),
             "log_connections=on".into(),
             "TimeZone=UTC".into(),
-        ] {
+        ]
+        .into_iter()
+        .chain(settings)
+        {
             cmd.arg("-c").arg(setting);
         }
         as_server(&mut cmd, dir.path(), user);
@@ -150,6 +192,7 @@ impl TcpServer {
             postgres,
             ca,
             wrong_ca,
+            client,
         };
         let ready = poll(Duration::from_secs(60), || server.socket().is_ok());
         assert!(
@@ -259,7 +302,7 @@ fn ca_query(mode: &str, ca: &Path) -> String {
 
 #[test]
 fn require_encrypts_and_a_run_lands_and_prefer_takes_tls_when_offered() {
-    let server = TcpServer::start(true);
+    let server = TcpServer::start(Auth::Tls);
     let s = "tls_run";
     for args in [
         &["init"][..],
@@ -309,7 +352,7 @@ fn require_encrypts_and_a_run_lands_and_prefer_takes_tls_when_offered() {
 
 #[test]
 fn verify_full_checks_the_ca_and_the_host_name() {
-    let server = TcpServer::start(true);
+    let server = TcpServer::start(Auth::Tls);
     let right = ca_query("verify-full", &server.ca);
     server.expect(0, "localhost", &right, &[], "tls_full", &["init"]);
     assert!(server.schema_exists("tls_full"));
@@ -372,7 +415,7 @@ fn verify_full_checks_the_ca_and_the_host_name() {
 
 #[test]
 fn a_server_without_tls_is_refused_under_require_and_taken_plain_under_prefer() {
-    let server = TcpServer::start(false);
+    let server = TcpServer::start(Auth::Plain);
     for env in [&[][..], &[("PGSSLMODE", "require")]] {
         let query = if env.is_empty() {
             "sslmode=require"
@@ -406,4 +449,46 @@ fn a_server_without_tls_is_refused_under_require_and_taken_plain_under_prefer() 
     server.expect(0, "127.0.0.1", "", &[], "tls_plain", &["status"]);
     assert!(server.schema_exists("tls_plain"));
     assert_eq!(server.sessions(), (0, 2), "{}", server.log());
+}
+
+#[test]
+fn a_client_certificate_is_sent_when_given() {
+    let server = TcpServer::start(Auth::ClientCert);
+    let run = server.expect(
+        2,
+        "localhost",
+        "sslmode=require",
+        &[],
+        "tls_cert",
+        &["init"],
+    );
+    assert!(
+        run.stderr.contains("certificate") && run.stderr.contains("sslcert="),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !server.schema_exists("tls_cert"),
+        "a refused connection wrote"
+    );
+    let (cert, key) = (server.client.0.display(), server.client.1.display());
+    let query = format!(
+        "{}&sslcert={cert}&sslkey={key}",
+        ca_query("verify-full", &server.ca)
+    );
+    server.expect(0, "localhost", &query, &[], "tls_cert", &["init"]);
+    let env = [
+        ("PGSSLCERT", server.client.0.to_str().expect("UTF-8")),
+        ("PGSSLKEY", server.client.1.to_str().expect("UTF-8")),
+    ];
+    server.expect(
+        0,
+        "localhost",
+        "sslmode=require",
+        &env,
+        "tls_cert",
+        &["status"],
+    );
+    assert!(server.schema_exists("tls_cert"));
+    assert_eq!(server.sessions(), (2, 0), "{}", server.log());
 }

@@ -369,20 +369,20 @@ impl Tls {
                  with sslmode=prefer or sslmode=disable on a network you trust"
                     .into(),
             ),
-            None if e
-                .as_db_error()
-                .is_some_and(|d| d.message().contains("no encryption")) =>
-            {
-                (
-                    e.as_db_error()
-                        .map(|d| d.message().to_string())
-                        .unwrap_or_default(),
-                    "the server takes only TLS connections here (hostssl in pg_hba.conf): add \
+            None if server_says(e, "client certificate") => (
+                server_message(e),
+                "the server wants a client certificate: give it and its key as \
+                 sslcert=/path/client.crt&sslkey=/path/client.key in the URL (or PGSSLCERT and \
+                 PGSSLKEY)"
+                    .into(),
+            ),
+            None if server_says(e, "no encryption") => (
+                server_message(e),
+                "the server takes only TLS connections here (hostssl in pg_hba.conf): add \
                  sslmode=require, or better sslmode=verify-full&sslrootcert=/path/to/ca.pem, to \
                  the URL"
-                        .into(),
-                )
-            }
+                    .into(),
+            ),
             None => return connect_error(e, label),
         };
         self.open_error(label, message, &fix)
@@ -431,6 +431,17 @@ fn name_fix() -> String {
     "connect by a name the certificate carries (the URL's host), or use sslmode=verify-ca to \
      check only that a trusted CA signed it"
         .into()
+}
+
+/// Whether the server's error message says `words`.
+fn server_says(e: &postgres::Error, words: &str) -> bool {
+    e.as_db_error().is_some_and(|d| d.message().contains(words))
+}
+
+fn server_message(e: &postgres::Error) -> String {
+    e.as_db_error()
+        .map(|d| d.message().to_string())
+        .unwrap_or_default()
 }
 
 /// The first host and port, for messages.
