@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use postgres::types::ToSql;
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config};
 
 use super::{
     Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
@@ -164,9 +164,15 @@ fn config_from(url: &str) -> Result<(Config, Tls)> {
 impl Conn {
     pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
         let (mut config, tls) = config_from(url)?;
-        let again = config.clone();
-        let probe = pooler::Probe::start(url, Box::new(move || again.connect(NoTls)));
-        let (mut client, canceller) = tls.connect(&mut config, label)?;
+        let connector = tls.connector(&mut config, label)?;
+        let (again, second) = (config.clone(), connector.clone());
+        let probe = pooler::Probe::start(
+            url,
+            Box::new(move || second.connect(&again).map(|(client, _)| client)),
+        );
+        let (mut client, canceller) = connector
+            .connect(&config)
+            .map_err(|e| tls.explain(&e, &config, label))?;
         probe.finish(&mut client, label)?;
         let mut conn = Conn {
             client,

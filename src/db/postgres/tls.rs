@@ -86,6 +86,36 @@ pub(super) struct Tls {
     client: Option<(PathBuf, PathBuf)>,
 }
 
+/// Opens sessions as the settings say (a second session too: the pooler probe's).
+#[derive(Clone)]
+pub(super) struct Connector {
+    tls: Option<MakeRustlsConnect>,
+    prefer: bool,
+}
+
+impl Connector {
+    /// A session, and how to cancel its statements. Under prefer, a failed TLS handshake is
+    /// followed by a plain connection, as libpq does.
+    pub(super) fn connect(
+        &self,
+        config: &Config,
+    ) -> std::result::Result<(Client, Canceller), postgres::Error> {
+        let plain = || {
+            let mut config = config.clone();
+            config.ssl_mode(DriverMode::Disable);
+            config.connect(NoTls).map(|c| (c, Canceller(None)))
+        };
+        let Some(tls) = &self.tls else {
+            return plain();
+        };
+        match config.connect(tls.clone()) {
+            Ok(client) => Ok((client, Canceller(Some(tls.clone())))),
+            Err(e) if self.prefer && tls_failure(&e).is_some() => plain(),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// Sends a cancel request the way the session was made (over TLS if it is).
 #[derive(Clone)]
 pub(super) struct Canceller(Option<MakeRustlsConnect>);
@@ -227,25 +257,19 @@ impl Tls {
         }
     }
 
-    /// Connects with these settings; a failure said with its cause and fix.
-    pub(super) fn connect(&self, config: &mut Config, label: &str) -> Result<(Client, Canceller)> {
+    /// How to connect with these settings: sets the driver's sslmode in `config` and reads
+    /// the TLS files (a file that cannot be read is said here, before connecting).
+    pub(super) fn connector(&self, config: &mut Config, label: &str) -> Result<Connector> {
         let mode = self.driver_mode(config);
         config.ssl_mode(mode);
-        let plain = |config: &mut Config| {
-            config.ssl_mode(DriverMode::Disable);
-            config.connect(NoTls).map(|c| (c, Canceller(None)))
+        let tls = match mode {
+            DriverMode::Disable => None,
+            _ => Some(MakeRustlsConnect::new(self.client_config(label)?)),
         };
-        if mode == DriverMode::Disable {
-            return plain(config).map_err(|e| self.explain(&e, config, label));
-        }
-        let connector = MakeRustlsConnect::new(self.client_config(label)?);
-        match config.connect(connector.clone()) {
-            Ok(client) => Ok((client, Canceller(Some(connector)))),
-            // As libpq: prefer takes a plain connection when TLS with the server fails.
-            Err(e) if mode == DriverMode::Prefer && tls_failure(&e).is_some() => plain(config),
-            Err(e) => Err(e),
-        }
-        .map_err(|e| self.explain(&e, config, label))
+        Ok(Connector {
+            tls,
+            prefer: mode == DriverMode::Prefer,
+        })
     }
 
     fn client_config(&self, label: &str) -> Result<ClientConfig> {
@@ -349,7 +373,7 @@ impl Tls {
     }
 
     /// A failed connection, by its TLS cause if it has one, else as any other.
-    fn explain(&self, e: &postgres::Error, config: &Config, label: &str) -> Error {
+    pub(super) fn explain(&self, e: &postgres::Error, config: &Config, label: &str) -> Error {
         let host = host_name(config);
         let (message, fix) = match tls_failure(e) {
             Some(rustls::Error::InvalidCertificate(cause)) => self.bad_certificate(cause, &host),
