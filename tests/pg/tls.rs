@@ -216,7 +216,8 @@ impl TcpServer {
         fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
     }
 
-    /// sqlrun's sessions so far: (encrypted, plain).
+    /// sqlrun's sessions so far: (encrypted, plain). A command opens one or more (the
+    /// pooler probe's second session, a worker's).
     fn sessions(&self) -> (usize, usize) {
         let log = self.log();
         let ours: Vec<&str> = log
@@ -339,7 +340,8 @@ fn require_encrypts_and_a_run_lands_and_prefer_takes_tls_when_offered() {
         s,
         &["status"],
     );
-    assert_eq!(server.sessions(), (tls + 3, 0), "{}", server.log());
+    let (now, plain) = server.sessions();
+    assert!(now >= tls + 3 && plain == 0, "{}", server.log());
 
     // This server takes TCP only over TLS: without it, the hint says to ask for TLS.
     let run = server.expect(2, "127.0.0.1", "sslmode=disable", &[], s, &["status"]);
@@ -448,7 +450,8 @@ fn a_server_without_tls_is_refused_under_require_and_taken_plain_under_prefer() 
     );
     server.expect(0, "127.0.0.1", "", &[], "tls_plain", &["status"]);
     assert!(server.schema_exists("tls_plain"));
-    assert_eq!(server.sessions(), (0, 2), "{}", server.log());
+    let (tls, plain) = server.sessions();
+    assert!(tls == 0 && plain >= 2, "{}", server.log());
 }
 
 #[test]
@@ -490,5 +493,6 @@ fn a_client_certificate_is_sent_when_given() {
         &["status"],
     );
     assert!(server.schema_exists("tls_cert"));
-    assert_eq!(server.sessions(), (2, 0), "{}", server.log());
+    let (tls, plain) = server.sessions();
+    assert!(tls >= 2 && plain == 0, "{}", server.log());
 }
