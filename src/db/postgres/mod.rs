@@ -165,14 +165,15 @@ impl Conn {
     pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
         let (mut config, tls) = config_from(url)?;
         let connector = tls.connector(&mut config, label)?;
+        let (mut client, canceller) = pooler::after_probe(|| connector.connect(&config))
+            .map_err(|e| tls.explain(&e, &config, label))?;
+        // The probe's connection opens once this one has its slot: a role allowed one
+        // connection keeps it.
         let (again, second) = (config.clone(), connector.clone());
         let probe = pooler::Probe::start(
             url,
             Box::new(move || second.connect(&again).map(|(client, _)| client)),
         );
-        let (mut client, canceller) = connector
-            .connect(&config)
-            .map_err(|e| tls.explain(&e, &config, label))?;
         probe.finish(&mut client, label)?;
         let mut conn = Conn {
             client,

@@ -14,13 +14,14 @@
 //! transaction of this session gets another server and fails (1). A direct connection or a
 //! session pool passes both: a session keeps its server, and PgBouncer's DISCARD ALL
 //! clears a server before another client gets it. Cost, once per process: one more
-//! connection, opened while the first one is (so it adds little wall time), and three
-//! one-row queries.
+//! connection, opened once the first one is (a role allowed one connection keeps it for
+//! the run; the probe's is then refused, which is no evidence), and three one-row queries.
 
 use std::sync::mpsc;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use postgres::error::SqlState;
 use postgres::{Client, SimpleQueryMessage};
 
 use super::{DbError, Error, Result};
@@ -28,6 +29,13 @@ use super::{DbError, Error, Result};
 /// The URLs probed in this process: a run's other connections (`--jobs`) go through the
 /// same pooler, or none.
 static PROBED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// When this process last closed a probe's second connection: its server session may
+/// still be ending for a moment, and count against a role's connection limit.
+static PROBE_CLOSED: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// How long after a probe a connection refused for want of slots is tried again.
+const SLOT_FREED_WITHIN: Duration = Duration::from_secs(2);
 
 /// How long the second connection may take: a full session pool makes it wait for a
 /// server that this session holds (no answer is not evidence of transaction pooling).
@@ -85,6 +93,7 @@ impl Probe {
             Ok(()) => second.seen.recv_timeout(SECOND_BOUND).ok().flatten(),
             Err(_) => None,
         };
+        *PROBE_CLOSED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
         if let Some(evidence) = pooled(&marked, &again, other.as_ref()) {
             return Err(refusal(label, &evidence));
         }
@@ -94,6 +103,27 @@ impl Probe {
             .push(self.url);
         Ok(())
     }
+}
+
+/// Connects, and when the server says it has no slot left while this process's probe
+/// connection may still be ending (a run's workers connect right after it), tries again
+/// until that slot is free: the probe must not make `--jobs N` need N + 1 connections.
+pub(super) fn after_probe<T>(
+    mut connect: impl FnMut() -> std::result::Result<T, postgres::Error>,
+) -> std::result::Result<T, postgres::Error> {
+    loop {
+        match connect() {
+            Err(e) if e.code() == Some(&SqlState::TOO_MANY_CONNECTIONS) && probe_closing() => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            done => return done,
+        }
+    }
+}
+
+fn probe_closing() -> bool {
+    let closed = *PROBE_CLOSED.lock().unwrap_or_else(|e| e.into_inner());
+    closed.is_some_and(|at| at.elapsed() < SLOT_FREED_WITHIN)
 }
 
 /// The second connection, in a thread: it connects at once, looks when told to, and says
