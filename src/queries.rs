@@ -32,7 +32,7 @@ queries! {
     RUN_TEMPLATES_OF_RUN => "run_templates_of_run.sql",
     SKIPPED_OF_RUN => "skipped_of_run.sql",
     HELD_BY_RUN => "held_by_run.sql",
-    OWN_RESERVATION => "own_reservation.sql" | "postgres/own_reservation.sql",
+    OWN_DATE => "own_date.sql" | "postgres/own_date.sql",
     HOLDER_OF_DATE => "holder_of_date.sql",
     RELEASABLE_OF_RUN => "releasable_of_run.sql" | "postgres/releasable_of_run.sql",
     LIVE_RUNS => "live_runs.sql" | "postgres/live_runs.sql",

@@ -2,7 +2,7 @@
 //! the first time a run uses it; an edited text under the same version is refused, as a
 //! migration tool refuses an edited migration; `sqlrun templates` compares the two.
 
-use crate::db::Db;
+use crate::db::{Db, Value};
 use crate::error::{Error, Result};
 use crate::queries;
 use crate::templates::{versioned_text, TemplateFile, TemplateSet};
@@ -42,28 +42,36 @@ pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<()> {
 /// Records the template versions a run uses (and each version's text the first time).
 pub fn record_versions(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Result<()> {
     verify_versions(db, templates)?;
-    for file in &templates.files {
-        db.execute(
-            &queries::RECORD_TEMPLATE_VERSION,
-            &[
+    // One request each for all the files (on PostgreSQL a round trip each, not one per
+    // file and statement).
+    let versions: Vec<Vec<(&str, Value)>> = templates
+        .files
+        .iter()
+        .map(|file| {
+            vec![
                 (":name", file.name.as_str().into()),
                 (":version", file.version.into()),
                 (":kind", file.kind.as_str().into()),
                 (":checksum", file.checksum.as_str().into()),
                 (":body", file.source.as_str().into()),
                 (":run_id", run_id.into()),
-            ],
-        )?;
-        db.execute(
-            &queries::RECORD_RUN_TEMPLATE,
-            &[
+            ]
+        })
+        .collect();
+    db.execute_each(&queries::RECORD_TEMPLATE_VERSION, &versions)?;
+    let used: Vec<Vec<(&str, Value)>> = templates
+        .files
+        .iter()
+        .map(|file| {
+            vec![
                 (":run_id", run_id.into()),
                 (":name", file.name.as_str().into()),
                 (":version", file.version.into()),
                 (":kind", file.kind.as_str().into()),
-            ],
-        )?;
-    }
+            ]
+        })
+        .collect();
+    db.execute_each(&queries::RECORD_RUN_TEMPLATE, &used)?;
     Ok(())
 }
 

@@ -61,6 +61,24 @@ pub(super) trait Backend: Send {
     /// any) dropped. Prepared once per text.
     fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError>;
 
+    /// Statements of a bound script that keep no rows, in order, as one request where the
+    /// backend can (PostgreSQL: one round trip); each with the parameters it names.
+    fn run_statements(&mut self, statements: &[&str], params: Params) -> Result<(), DbError> {
+        for statement in statements {
+            self.run_statement(statement, params)?;
+        }
+        Ok(())
+    }
+
+    /// One statement run once for each set of parameters, as one request where the
+    /// backend can (PostgreSQL: one round trip).
+    fn execute_each(&mut self, sql: &str, each: &[Vec<(&str, Value)>]) -> Result<(), DbError> {
+        for params in each {
+            self.execute(sql, params)?;
+        }
+        Ok(())
+    }
+
     /// One statement whose values come in the order of its parameters; prepared once per
     /// text. How many rows it changed.
     fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError>;

@@ -174,6 +174,44 @@ impl Db {
         Ok(kept)
     }
 
+    /// `run_script_keeping` inside a transaction (a date's script): the statements between
+    /// two that keep rows, and of one `-- sqlrun context:`, go to the database as one
+    /// request (on PostgreSQL one round trip, not one per statement). An error names the
+    /// context of its request, as `run_script_keeping`'s names its statement's.
+    pub fn run_script_grouped(
+        &mut self,
+        sql: &str,
+        params: &[(String, Value)],
+    ) -> Result<Vec<(String, Vec<Row>)>> {
+        let params: Vec<(&str, Value)> = params
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.clone()))
+            .collect();
+        let mut kept = Vec::new();
+        for (context, group) in script::groups(sql) {
+            let named = |e: Error| match e {
+                Error::Database(e) => Error::Database(DbError {
+                    context: context.clone(),
+                    ..e
+                }),
+                other => other,
+            };
+            match group.kept {
+                Some(name) => {
+                    let statement = group.statements[0];
+                    let rows = self
+                        .call(|c| c.statement_rows(statement, &params))
+                        .map_err(named)?;
+                    kept.push((name, rows));
+                }
+                None => self
+                    .call(|c| c.run_statements(&group.statements, &params))
+                    .map_err(named)?,
+            }
+        }
+        Ok(kept)
+    }
+
     /// Runs one statement whose parameters are bound by position, in the order they first
     /// appear in the text (`:p1`, `:p2`, ... as `templates::render_bound` prints them):
     /// a bulk load binds a few thousand values per statement without a lookup by name.
@@ -195,6 +233,17 @@ impl Db {
     pub fn execute<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<u64> {
         let text = sql.text(self.dialect()).to_string();
         self.call(|c| c.execute(&text, params))
+    }
+
+    /// Runs one statement once for each set of parameters, in order, as one request where
+    /// the backend can (PostgreSQL: one round trip for them all).
+    pub fn execute_each<S: Sql + ?Sized>(
+        &mut self,
+        sql: &S,
+        each: &[Vec<(&str, Value)>],
+    ) -> Result<()> {
+        let text = sql.text(self.dialect()).to_string();
+        self.call(|c| c.execute_each(&text, each))
     }
 
     pub fn rows<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<Vec<Row>> {

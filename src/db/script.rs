@@ -89,6 +89,41 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Statements of a script sent together: one that keeps its rows (`-- sqlrun rows:`,
+/// alone), or a run of those that keep none.
+pub(super) struct Group<'a> {
+    pub kept: Option<String>,
+    pub statements: Vec<&'a str>,
+}
+
+/// A script's statements in groups, each with the context it belongs to (the last
+/// `-- sqlrun context:` line before it): a statement that keeps rows is a group of its
+/// own; the others go together until the context changes.
+pub(super) fn groups(sql: &str) -> Vec<(Option<String>, Group<'_>)> {
+    let mut context = None;
+    let mut out: Vec<(Option<String>, Group)> = Vec::new();
+    for statement in split_statements(sql) {
+        let marked = context_marker(statement);
+        if let Some(marked) = marked.clone() {
+            context = marked;
+        }
+        let kept = rows_marker(statement);
+        match out.last_mut() {
+            Some((_, last)) if kept.is_none() && last.kept.is_none() && marked.is_none() => {
+                last.statements.push(statement)
+            }
+            _ => out.push((
+                context.clone(),
+                Group {
+                    kept,
+                    statements: vec![statement],
+                },
+            )),
+        }
+    }
+    out
+}
+
 /// A `-- sqlrun context: NAME` comment line before a statement's code: what the statements
 /// from there on belong to (`"quoted"` as an identifier; `-` for nothing). None: no such
 /// line here.
@@ -144,6 +179,25 @@ mod tests {
         let kept = "\n-- sqlrun rows: daily_revenue_one_row\nSELECT 1";
         assert_eq!(rows_marker(kept).as_deref(), Some("daily_revenue_one_row"));
         assert_eq!(rows_marker("SELECT 1 -- sqlrun rows: x\n"), None);
+    }
+
+    #[test]
+    fn groups_end_at_kept_rows_and_new_contexts() {
+        let sql = "INSERT a; DELETE b;\n-- sqlrun context: m\nDELETE c; INSERT d;\n\
+                   -- sqlrun rows: k\nSELECT 1;\n-- sqlrun context: -\nINSERT e; UPDATE f;";
+        let shapes: Vec<(Option<String>, Option<String>, usize)> = groups(sql)
+            .into_iter()
+            .map(|(c, g)| (c, g.kept, g.statements.len()))
+            .collect();
+        assert_eq!(
+            shapes,
+            vec![
+                (None, None, 2),
+                (Some("m".into()), None, 2),
+                (Some("m".into()), Some("k".into()), 1),
+                (None, None, 2),
+            ]
+        );
     }
 
     #[test]

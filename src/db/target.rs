@@ -24,7 +24,7 @@ impl Dialect {
     }
 
     /// How a date's transaction begins, as `render` and `--dry-run` show it (on
-    /// PostgreSQL own_reservation.sql runs first inside it and locks the date's
+    /// PostgreSQL own_date.sql runs first inside it and locks the date's
     /// reservation row).
     pub fn begin(self) -> &'static str {
         match self {

@@ -12,7 +12,7 @@ use super::Progress;
 use crate::checking;
 use crate::checks::{self, Failure};
 use crate::dates::Selection;
-use crate::db::{Db, DbError, DbErrorKind, TxKind, Value};
+use crate::db::{Db, DbError, DbErrorKind, Row, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::{DateVars, Owner, Pipeline};
 use crate::queries;
@@ -77,11 +77,11 @@ impl Worker<'_> {
     /// One date on this worker's session: its outcome, and whether the run stops there.
     fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
         let clock = Instant::now();
-        let start = date_start(db, self.pipeline, ds);
+        let mut started = None;
+        let result = compute_date(db, self.pipeline, self.run_id, ds, &mut started);
         // The database's clock (on PostgreSQL the server's, never this runner's); the
-        // runner's only when the database could not even be asked.
-        let started_at = start.as_ref().map_or_else(|_| now(), |s| s.at.clone());
-        let result = start.and_then(|s| compute_date(db, self.pipeline, self.run_id, ds, &s));
+        // runner's only when the date's transaction did not even get to read it.
+        let started_at = started.unwrap_or_else(now);
         let millis = clock.elapsed().as_millis() as u64;
         let (status, error, checks) = match self.ending(db, ds, &started_at, result, halt) {
             Ok(ending) => ending,
@@ -168,8 +168,14 @@ pub(crate) struct DateStart {
 
 pub(crate) fn date_start(db: &mut Db, pipeline: &Pipeline, ds: &str) -> Result<DateStart> {
     let row = db.one(&queries::IS_SEALED, &[(":ds", ds.into())])?;
-    let sealed = row.bool(0)?;
-    let covered = row.opt_text(2)?.unwrap_or_default();
+    start_from(&row, 0, pipeline)
+}
+
+/// A date's start from a row whose columns from `first` on are: sealed, the database's
+/// time, the models its seal covers (queries/is_sealed.sql, own_date.sql).
+fn start_from(row: &Row, first: usize, pipeline: &Pipeline) -> Result<DateStart> {
+    let sealed = row.bool(first)?;
+    let covered = row.opt_text(first + 2)?.unwrap_or_default();
     let covered: Vec<&str> = covered.split(',').collect();
     let uncovered = match sealed {
         true => pipeline
@@ -182,46 +188,34 @@ pub(crate) fn date_start(db: &mut Db, pipeline: &Pipeline, ds: &str) -> Result<D
     };
     Ok(DateStart {
         sealed,
-        at: row.text(1)?,
+        at: row.text(first + 1)?,
         uncovered,
     })
 }
 
-/// One date, one transaction: the partition(s), the record, the release.
+/// One date, one transaction: the fencing (with what the date starts from: its seal and
+/// the database's time, read in the same statement, `started`), the partition(s), the
+/// record, the release.
 ///
-/// The SQL is rendered before the write lock is taken, so that between two dates the lock
-/// is free long enough for a waiting run (a regular run, a seal) to get in. Whether the
-/// date is sealed, and for which models, cannot change meanwhile: this run holds the
-/// date, and `seal`, `seal --reissue` and `unseal` refuse held dates.
+/// The SQL is rendered inside the transaction, once the fencing has said whether the date
+/// is sealed (rendering takes microseconds; on SQLite the write lock is held meanwhile).
+/// Whether the date is sealed, and for which models, cannot change meanwhile: this run
+/// holds the date, and `seal`, `seal --reissue` and `unseal` refuse held dates.
 fn compute_date(
     db: &mut Db,
     pipeline: &Pipeline,
     run_id: i64,
     ds: &str,
-    start: &DateStart,
+    started: &mut Option<String>,
 ) -> Result<Attempt> {
-    let sealed = start.sealed;
-    let script = pipeline.bind_date(&DateVars {
-        ds,
-        run_id,
-        sealed,
-        uncovered: &start.uncovered,
-        started_at: &start.at,
-        lease_seconds: reserve::lease_seconds(),
-    })?;
-    let ready = pipeline.bind_ready(ds)?;
-    let built = Built {
-        pipeline,
-        run_id,
-        date: (ds, sealed),
-        started_at: &start.at,
-    };
     let result = db.transaction(TxKind::Date, |db| {
-        if let Some(stop) = fenced(db, run_id, ds)? {
-            return Ok(Err(stop));
-        }
+        let start = match fenced(db, pipeline, run_id, ds)? {
+            Ok(start) => start,
+            Err(stop) => return Ok(Err(stop)),
+        };
+        *started = Some(start.at.clone());
         pause::reached(pause::Point::InDate);
-        let ended = built.build(db, &script, ready.as_ref())?;
+        let ended = build_date(db, pipeline, run_id, ds, &start)?;
         // Once more, last: a worker's date commits only while the run's own session lives
         // (a reclaim may have freed the run's other dates meanwhile); otherwise it rolls
         // back.
@@ -240,26 +234,59 @@ fn compute_date(
     }
 }
 
+/// The date's SQL, rendered for how it starts, and its work (Built::build).
+fn build_date(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    run_id: i64,
+    ds: &str,
+    start: &DateStart,
+) -> Result<Ended> {
+    let sealed = start.sealed;
+    let script = pipeline.bind_date(&DateVars {
+        ds,
+        run_id,
+        sealed,
+        uncovered: &start.uncovered,
+        started_at: &start.at,
+        lease_seconds: reserve::lease_seconds(),
+    })?;
+    let ready = pipeline.bind_ready(ds)?;
+    let built = Built {
+        pipeline,
+        run_id,
+        date: (ds, sealed),
+        started_at: &start.at,
+    };
+    built.build(db, &script, ready.as_ref())
+}
+
 /// Fencing: a date is written only while its reservation is this run's (nothing is written
 /// otherwise, so the empty transaction may commit), and a worker of `--jobs`, which writes
 /// through a session of its own, only while the run's own session lives (once it is gone,
-/// the next run may reclaim the dates). The stop, if the date may not be written.
-fn fenced(db: &mut Db, run_id: i64, ds: &str) -> Result<Option<Stop>> {
+/// the next run may reclaim the dates). What the date starts from, or the stop, if the
+/// date may not be written.
+fn fenced(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    run_id: i64,
+    ds: &str,
+) -> Result<std::result::Result<DateStart, Stop>> {
     let own = [(":ds", Value::from(ds)), (":run_id", run_id.into())];
-    if db.row(&queries::OWN_RESERVATION, &own)?.is_none() {
+    let Some(row) = db.row(&queries::OWN_DATE, &own)? else {
         let holder = holder_now(db, ds)?;
-        return Ok(Some(Stop::Lost {
+        return Ok(Err(Stop::Lost {
             ds: ds.into(),
             holder,
         }));
-    }
+    };
     if !db.run_alive(run_id)? {
-        return Ok(Some(Stop::Broken {
+        return Ok(Err(Stop::Broken {
             ds: ds.into(),
             error: run_gone(),
         }));
     }
-    Ok(None)
+    Ok(Ok(start_from(&row, 1, pipeline)?))
 }
 
 /// What one date's work inside its transaction needs.
@@ -285,7 +312,7 @@ impl Built<'_> {
                 warnings: Vec::new(),
             });
         }
-        let kept = db.run_script_keeping(&script.sql, &script.params)?;
+        let kept = db.run_script_grouped(&script.sql, &script.params)?;
         let failures = checking::counted_failures(db, pipeline, &kept, self.date, run_id)?;
         if failures.iter().any(|f| f.severity == Severity::Error) {
             return Err(Error::ChecksFailed(failures));

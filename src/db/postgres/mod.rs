@@ -7,13 +7,15 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use postgres::types::ToSql;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::{ToSql, Type};
 use postgres::{Client, Config};
 
 use super::{
     Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
 };
 
+mod batch;
 mod copy;
 mod explain;
 mod pooler;
@@ -291,6 +293,25 @@ impl Conn {
         Ok(())
     }
 
+    /// One statement, not kept prepared: parsed, bound and run in one round trip (a
+    /// prepared one takes two: the driver waits for the server's description first). Its
+    /// parameters' types are left to the server, as when prepared. Its rows, and how many
+    /// rows it changed.
+    fn unprepared(
+        &mut self,
+        sql: &str,
+        params: Params,
+    ) -> Result<(Vec<postgres::Row>, u64), DbError> {
+        let (text, values) = positional(sql, params);
+        let typed = values.iter().map(|v| (v, Type::UNKNOWN));
+        let mut rows = self.client.query_typed_raw(&text, typed)?;
+        let mut all = Vec::new();
+        while let Some(row) = rows.next()? {
+            all.push(row);
+        }
+        Ok((all, rows.rows_affected().unwrap_or(0)))
+    }
+
     fn prepared(&mut self, text: String) -> Result<postgres::Statement, DbError> {
         if let Some(statement) = self.prepared.get(&text) {
             return Ok(statement.clone());
@@ -314,6 +335,27 @@ impl Backend for Conn {
         let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
         self.client.execute(&statement, &refs)?;
         Ok(())
+    }
+
+    /// One round trip for them all (the simple-query protocol, values as literals: see
+    /// batch.rs); an error names the line where the server stopped.
+    fn run_statements(&mut self, statements: &[&str], params: Params) -> Result<(), DbError> {
+        match statements {
+            [one] => self.run_statement(one, params),
+            _ => self.batch(&batch::inlined(statements, params)),
+        }
+    }
+
+    /// One round trip for them all, as `run_statements`.
+    fn execute_each(&mut self, sql: &str, each: &[Vec<(&str, Value)>]) -> Result<(), DbError> {
+        let script: String = each
+            .iter()
+            .map(|params| batch::inlined(&[sql], params))
+            .collect();
+        match script.is_empty() {
+            true => Ok(()),
+            false => self.batch(&script),
+        }
     }
 
     /// A statement whose values come in the order of its parameters, prepared once per
@@ -345,15 +387,11 @@ impl Backend for Conn {
     }
 
     fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
-        let (text, values) = positional(sql, params);
-        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
-        Ok(self.client.execute(text.as_str(), &refs)?)
+        Ok(self.unprepared(sql, params)?.1)
     }
 
     fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
-        let (text, values) = positional(sql, params);
-        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
-        read_rows(&self.client.query(text.as_str(), &refs)?)
+        read_rows(&self.unprepared(sql, params)?.0)
     }
 
     /// Prepared once per text, as `run_statement` (a check runs the same text each date).
@@ -369,7 +407,7 @@ impl Backend for Conn {
     /// date takes no pipeline lock: its transaction is REPEATABLE READ, so every statement
     /// of the date reads one snapshot (the version of its sources it records is the one
     /// its models read, while loaders go on inserting), and it locks only its own
-    /// reservation row (fencing, own_reservation.sql). So no bookkeeping step of another
+    /// reservation row (fencing, own_date.sql). So no bookkeeping step of another
     /// runner ever waits for a date in flight, however long it takes or wherever its runner
     /// is stopped.
     fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
@@ -467,38 +505,22 @@ impl Backend for Conn {
 /// `:name` parameters as `$1, $2, ...` (in code, not in quotes, comments or `::` casts);
 /// the values in that order.
 fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
-    let code = super::code_mask(sql);
-    let bytes = sql.as_bytes();
-    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut out = String::with_capacity(sql.len());
     let mut order: Vec<&str> = Vec::new();
     // By name, so that a statement of many thousand parameters (a bulk load's) is
     // numbered in one pass.
     let mut numbers: std::collections::HashMap<&str, usize> = Default::default();
-    let (mut i, mut copied) = (0, 0);
-    while i < bytes.len() {
-        let starts_name = code[i]
-            && bytes[i] == b':'
-            && (i == 0 || bytes[i - 1] != b':')
-            && bytes
-                .get(i + 1)
-                .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_');
-        if !starts_name {
-            i += 1;
-            continue;
-        }
-        let end = (i + 1..bytes.len())
-            .find(|&j| !is_name(bytes[j]))
-            .unwrap_or(bytes.len());
-        let name = &sql[i..end];
+    let mut copied = 0;
+    for (start, end) in batch::parameter_spans(sql) {
+        let name = &sql[start..end];
         let n = *numbers.entry(name).or_insert_with(|| {
             order.push(name);
             order.len()
         });
-        out.push_str(&sql[copied..i]);
+        out.push_str(&sql[copied..start]);
         out.push('$');
         out.push_str(&n.to_string());
-        (i, copied) = (end, end);
+        copied = end;
     }
     out.push_str(&sql[copied..]);
     let values = order

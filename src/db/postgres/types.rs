@@ -14,21 +14,32 @@ use super::Value;
 #[derive(Debug)]
 pub(super) struct TextParam(pub(super) Value);
 
+impl TextParam {
+    /// The text sent (none: NULL).
+    pub(super) fn text(&self) -> Option<String> {
+        Some(match &self.0 {
+            Value::Null => return None,
+            Value::Int(n) => n.to_string(),
+            Value::Real(f) => f.to_string(),
+            Value::Text(s) => s.clone(),
+            Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+        })
+    }
+}
+
 impl ToSql for TextParam {
     fn to_sql(
         &self,
         _ty: &Type,
         out: &mut bytes::BytesMut,
     ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        let text = match &self.0 {
-            Value::Null => return Ok(IsNull::Yes),
-            Value::Int(n) => n.to_string(),
-            Value::Real(f) => f.to_string(),
-            Value::Text(s) => s.clone(),
-            Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
-        };
-        out.extend_from_slice(text.as_bytes());
-        Ok(IsNull::No)
+        match self.text() {
+            None => Ok(IsNull::Yes),
+            Some(text) => {
+                out.extend_from_slice(text.as_bytes());
+                Ok(IsNull::No)
+            }
+        }
     }
 
     fn accepts(_ty: &Type) -> bool {
