@@ -7,7 +7,9 @@
 -- into fencing): whether it is sealed, the transaction's start on the server's clock (the
 -- date's start in its record), and the models its seal covers (comma separated; the others
 -- are replaced there, not corrected).
-SELECT r.run_id, EXISTS (SELECT 1 FROM seals WHERE ds = :ds), CURRENT_TIMESTAMP,
+-- The clock comes as text, so that the record keeps its microseconds (sqlrun reads a
+-- timestamptz to the second, for display).
+SELECT r.run_id, EXISTS (SELECT 1 FROM seals WHERE ds = :ds), CAST(CURRENT_TIMESTAMP AS text),
        (SELECT string_agg(m.model, ',') FROM sealed_models AS m WHERE m.ds = :ds)
 FROM reservations AS r
 WHERE r.ds = :ds AND r.run_id = :run_id

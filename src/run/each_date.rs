@@ -12,7 +12,7 @@ use super::Progress;
 use crate::checking;
 use crate::checks::{self, Failure};
 use crate::dates::Selection;
-use crate::db::{Db, DbError, DbErrorKind, Row, TxKind, Value};
+use crate::db::{Db, DbError, DbErrorKind, Dialect, Row, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::{DateVars, Owner, Pipeline};
 use crate::queries;
@@ -194,13 +194,15 @@ fn start_from(row: &Row, first: usize, pipeline: &Pipeline) -> Result<DateStart>
 }
 
 /// One date, one transaction: the fencing (with what the date starts from: its seal and
-/// the database's time, read in the same statement, `started`), the partition(s), the
-/// record, the release.
+/// the database's time, `started`), the partition(s), the record, the release.
 ///
-/// The SQL is rendered inside the transaction, once the fencing has said whether the date
-/// is sealed (rendering takes microseconds; on SQLite the write lock is held meanwhile).
-/// Whether the date is sealed, and for which models, cannot change meanwhile: this run
-/// holds the date, and `seal`, `seal --reissue` and `unseal` refuse held dates.
+/// Where the date's SQL is rendered depends on the backend. On SQLite, before the write
+/// lock is taken (with its seal read just before), so that between two dates the lock is
+/// free long enough for a waiting run (a regular run, a seal) to get in. On PostgreSQL,
+/// inside the transaction, once the fencing statement has also said whether the date is
+/// sealed (one round trip fewer; nobody waits for a date's transaction there). Whether the
+/// date is sealed, and for which models, cannot change meanwhile: this run holds the date,
+/// and `seal`, `seal --reissue` and `unseal` refuse held dates.
 fn compute_date(
     db: &mut Db,
     pipeline: &Pipeline,
@@ -208,14 +210,28 @@ fn compute_date(
     ds: &str,
     started: &mut Option<String>,
 ) -> Result<Attempt> {
+    let early = match db.dialect() {
+        Dialect::Sqlite => {
+            let start = date_start(db, pipeline, ds)?;
+            *started = Some(start.at.clone());
+            Some(Rendered::of(pipeline, run_id, ds, start)?)
+        }
+        Dialect::Postgres => None,
+    };
     let result = db.transaction(TxKind::Date, |db| {
-        let start = match fenced(db, pipeline, run_id, ds)? {
+        let fenced_start = match fenced(db, pipeline, run_id, ds)? {
             Ok(start) => start,
             Err(stop) => return Ok(Err(stop)),
         };
-        *started = Some(start.at.clone());
+        let rendered = match &early {
+            Some(rendered) => rendered,
+            None => {
+                *started = Some(fenced_start.at.clone());
+                &Rendered::of(pipeline, run_id, ds, fenced_start)?
+            }
+        };
         pause::reached(pause::Point::InDate);
-        let ended = build_date(db, pipeline, run_id, ds, &start)?;
+        let ended = rendered.build(db, pipeline, run_id, ds)?;
         // Once more, last: a worker's date commits only while the run's own session lives
         // (a reclaim may have freed the run's other dates meanwhile); otherwise it rolls
         // back.
@@ -234,31 +250,41 @@ fn compute_date(
     }
 }
 
-/// The date's SQL, rendered for how it starts, and its work (Built::build).
-fn build_date(
-    db: &mut Db,
-    pipeline: &Pipeline,
-    run_id: i64,
-    ds: &str,
-    start: &DateStart,
-) -> Result<Ended> {
-    let sealed = start.sealed;
-    let script = pipeline.bind_date(&DateVars {
-        ds,
-        run_id,
-        sealed,
-        uncovered: &start.uncovered,
-        started_at: &start.at,
-        lease_seconds: reserve::lease_seconds(),
-    })?;
-    let ready = pipeline.bind_ready(ds)?;
-    let built = Built {
-        pipeline,
-        run_id,
-        date: (ds, sealed),
-        started_at: &start.at,
-    };
-    built.build(db, &script, ready.as_ref())
+/// A date's SQL, rendered for how it starts.
+struct Rendered {
+    start: DateStart,
+    script: Bound,
+    ready: Option<Bound>,
+}
+
+impl Rendered {
+    fn of(pipeline: &Pipeline, run_id: i64, ds: &str, start: DateStart) -> Result<Rendered> {
+        let script = pipeline.bind_date(&DateVars {
+            ds,
+            run_id,
+            sealed: start.sealed,
+            uncovered: &start.uncovered,
+            started_at: &start.at,
+            lease_seconds: reserve::lease_seconds(),
+        })?;
+        let ready = pipeline.bind_ready(ds)?;
+        Ok(Rendered {
+            start,
+            script,
+            ready,
+        })
+    }
+
+    /// Its work (Built::build).
+    fn build(&self, db: &mut Db, pipeline: &Pipeline, run_id: i64, ds: &str) -> Result<Ended> {
+        let built = Built {
+            pipeline,
+            run_id,
+            date: (ds, self.start.sealed),
+            started_at: &self.start.at,
+        };
+        built.build(db, &self.script, self.ready.as_ref())
+    }
 }
 
 /// Fencing: a date is written only while its reservation is this run's (nothing is written

@@ -275,7 +275,7 @@ fn a_session_pooler_runs_the_story_and_a_second_runner_is_skipped() {
         sb.count(&overlapping),
         0,
         "{:?}",
-        sb.rows("SELECT run_id, ds, status, held_by FROM run_partitions ORDER BY started_at")
+        sb.rows("SELECT run_id, ds, status, held_by, started_at, finished_at FROM run_partitions ORDER BY started_at")
     );
     assert!(dates_of(second_run, "skipped") >= 1);
 }

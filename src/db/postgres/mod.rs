@@ -72,8 +72,27 @@ pub struct Conn {
     canceller: tls::Canceller,
 }
 
-/// The URL without its password, for messages.
+/// The URL without its password (given before the host or as `?password=`), for messages
+/// and the audit trail (`runs.command`).
 pub fn redact(url: &str) -> String {
+    without_password_parameter(&without_user_password(url))
+}
+
+fn without_password_parameter(url: &str) -> String {
+    let Some((base, query)) = url.split_once('?') else {
+        return url.to_string();
+    };
+    let parameters: Vec<&str> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some(("password", _)) => "password=***",
+            _ => p,
+        })
+        .collect();
+    format!("{base}?{}", parameters.join("&"))
+}
+
+fn without_user_password(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_string();
     };
@@ -583,5 +602,9 @@ mod tests {
             "postgresql://me:***@db.example:5432/x?host=/s"
         );
         assert_eq!(redact("postgres:///x?host=/s"), "postgres:///x?host=/s");
+        assert_eq!(
+            redact("postgresql://me@db/x?sslmode=bogus&password=pw&host=/s"),
+            "postgresql://me@db/x?sslmode=bogus&password=***&host=/s"
+        );
     }
 }

@@ -30,11 +30,9 @@ use super::{DbError, Error, Result};
 /// same pooler, or none.
 static PROBED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// When this process last closed a probe's second connection: its server session may
-/// still be ending for a moment, and count against a role's connection limit.
-static PROBE_CLOSED: Mutex<Option<Instant>> = Mutex::new(None);
-
-/// How long after a probe a connection refused for want of slots is tried again.
+/// How long a connection refused for want of slots is tried again: a probe's connection
+/// (this process's, or another runner's that started at the same moment) holds a slot for
+/// a moment only.
 const SLOT_FREED_WITHIN: Duration = Duration::from_secs(2);
 
 /// How long the second connection may take: a full session pool makes it wait for a
@@ -93,7 +91,6 @@ impl Probe {
             Ok(()) => second.seen.recv_timeout(SECOND_BOUND).ok().flatten(),
             Err(_) => None,
         };
-        *PROBE_CLOSED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
         if let Some(evidence) = pooled(&marked, &again, other.as_ref()) {
             return Err(refusal(label, &evidence));
         }
@@ -105,25 +102,25 @@ impl Probe {
     }
 }
 
-/// Connects, and when the server says it has no slot left while this process's probe
-/// connection may still be ending (a run's workers connect right after it), tries again
-/// until that slot is free: the probe must not make `--jobs N` need N + 1 connections.
+/// Connects, and when the server says it has no slot left, tries again for a moment: a
+/// probe's connection may be holding one (a run's workers connect right after its probe;
+/// two runners that start together each probe), and the probe must not make a role that
+/// fits N connections need N + 1.
 pub(super) fn after_probe<T>(
     mut connect: impl FnMut() -> std::result::Result<T, postgres::Error>,
 ) -> std::result::Result<T, postgres::Error> {
+    let asked = Instant::now();
     loop {
         match connect() {
-            Err(e) if e.code() == Some(&SqlState::TOO_MANY_CONNECTIONS) && probe_closing() => {
+            Err(e)
+                if e.code() == Some(&SqlState::TOO_MANY_CONNECTIONS)
+                    && asked.elapsed() < SLOT_FREED_WITHIN =>
+            {
                 std::thread::sleep(Duration::from_millis(20))
             }
             done => return done,
         }
     }
-}
-
-fn probe_closing() -> bool {
-    let closed = *PROBE_CLOSED.lock().unwrap_or_else(|e| e.into_inner());
-    closed.is_some_and(|at| at.elapsed() < SLOT_FREED_WITHIN)
 }
 
 /// The second connection, in a thread: it connects at once, looks when told to, and says

@@ -222,7 +222,21 @@ impl Tls {
             Some((v, _)) => Some(PathBuf::from(v)),
             None => default_file(default).filter(|p| p.exists()),
         };
-        let client = file("sslcert", "postgresql.crt").zip(file("sslkey", "postgresql.key"));
+        let (cert, key) = (
+            file("sslcert", "postgresql.crt"),
+            file("sslkey", "postgresql.key"),
+        );
+        if cert.is_some() != key.is_some()
+            && (value("sslcert").is_some() || value("sslkey").is_some())
+        {
+            return Err(Error::BadInput(format!(
+                "--db {}: a client certificate needs both sslcert and sslkey (one was given, \
+                 and the other's default file does not exist); give both, as \
+                 sslcert=/path/client.crt&sslkey=/path/client.key (or PGSSLCERT and PGSSLKEY)",
+                redact(url)
+            )));
+        }
+        let client = cert.zip(key);
         Ok((
             rest,
             Tls {
@@ -671,7 +685,10 @@ mod tests {
             tls.client,
             Some((PathBuf::from("/c.pem"), PathBuf::from("/k.pem")))
         );
-        let (_, tls) = parse("postgresql://h/db?sslcert=/c.pem", &[]).unwrap();
-        assert_eq!(tls.client, None);
+        // As libpq: one without the other is refused, not silently no certificate.
+        let err = bad_input(parse("postgresql://h/db?sslcert=/c.pem", &[]));
+        assert!(err.contains("needs both sslcert and sslkey"), "{err}");
+        let err = bad_input(parse("postgresql://h/db", &[("PGSSLKEY", "/c.key")]));
+        assert!(err.contains("give both"), "{err}");
     }
 }
