@@ -3,11 +3,17 @@
 -- more rows changed since the last ANALYZE than autovacuum_analyze_threshold +
 -- autovacuum_analyze_scale_factor x the rows the table had then (50 + 10 % by default).
 -- A view, or a table that is not there, is left out. How many rows changed, for the note.
+-- "Never analyzed" is the table's own state (reltuples -1 on PostgreSQL 14+; before, no
+-- statistics in pg_stats), not the activity counters: those start empty on a database
+-- copied from a template, after a crash or pg_stat_reset(), with the statistics intact.
 SELECT t.name, s.n_mod_since_analyze
 FROM json_array_elements_text(CAST(:tables AS json)) AS t (name)
 JOIN pg_catalog.pg_class AS c ON c.oid = to_regclass(quote_ident(t.name))
 JOIN pg_catalog.pg_stat_user_tables AS s ON s.relid = c.oid
-WHERE (s.last_analyze IS NULL AND s.last_autoanalyze IS NULL)
+WHERE c.reltuples < 0
+   OR (s.last_analyze IS NULL AND s.last_autoanalyze IS NULL
+       AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stats AS ps
+                       WHERE ps.schemaname = s.schemaname AND ps.tablename = s.relname))
    OR s.n_mod_since_analyze > CAST(current_setting('autovacuum_analyze_threshold') AS float8)
         + CAST(current_setting('autovacuum_analyze_scale_factor') AS float8)
           * greatest(c.reltuples, 0)

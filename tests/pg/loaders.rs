@@ -108,6 +108,25 @@ fn apply_analyzes_a_stale_source_and_leaves_a_fresh_one() {
     assert_eq!(analyze_count(&sb), 2, "and once analyzed, not again");
 }
 
+/// The activity counters start empty on a database copied from a template, after a crash
+/// or a reset, while the statistics themselves are intact: that is not "never analyzed".
+#[test]
+fn statistics_kept_through_a_counter_reset_are_not_analyzed_again() {
+    let sb = Sandbox::new();
+    let csv = orders_csv(&sb, 300);
+    sb.ok(&["load", "orders", &csv]);
+    assert_eq!(analyze_count(&sb), 1);
+    sb.exec("SELECT pg_stat_reset_single_table_counters(to_regclass('orders'))");
+    assert_eq!(analyze_count(&sb), 0);
+    sb.ok(&["apply", "--interval", "2026-01-01..2026-01-03"]);
+    assert_eq!(
+        analyze_count(&sb),
+        0,
+        "the statistics are there: no ANALYZE"
+    );
+    assert_eq!(planner_rows(&sb), 300);
+}
+
 #[test]
 fn a_role_that_may_not_analyze_is_told_and_goes_on() {
     let sb = Sandbox::new();
