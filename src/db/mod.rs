@@ -88,6 +88,14 @@ pub enum ReadOpen {
     Absent,
 }
 
+/// A script's parameters as the backends take them.
+fn named_params(params: &[(String, Value)]) -> Vec<(&str, Value)> {
+    params
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.clone()))
+        .collect()
+}
+
 impl Db {
     /// Opens (creating if needed) and migrates the database.
     pub fn open(target: &Target) -> Result<Db> {
@@ -156,10 +164,7 @@ impl Db {
         sql: &str,
         params: &[(String, Value)],
     ) -> Result<Vec<(String, Vec<Row>)>> {
-        let params: Vec<(&str, Value)> = params
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.clone()))
-            .collect();
+        let params = named_params(params);
         let mut kept = Vec::new();
         self.each_statement(sql, |db, statement| {
             match script::rows_marker(statement) {
@@ -183,10 +188,7 @@ impl Db {
         sql: &str,
         params: &[(String, Value)],
     ) -> Result<Vec<(String, Vec<Row>)>> {
-        let params: Vec<(&str, Value)> = params
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.clone()))
-            .collect();
+        let params = named_params(params);
         let mut kept = Vec::new();
         for (context, group) in script::groups(sql) {
             let named = |e: Error| match e {
