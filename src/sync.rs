@@ -135,16 +135,29 @@ impl Pipeline {
     /// their values as parameters: on PostgreSQL a parameter's type is the server's guess
     /// from the statement (a literal's would be its own), so what prepares here runs.
     pub fn check_date(&self, db: &mut Db, ds: &str) -> Result<()> {
-        // Each model's SELECT alone first: an error there is said in the model's lines.
-        self.check_models(db, ds)?;
         self.check_readiness(db, ds)?;
-        // Each check alone first, so that the one that does not prepare is named (on
-        // PostgreSQL the first error aborts the transaction: nothing after it can tell).
+        // The date's whole SQL, replaced and sealed: all of it prepares, mostly (on
+        // PostgreSQL in one round trip, and the prepared statements are the ones the
+        // run's dates use).
+        if self.check_date_sql(db, ds).is_ok() {
+            return Ok(());
+        }
+        // Something does not: each model's SELECT alone first, so that an error there is
+        // said in the model's lines; then each check alone, so that the one that does not
+        // prepare is named (on PostgreSQL the first error aborts the transaction: nothing
+        // after it can tell); then the date's SQL again, for what is left.
+        self.check_models(db, ds)?;
         for sealed in [false, true] {
             if let Some(e) = self.failing_check(db, ds, sealed) {
                 return Err(e);
             }
         }
+        self.check_date_sql(db, ds)
+    }
+
+    /// The date's SQL, replaced and sealed, prepares; the first statement that does not,
+    /// named by its model or check.
+    fn check_date_sql(&self, db: &mut Db, ds: &str) -> Result<()> {
         let started_at = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string();
         for sealed in [false, true] {
             let sql = self

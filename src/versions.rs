@@ -2,51 +2,83 @@
 //! the first time a run uses it; an edited text under the same version is refused, as a
 //! migration tool refuses an edited migration; `sqlrun templates` compares the two.
 
+use std::collections::{HashMap, HashSet};
+
 use crate::db::{Db, Value};
 use crate::error::{Error, Result};
 use crate::queries;
 use crate::templates::{versioned_text, TemplateFile, TemplateSet};
 
-/// Refuses a template whose text changed while its version did not, as a migration tool
-/// refuses an edited migration.
-pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<()> {
-    for file in &templates.files {
-        let recorded = db.row(
-            &queries::TEMPLATE_VERSION,
-            &[
-                (":name", file.name.as_str().into()),
-                (":version", file.version.into()),
-            ],
-        )?;
-        if let Some(row) = recorded {
-            let (checksum, first_used, body) = (row.text(0)?, row.text(1)?, row.text(2)?);
-            let same_sql = || versioned_text(&body) == versioned_text(&file.source);
-            if checksum != file.checksum && !same_sql() {
-                return Err(Error::EditedTemplate(Box::new(
-                    crate::error::EditedTemplate {
-                        file: file.path.clone(),
-                        name: file.name.clone(),
-                        version: file.version,
-                        next: file.version + 1,
-                        recorded: checksum[..12.min(checksum.len())].to_string(),
-                        found: file.checksum[..12].to_string(),
-                        first_used,
-                    },
-                )));
-            }
-        }
-    }
-    Ok(())
+/// A version as the state store has it: its checksum, its first use, and its text when
+/// the checksum is not the file's.
+struct Stored {
+    checksum: String,
+    first_used: String,
+    body_if_other: Option<String>,
 }
 
-/// Records the template versions a run uses (and each version's text the first time).
-pub fn record_versions(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Result<()> {
-    verify_versions(db, templates)?;
-    // One request each for all the files (on PostgreSQL a round trip each, not one per
-    // file and statement).
-    let versions: Vec<Vec<(&str, Value)>> = templates
+/// The recorded versions of the set's files, in one read, by (name, version).
+fn stored(db: &mut Db, templates: &TemplateSet) -> Result<HashMap<(String, i64), Stored>> {
+    let files: Vec<serde_json::Value> = templates
         .files
         .iter()
+        .map(|f| serde_json::json!({"name": f.name, "version": f.version, "checksum": f.checksum}))
+        .collect();
+    let files = serde_json::Value::from(files).to_string();
+    let rows = db.rows(&queries::TEMPLATE_VERSIONS, &[(":files", files.into())])?;
+    rows.iter()
+        .map(|row| {
+            let key = (row.text(0)?, row.i64(1)?);
+            let stored = Stored {
+                checksum: row.text(2)?,
+                first_used: row.text(3)?,
+                body_if_other: row.opt_text(4)?,
+            };
+            Ok((key, stored))
+        })
+        .collect()
+}
+
+/// Refuses a template whose text changed while its version did not, as a migration tool
+/// refuses an edited migration. The versions the state store has.
+pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<HashSet<(String, i64)>> {
+    let stored = stored(db, templates)?;
+    for file in &templates.files {
+        let Some(recorded) = stored.get(&(file.name.clone(), file.version)) else {
+            continue;
+        };
+        let same_sql = || {
+            recorded
+                .body_if_other
+                .as_deref()
+                .is_some_and(|body| versioned_text(body) == versioned_text(&file.source))
+        };
+        if recorded.checksum != file.checksum && !same_sql() {
+            let checksum = &recorded.checksum;
+            return Err(Error::EditedTemplate(Box::new(
+                crate::error::EditedTemplate {
+                    file: file.path.clone(),
+                    name: file.name.clone(),
+                    version: file.version,
+                    next: file.version + 1,
+                    recorded: checksum[..12.min(checksum.len())].to_string(),
+                    found: file.checksum[..12].to_string(),
+                    first_used: recorded.first_used.clone(),
+                },
+            )));
+        }
+    }
+    Ok(stored.into_keys().collect())
+}
+
+/// Records the template versions a run uses (and each version's text the first time):
+/// one read, the new versions (none, mostly) in one request, the run's in one statement.
+pub fn record_versions(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Result<()> {
+    let known = verify_versions(db, templates)?;
+    let new: Vec<Vec<(&str, Value)>> = templates
+        .files
+        .iter()
+        .filter(|file| !known.contains(&(file.name.clone(), file.version)))
         .map(|file| {
             vec![
                 (":name", file.name.as_str().into()),
@@ -58,20 +90,17 @@ pub fn record_versions(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Res
             ]
         })
         .collect();
-    db.execute_each(&queries::RECORD_TEMPLATE_VERSION, &versions)?;
-    let used: Vec<Vec<(&str, Value)>> = templates
+    db.execute_each(&queries::RECORD_TEMPLATE_VERSION, &new)?;
+    let used: Vec<serde_json::Value> = templates
         .files
         .iter()
-        .map(|file| {
-            vec![
-                (":run_id", run_id.into()),
-                (":name", file.name.as_str().into()),
-                (":version", file.version.into()),
-                (":kind", file.kind.as_str().into()),
-            ]
-        })
+        .map(|f| serde_json::json!({"name": f.name, "version": f.version, "kind": f.kind.as_str()}))
         .collect();
-    db.execute_each(&queries::RECORD_RUN_TEMPLATE, &used)?;
+    let used = serde_json::Value::from(used).to_string();
+    db.execute(
+        &queries::RECORD_RUN_TEMPLATES,
+        &[(":run_id", run_id.into()), (":files", used.into())],
+    )?;
     Ok(())
 }
 
@@ -101,28 +130,19 @@ pub fn states<'a>(
     db: &mut Db,
     templates: &'a TemplateSet,
 ) -> Result<Vec<(&'a TemplateFile, Recorded)>> {
-    templates
+    let stored = stored(db, templates)?;
+    Ok(templates
         .files
         .iter()
         .map(|f| {
-            let recorded = db
-                .row(
-                    &queries::TEMPLATE_VERSION,
-                    &[
-                        (":name", f.name.as_str().into()),
-                        (":version", f.version.into()),
-                    ],
-                )?
-                .map(|r| r.text(0))
-                .transpose()?;
-            let state = match recorded {
+            let state = match stored.get(&(f.name.clone(), f.version)) {
                 None => Recorded::NotYet,
-                Some(c) if c == f.checksum => Recorded::Same,
+                Some(s) if s.checksum == f.checksum => Recorded::Same,
                 Some(_) => Recorded::Edited,
             };
-            Ok((f, state))
+            (f, state)
         })
-        .collect()
+        .collect())
 }
 
 /// The recorded text of `NAME@VERSION` (`templates --show`).

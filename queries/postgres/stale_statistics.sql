@@ -6,15 +6,20 @@
 -- "Never analyzed" is the table's own state (reltuples -1 on PostgreSQL 14+; before, no
 -- statistics in pg_stats), not the activity counters: those start empty on a database
 -- copied from a template, after a crash or pg_stat_reset(), with the statistics intact.
-SELECT t.name, s.n_mod_since_analyze
+-- The counters are read by table (pg_stat_get_*), not through pg_stat_user_tables, which
+-- computes them for every table of the database (25 ms of a run's start here, against 2).
+SELECT t.name, pg_catalog.pg_stat_get_mod_since_analyze(c.oid)
 FROM json_array_elements_text(CAST(:tables AS json)) AS t (name)
-JOIN pg_catalog.pg_class AS c ON c.oid = to_regclass(quote_ident(t.name))
-JOIN pg_catalog.pg_stat_user_tables AS s ON s.relid = c.oid
+JOIN pg_catalog.pg_class AS c ON c.oid = to_regclass(quote_ident(t.name)) AND c.relkind IN ('r', 'p', 'm')
 WHERE c.reltuples < 0
-   OR (s.last_analyze IS NULL AND s.last_autoanalyze IS NULL
+   OR (CAST(current_setting('server_version_num') AS integer) < 140000
+       AND pg_catalog.pg_stat_get_last_analyze_time(c.oid) IS NULL
+       AND pg_catalog.pg_stat_get_last_autoanalyze_time(c.oid) IS NULL
        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_stats AS ps
-                       WHERE ps.schemaname = s.schemaname AND ps.tablename = s.relname))
-   OR s.n_mod_since_analyze > CAST(current_setting('autovacuum_analyze_threshold') AS float8)
-        + CAST(current_setting('autovacuum_analyze_scale_factor') AS float8)
-          * greatest(c.reltuples, 0)
+                       JOIN pg_catalog.pg_namespace AS n ON n.nspname = ps.schemaname
+                       WHERE n.oid = c.relnamespace AND ps.tablename = c.relname))
+   OR pg_catalog.pg_stat_get_mod_since_analyze(c.oid)
+        > CAST(current_setting('autovacuum_analyze_threshold') AS float8)
+          + CAST(current_setting('autovacuum_analyze_scale_factor') AS float8)
+            * greatest(c.reltuples, 0)
 ORDER BY t.name

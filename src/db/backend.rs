@@ -6,9 +6,10 @@
 //!
 //! A backend must provide:
 //! - statements: a script of several (`batch`), one with named parameters (`execute`,
-//!   `rows`, `run_statement`, `statement_rows`), one with values in order (`execute_in_order`),
-//!   many rows into one table (`insert_rows`), and preparing one without running it
-//!   (`check_statements`);
+//!   `rows`, `run_statement`, `statement_rows`), several in one request (`run_pipelined`,
+//!   `execute_each`), one with values in order (`execute_in_order`),
+//!   many rows into one table (`insert_rows`), and preparing some without running them
+//!   (`check_statement`, `check_statements`);
 //! - transactions: `begin` of each `TxKind`, `commit`, `rollback`;
 //! - an `Interrupter` that stops the statement in progress from another thread;
 //! - the run's liveness (`hold_run`, `run_alive`) and the pipeline's objects (`object`,
@@ -61,13 +62,26 @@ pub(super) trait Backend: Send {
     /// any) dropped. Prepared once per text.
     fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError>;
 
-    /// Statements of a bound script that keep no rows, in order, as one request where the
-    /// backend can (PostgreSQL: one round trip); each with the parameters it names.
-    fn run_statements(&mut self, statements: &[&str], params: Params) -> Result<(), DbError> {
-        for statement in statements {
-            self.run_statement(statement, params)?;
+    /// The statements of a bound script, in order, as one request where the backend can
+    /// (PostgreSQL: pipelined, one round trip), each with the parameters it names; the
+    /// rows of those marked `true`. An error comes with the index of the statement that
+    /// failed, when one did.
+    fn run_pipelined(
+        &mut self,
+        statements: &[(&str, bool)],
+        params: Params,
+    ) -> Result<Vec<Vec<Row>>, (Option<usize>, DbError)> {
+        let mut kept = Vec::new();
+        for (i, (statement, keep)) in statements.iter().enumerate() {
+            let ran = match keep {
+                true => self
+                    .statement_rows(statement, params)
+                    .map(|rows| kept.push(rows)),
+                false => self.run_statement(statement, params),
+            };
+            ran.map_err(|e| (Some(i), e))?;
         }
-        Ok(())
+        Ok(kept)
     }
 
     /// One statement run once for each set of parameters, as one request where the
@@ -105,8 +119,17 @@ pub(super) trait Backend: Send {
     /// Also when no transaction is open (the work that failed may have ended it).
     fn rollback(&mut self) -> Result<(), DbError>;
 
-    /// Parses and plans the statements of `sql` without running them.
-    fn check_statements(&mut self, sql: &str) -> Result<(), DbError>;
+    /// Parses and plans each statement without running it.
+    fn check_statement(&mut self, sql: &str) -> Result<(), DbError>;
+
+    /// `check_statement` of each, in one request where the backend can (PostgreSQL: one
+    /// round trip); an error with the index of the statement that failed.
+    fn check_statements(&mut self, statements: &[&str]) -> Result<(), (Option<usize>, DbError)> {
+        for (i, statement) in statements.iter().enumerate() {
+            self.check_statement(statement).map_err(|e| (Some(i), e))?;
+        }
+        Ok(())
+    }
 
     /// Prepares one SELECT without running it: the names of the columns it returns.
     fn select_columns(&mut self, sql: &str) -> Result<Vec<String>, DbError>;

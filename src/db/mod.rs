@@ -179,39 +179,30 @@ impl Db {
         Ok(kept)
     }
 
-    /// `run_script_keeping` inside a transaction (a date's script): the statements between
-    /// two that keep rows, and of one `-- sqlrun context:`, go to the database as one
-    /// request (on PostgreSQL one round trip, not one per statement). An error names the
-    /// context of its request, as `run_script_keeping`'s names its statement's.
+    /// `run_script_keeping` inside a transaction (a date's script), all its statements as
+    /// one request (on PostgreSQL pipelined: one round trip, not one per statement). An
+    /// error names the `-- sqlrun context:` of the statement that failed, as
+    /// `run_script_keeping`'s does.
     pub fn run_script_grouped(
         &mut self,
         sql: &str,
         params: &[(String, Value)],
     ) -> Result<Vec<(String, Vec<Row>)>> {
         let params = named_params(params);
-        let mut kept = Vec::new();
-        for (context, group) in script::groups(sql) {
-            let named = |e: Error| match e {
-                Error::Database(e) => Error::Database(DbError {
-                    context: context.clone(),
-                    ..e
-                }),
-                other => other,
-            };
-            match group.kept {
-                Some(name) => {
-                    let statement = group.statements[0];
-                    let rows = self
-                        .call(|c| c.statement_rows(statement, &params))
-                        .map_err(named)?;
-                    kept.push((name, rows));
-                }
-                None => self
-                    .call(|c| c.run_statements(&group.statements, &params))
-                    .map_err(named)?,
-            }
-        }
-        Ok(kept)
+        let marked = script::marked(sql);
+        let statements: Vec<(&str, bool)> = marked
+            .iter()
+            .map(|m| (m.statement, m.kept.is_some()))
+            .collect();
+        let rows = self
+            .conn
+            .run_pipelined(&statements, &params)
+            .map_err(|(at, e)| {
+                let context = at.and_then(|i| marked[i].context.clone());
+                self.explained(DbError { context, ..e })
+            })?;
+        let names = marked.into_iter().filter_map(|m| m.kept);
+        Ok(names.zip(rows).collect())
     }
 
     /// Runs one statement whose parameters are bound by position, in the order they first
@@ -319,8 +310,11 @@ impl Db {
     /// An error names what the statement belonged to (`DbError::context`), as in
     /// `run_script`.
     pub fn check_statements(&mut self, sql: &str) -> Result<()> {
-        self.each_statement(sql, |db, statement| {
-            db.call(|c| c.check_statements(statement))
+        let marked = script::marked(sql);
+        let statements: Vec<&str> = marked.iter().map(|m| m.statement).collect();
+        self.conn.check_statements(&statements).map_err(|(at, e)| {
+            let context = at.and_then(|i| marked[i].context.clone());
+            self.explained(DbError { context, ..e })
         })
     }
 
@@ -338,14 +332,10 @@ impl Db {
         sql: &str,
         mut each: impl FnMut(&mut Db, &str) -> Result<()>,
     ) -> Result<()> {
-        let mut context = None;
-        for statement in split_statements(sql) {
-            if let Some(marked) = script::context_marker(statement) {
-                context = marked;
-            }
-            each(self, statement).map_err(|e| match e {
+        for marked in script::marked(sql) {
+            each(self, marked.statement).map_err(|e| match e {
                 Error::Database(e) => Error::Database(DbError {
-                    context: context.clone(),
+                    context: marked.context,
                     ..e
                 }),
                 other => other,

@@ -89,39 +89,30 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Statements of a script sent together: one that keeps its rows (`-- sqlrun rows:`,
-/// alone), or a run of those that keep none.
-pub(super) struct Group<'a> {
+/// One statement of a script, with what it belongs to (the last `-- sqlrun context:`
+/// line before it) and, if it keeps its rows, the name they are kept under.
+pub(super) struct Marked<'a> {
+    pub statement: &'a str,
+    pub context: Option<String>,
     pub kept: Option<String>,
-    pub statements: Vec<&'a str>,
 }
 
-/// A script's statements in groups, each with the context it belongs to (the last
-/// `-- sqlrun context:` line before it): a statement that keeps rows is a group of its
-/// own; the others go together until the context changes.
-pub(super) fn groups(sql: &str) -> Vec<(Option<String>, Group<'_>)> {
+/// A script's statements, each with its context and kept name.
+pub(super) fn marked(sql: &str) -> Vec<Marked<'_>> {
     let mut context = None;
-    let mut out: Vec<(Option<String>, Group)> = Vec::new();
-    for statement in split_statements(sql) {
-        let marked = context_marker(statement);
-        if let Some(marked) = marked.clone() {
-            context = marked;
-        }
-        let kept = rows_marker(statement);
-        match out.last_mut() {
-            Some((_, last)) if kept.is_none() && last.kept.is_none() && marked.is_none() => {
-                last.statements.push(statement)
+    split_statements(sql)
+        .into_iter()
+        .map(|statement| {
+            if let Some(marked) = context_marker(statement) {
+                context = marked;
             }
-            _ => out.push((
-                context.clone(),
-                Group {
-                    kept,
-                    statements: vec![statement],
-                },
-            )),
-        }
-    }
-    out
+            Marked {
+                statement,
+                context: context.clone(),
+                kept: rows_marker(statement),
+            }
+        })
+        .collect()
 }
 
 /// A `-- sqlrun context: NAME` comment line before a statement's code: what the statements
@@ -182,20 +173,23 @@ mod tests {
     }
 
     #[test]
-    fn groups_end_at_kept_rows_and_new_contexts() {
+    fn statements_carry_their_context_and_kept_name() {
         let sql = "INSERT a; DELETE b;\n-- sqlrun context: m\nDELETE c; INSERT d;\n\
-                   -- sqlrun rows: k\nSELECT 1;\n-- sqlrun context: -\nINSERT e; UPDATE f;";
-        let shapes: Vec<(Option<String>, Option<String>, usize)> = groups(sql)
+                   -- sqlrun rows: k\nSELECT 1;\n-- sqlrun context: -\nINSERT e;";
+        let shapes: Vec<(Option<String>, Option<String>)> = marked(sql)
             .into_iter()
-            .map(|(c, g)| (c, g.kept, g.statements.len()))
+            .map(|m| (m.context, m.kept))
             .collect();
+        let m = || Some("m".to_string());
         assert_eq!(
             shapes,
             vec![
-                (None, None, 2),
-                (Some("m".into()), None, 2),
-                (Some("m".into()), Some("k".into()), 1),
-                (None, None, 2),
+                (None, None),
+                (None, None),
+                (m(), None),
+                (m(), None),
+                (m(), Some("k".into())),
+                (None, None),
             ]
         );
     }

@@ -2,10 +2,9 @@
 //! triggers fire once, and no round trip per row. The server reads each field as the type
 //! of its column, as it reads a bound text parameter.
 
-use std::io::Write;
+use bytes::Bytes;
 
-use postgres::Client;
-
+use super::session::Session;
 use super::{DbError, Value};
 
 /// Bytes gathered before they are handed to the driver.
@@ -14,26 +13,22 @@ const CHUNK: usize = 64 * 1024;
 /// Sends `values`, `width` to a row, through the COPY statement `sql`; how many rows the
 /// server took. A row the server refuses fails the whole COPY.
 pub(super) fn copy_rows(
-    client: &mut Client,
+    client: &mut Session,
     sql: &str,
     width: usize,
     values: &[Value],
 ) -> Result<u64, DbError> {
-    let mut writer = client.copy_in(sql)?;
-    let mut buffer = String::with_capacity(CHUNK + 1024);
-    for row in values.chunks(width.max(1)) {
-        push_row(&mut buffer, row);
-        if buffer.len() >= CHUNK {
-            writer.write_all(buffer.as_bytes()).map_err(written)?;
-            buffer.clear();
+    let mut rows = values.chunks(width.max(1)).peekable();
+    let chunks = std::iter::from_fn(|| {
+        rows.peek()?;
+        let mut buffer = String::with_capacity(CHUNK + 1024);
+        while buffer.len() < CHUNK {
+            let Some(row) = rows.next() else { break };
+            push_row(&mut buffer, row);
         }
-    }
-    writer.write_all(buffer.as_bytes()).map_err(written)?;
-    Ok(writer.finish()?)
-}
-
-fn written(e: std::io::Error) -> DbError {
-    DbError::other(format!("sending rows to COPY: {e}"))
+        Some(Bytes::from(buffer))
+    });
+    Ok(client.copy_in(sql, chunks)?)
 }
 
 /// One row of COPY's text format: fields by tabs, `\N` for NULL, a newline at the end.

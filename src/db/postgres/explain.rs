@@ -5,7 +5,7 @@
 
 use std::error::Error as StdError;
 
-use postgres::error::SqlState;
+use tokio_postgres::error::SqlState;
 
 use super::super::ErrorAt;
 use super::{rights, DbError, DbErrorKind, Error};
@@ -28,7 +28,7 @@ pub(super) fn with_causes(e: &dyn StdError) -> String {
 
 /// A connection that could not be made, on one line: the server's or the network's
 /// words, and what to check.
-pub(super) fn connect_error(e: &postgres::Error, label: &str) -> Error {
+pub(super) fn connect_error(e: &tokio_postgres::Error, label: &str) -> Error {
     let code = e.code().map(SqlState::code).unwrap_or("");
     let message = match (e.as_db_error(), e.source()) {
         (Some(db), _) => db.message().to_string(),
@@ -51,7 +51,7 @@ pub(super) fn connect_error(e: &postgres::Error, label: &str) -> Error {
 /// A migration that failed: by its cause when the server's error says one (no
 /// privilege, a read-only server, a full disk), else as refinery tells it.
 pub(super) fn migration_error(e: &refinery::Error) -> Error {
-    let source = StdError::source(e).and_then(|s| s.downcast_ref::<postgres::Error>());
+    let source = StdError::source(e).and_then(|s| s.downcast_ref::<tokio_postgres::Error>());
     match source.map(db_error) {
         Some(db) if db.kind.is_environment() => db.into(),
         _ => Error::Migration(e.to_string()),
@@ -113,7 +113,7 @@ fn denied(label: &str, url: &str, schema: &str, cause: &str) -> String {
     )
 }
 
-fn kind_of(e: &postgres::Error) -> DbErrorKind {
+fn kind_of(e: &tokio_postgres::Error) -> DbErrorKind {
     match e.code() {
         // A statement that ran past statement_timeout is that date's failure (its SQL is
         // too slow), recorded like any other; a cancel from sqlrun itself is a signal.
@@ -149,14 +149,14 @@ fn kind_of(e: &postgres::Error) -> DbErrorKind {
     }
 }
 
-impl From<postgres::Error> for DbError {
-    fn from(e: postgres::Error) -> Self {
+impl From<tokio_postgres::Error> for DbError {
+    fn from(e: tokio_postgres::Error) -> Self {
         db_error(&e)
     }
 }
 
 /// An error by its cause, from its SQLSTATE or from the connection.
-fn db_error(e: &postgres::Error) -> DbError {
+fn db_error(e: &tokio_postgres::Error) -> DbError {
     let kind = kind_of(e);
     let message = match e.as_db_error() {
         Some(db) => {
@@ -187,17 +187,17 @@ fn db_error(e: &postgres::Error) -> DbError {
     }
 }
 
-impl From<postgres::Error> for Error {
-    fn from(e: postgres::Error) -> Self {
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Self {
         DbError::from(e).into()
     }
 }
 
 /// A statement that does not prepare: the server's message, and where in the statement
 /// it stopped (the server counts characters from 1; `ErrorAt` holds a byte offset).
-pub(super) fn located(e: postgres::Error, statement: &str) -> DbError {
+pub(super) fn located(e: tokio_postgres::Error, statement: &str) -> DbError {
     let position = e.as_db_error().and_then(|d| match d.position() {
-        Some(postgres::error::ErrorPosition::Original(p)) => Some(*p as usize),
+        Some(tokio_postgres::error::ErrorPosition::Original(p)) => Some(*p as usize),
         _ => None,
     });
     let mut err = DbError::from(e);

@@ -4,27 +4,30 @@
 //! knows whether a holder is gone (so a pooler that shares server sessions between
 //! transactions is refused: pooler.rs). Every wait is bounded (see SESSION_DEFAULTS).
 
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::time::Duration;
 
-use postgres::fallible_iterator::FallibleIterator;
-use postgres::types::{ToSql, Type};
-use postgres::{Client, Config};
+use tokio_postgres::types::Type;
+use tokio_postgres::{Config, Statement};
 
 use super::{
     Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
 };
 
-mod batch;
 mod copy;
 mod explain;
+mod params;
 mod pooler;
 mod rights;
+mod session;
 mod tls;
 mod types;
 
 pub use explain::explain;
 use explain::{located, migration_error, with_causes};
+use params::positional;
+use session::{Param, Session, Step};
 use tls::Tls;
 use types::{Any, TextParam};
 
@@ -61,12 +64,23 @@ const SESSION_DEFAULTS: &[(&str, &str)] = &[
     ("jit", "off"),
 ];
 
+/// A statement's rows, and how many rows it changed.
+type Changed = (Vec<tokio_postgres::Row>, u64);
+
 pub struct Conn {
-    client: Client,
+    client: Session,
     /// Bound statements by their text: a date's statements have the same text for every
     /// date, so each is parsed and planned once per run. (A text with `:name` parameters
     /// and its `$n` form never coincide, so both can be keys.)
-    prepared: std::collections::HashMap<String, postgres::Statement>,
+    prepared: HashMap<String, Statement>,
+    /// The texts run once unprepared (one round trip, planned once): one that comes
+    /// again is prepared and kept, so a statement of every date is planned once per run.
+    seen: HashSet<String>,
+    /// The BEGIN of a date's transaction, not sent yet: it goes with the transaction's
+    /// first statement, in the same round trip.
+    pending_begin: Option<&'static str>,
+    /// Whether a transaction is open (a statement that fails in it aborts it).
+    in_transaction: bool,
     /// The run whose lock this session holds (hold_run.sql), if any.
     holds_run: Option<i64>,
     canceller: tls::Canceller,
@@ -193,12 +207,15 @@ impl Conn {
         let (again, second) = (config.clone(), connector.clone());
         let probe = pooler::Probe::start(
             url,
-            Box::new(move || second.connect(&again).map(|(client, _)| client)),
+            Box::new(move || second.connect(&again).map(|(session, _)| session)),
         );
         probe.finish(&mut client, label)?;
         let mut conn = Conn {
             client,
             prepared: Default::default(),
+            seen: Default::default(),
+            pending_begin: None,
+            in_transaction: false,
             holds_run: None,
             canceller,
         };
@@ -209,12 +226,17 @@ impl Conn {
     }
 
     fn session_settings(&mut self) -> Result<()> {
-        for (name, value) in SESSION_DEFAULTS {
-            self.execute(
-                include_str!("../../../queries/postgres/session_default.sql"),
-                &[(":name", (*name).into()), (":value", (*value).into())],
-            )?;
-        }
+        let defaults: serde_json::Map<String, serde_json::Value> = SESSION_DEFAULTS
+            .iter()
+            .map(|(name, value)| (name.to_string(), (*value).into()))
+            .collect();
+        self.execute(
+            include_str!("../../../queries/postgres/session_defaults.sql"),
+            &[(
+                ":defaults",
+                serde_json::Value::Object(defaults).to_string().into(),
+            )],
+        )?;
         // Every value sqlrun prints into SQL is a literal with quotes doubled, which means
         // what it says only while backslashes are plain characters.
         self.batch("SET standard_conforming_strings = on; SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD';")?;
@@ -303,35 +325,41 @@ impl Conn {
             })?;
         }
         if !self.current_in(schema, label)? {
-            embedded::migrations::runner()
-                .set_grouped(true)
-                .set_migration_table_name(HISTORY_TABLE)
-                .run(&mut self.client)
+            let mut runner = embedded::migrations::runner().set_grouped(true);
+            runner.set_migration_table_name(HISTORY_TABLE);
+            self.client
+                .migrate(&runner)?
                 .map_err(|e| migration_error(&e))?;
         }
         Ok(())
     }
 
-    /// One statement, not kept prepared: parsed, bound and run in one round trip (a
-    /// prepared one takes two: the driver waits for the server's description first). Its
-    /// parameters' types are left to the server, as when prepared. Its rows, and how many
-    /// rows it changed.
-    fn unprepared(
-        &mut self,
-        sql: &str,
-        params: Params,
-    ) -> Result<(Vec<postgres::Row>, u64), DbError> {
-        let (text, values) = positional(sql, params);
-        let typed = values.iter().map(|v| (v, Type::UNKNOWN));
-        let mut rows = self.client.query_typed_raw(&text, typed)?;
-        let mut all = Vec::new();
-        while let Some(row) = rows.next()? {
-            all.push(row);
+    /// Sends the BEGIN a date's transaction put off, if any, alone.
+    fn begun(&mut self) -> Result<(), DbError> {
+        match self.pending_begin.take() {
+            Some(begin) => self.client.batch_execute(begin).map_err(DbError::from),
+            None => Ok(()),
         }
-        Ok((all, rows.rows_affected().unwrap_or(0)))
     }
 
-    fn prepared(&mut self, text: String) -> Result<postgres::Statement, DbError> {
+    /// One statement and its rows, and how many rows it changed. The first time a text
+    /// comes it is parsed, bound and run in one round trip, not kept (a prepared one takes
+    /// two the first time: the driver waits for the server's description); the second
+    /// time it is prepared and kept, and from then on runs bound, planned once. A BEGIN
+    /// put off goes in the same round trip as a kept statement.
+    fn run_one(&mut self, sql: &str, params: Params) -> Result<Changed, DbError> {
+        let (text, values) = positional(sql, params);
+        if !self.prepared.contains_key(&text) && self.seen.insert(text.clone()) {
+            self.begun()?;
+            let typed = values.iter().map(|v| (v as Param, Type::UNKNOWN)).collect();
+            return Ok(self.client.query_unprepared(&text, typed)?);
+        }
+        let statement = self.prepared(text)?;
+        let mut answers = self.pipelined(&[(&statement, &values)])?;
+        Ok(answers.pop().unwrap_or_default())
+    }
+
+    fn prepared(&mut self, text: String) -> Result<Statement, DbError> {
         if let Some(statement) = self.prepared.get(&text) {
             return Ok(statement.clone());
         }
@@ -339,11 +367,67 @@ impl Conn {
         self.prepared.insert(text, statement.clone());
         Ok(statement)
     }
+
+    /// Prepares the texts not prepared yet, all in one round trip; the first that does
+    /// not prepare is the error, with its index.
+    fn prepare_each(&mut self, texts: &[&str]) -> Result<(), (Option<usize>, DbError)> {
+        let missing: Vec<(usize, &str)> = texts
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !self.prepared.contains_key(**t))
+            .map(|(i, t)| (i, *t))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let asked: Vec<&str> = missing.iter().map(|(_, t)| *t).collect();
+        let answers = self
+            .client
+            .prepare_all(&asked)
+            .map_err(|e| (None, e.into()))?;
+        for ((i, text), answer) in missing.into_iter().zip(answers) {
+            let statement = answer.map_err(|e| (Some(i), located(e, text)))?;
+            self.prepared.insert(text.to_string(), statement);
+        }
+        Ok(())
+    }
+
+    /// Prepared statements with their values, sent at once after a BEGIN put off (one
+    /// round trip): each one's rows and how many rows it changed. The first error is the
+    /// error.
+    fn pipelined(&mut self, each: &[(&Statement, &[TextParam])]) -> Result<Vec<Changed>, DbError> {
+        self.pipelined_at(each).map_err(|(_, e)| e)
+    }
+
+    /// `pipelined`, the error with the index of the statement that failed (none: the
+    /// BEGIN, or the connection).
+    fn pipelined_at(
+        &mut self,
+        each: &[(&Statement, &[TextParam])],
+    ) -> Result<Vec<Changed>, (Option<usize>, DbError)> {
+        let begin = self.pending_begin.take();
+        let mut steps: Vec<Step> = begin.iter().map(|b| Step::Simple(b)).collect();
+        steps.extend(each.iter().map(|(statement, values)| {
+            Step::Bound(statement, values.iter().map(|v| v as Param).collect())
+        }));
+        let answers = self.client.pipeline(&steps).map_err(|e| (None, e.into()))?;
+        let mut answers = answers.into_iter();
+        if begin.is_some() {
+            if let Some(Err(e)) = answers.next() {
+                return Err((None, e.into()));
+            }
+        }
+        answers
+            .enumerate()
+            .map(|(i, answer)| answer.map_err(|e| (Some(i), DbError::from(e))))
+            .collect()
+    }
 }
 
 impl Backend for Conn {
     /// An error names the line of the script where the server stopped.
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.begun()?;
         self.client.batch_execute(sql).map_err(|e| located(e, sql))
     }
 
@@ -351,36 +435,60 @@ impl Backend for Conn {
     fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
         let (text, values) = positional(sql, params);
         let statement = self.prepared(text)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
-        self.client.execute(&statement, &refs)?;
+        self.pipelined(&[(&statement, &values)])?;
         Ok(())
     }
 
-    /// One round trip for them all (the simple-query protocol, values as literals: see
-    /// batch.rs); an error names the line where the server stopped.
-    fn run_statements(&mut self, statements: &[&str], params: Params) -> Result<(), DbError> {
-        match statements {
-            [one] => self.run_statement(one, params),
-            _ => self.batch(&batch::inlined(statements, params)),
+    /// All in one round trip (pipelined), each prepared once per text; a BEGIN put off
+    /// goes first in the same round trip. The prepared statements of texts not seen yet
+    /// are made in one round trip before.
+    fn run_pipelined(
+        &mut self,
+        statements: &[(&str, bool)],
+        params: Params,
+    ) -> Result<Vec<Vec<Row>>, (Option<usize>, DbError)> {
+        let bound: Vec<(String, Vec<TextParam>)> = statements
+            .iter()
+            .map(|(sql, _)| positional(sql, params))
+            .collect();
+        let texts: Vec<&str> = bound.iter().map(|(text, _)| text.as_str()).collect();
+        self.prepare_each(&texts)?;
+        let each: Vec<(&Statement, &[TextParam])> = bound
+            .iter()
+            .map(|(text, values)| (&self.prepared[text], values.as_slice()))
+            .collect::<Vec<_>>();
+        let each: Vec<(Statement, &[TextParam])> =
+            each.into_iter().map(|(s, v)| (s.clone(), v)).collect();
+        let refs: Vec<(&Statement, &[TextParam])> = each.iter().map(|(s, v)| (s, *v)).collect();
+        let answers = self.pipelined_at(&refs)?;
+        let mut kept = Vec::new();
+        for (((_, keep), (rows, _)), i) in statements.iter().zip(answers).zip(0..) {
+            if *keep {
+                kept.push(read_rows(&rows).map_err(|e| (Some(i), e))?);
+            }
         }
+        Ok(kept)
     }
 
-    /// One round trip for them all, as `run_statements`.
+    /// One round trip for them all (pipelined), prepared once.
     fn execute_each(&mut self, sql: &str, each: &[Vec<(&str, Value)>]) -> Result<(), DbError> {
-        let script: String = each
-            .iter()
-            .map(|params| batch::inlined(&[sql], params))
-            .collect();
-        match script.is_empty() {
-            true => Ok(()),
-            false => self.batch(&script),
+        if each.is_empty() {
+            return Ok(());
         }
+        let (text, _) = positional(sql, &[]);
+        let statement = self.prepared(text)?;
+        let values: Vec<Vec<TextParam>> = each.iter().map(|p| positional(sql, p).1).collect();
+        let steps: Vec<(&Statement, &[TextParam])> =
+            values.iter().map(|v| (&statement, v.as_slice())).collect();
+        self.pipelined(&steps)?;
+        Ok(())
     }
 
     /// A statement whose values come in the order of its parameters, prepared once per
     /// text (kept by the text as given: a bulk load's is long, and is run often); the
     /// server reads each value as the type of the column it goes into.
     fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
+        self.begun()?;
         let statement = match self.prepared.get(sql) {
             Some(statement) => statement.clone(),
             None => {
@@ -397,28 +505,29 @@ impl Backend for Conn {
             )));
         }
         let values: Vec<TextParam> = values.iter().cloned().map(TextParam).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
+        let refs: Vec<Param> = values.iter().map(|v| v as Param).collect();
         Ok(self.client.execute(&statement, &refs)?)
     }
 
     fn insert_rows(&mut self, sql: &str, width: usize, values: &[Value]) -> Result<u64, DbError> {
+        self.begun()?;
         copy::copy_rows(&mut self.client, sql, width, values)
     }
 
     fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
-        Ok(self.unprepared(sql, params)?.1)
+        Ok(self.run_one(sql, params)?.1)
     }
 
     fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
-        read_rows(&self.unprepared(sql, params)?.0)
+        read_rows(&self.run_one(sql, params)?.0)
     }
 
     /// Prepared once per text, as `run_statement` (a check runs the same text each date).
     fn statement_rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
         let (text, values) = positional(sql, params);
         let statement = self.prepared(text)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v as _).collect();
-        read_rows(&self.client.query(&statement, &refs)?)
+        let mut answers = self.pipelined(&[(&statement, &values)])?;
+        read_rows(&answers.pop().unwrap_or_default().0)
     }
 
     /// Bookkeeping steps of one pipeline (schema) take turns, as SQLite's single writer
@@ -428,12 +537,17 @@ impl Backend for Conn {
     /// its models read, while loaders go on inserting), and it locks only its own
     /// reservation row (fencing, own_date.sql). So no bookkeeping step of another
     /// runner ever waits for a date in flight, however long it takes or wherever its runner
-    /// is stopped.
+    /// is stopped. A date's BEGIN is sent with its first statement (one round trip fewer).
     fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
+        self.begun()?;
+        self.in_transaction = true;
         let begin = match kind {
             TxKind::Exclusive => include_str!("../../../queries/postgres/bookkeeping_begin.sql"),
             TxKind::Plain => "BEGIN",
-            TxKind::Date => "BEGIN ISOLATION LEVEL REPEATABLE READ",
+            TxKind::Date => {
+                self.pending_begin = Some("BEGIN ISOLATION LEVEL REPEATABLE READ");
+                return Ok(());
+            }
         };
         let begun = self.batch(begin);
         if begun.is_err() && !self.client.is_closed() {
@@ -443,26 +557,56 @@ impl Backend for Conn {
         begun
     }
 
+    /// A transaction whose BEGIN was never sent had nothing to commit.
     fn commit(&mut self) -> Result<(), DbError> {
-        self.batch("COMMIT")
+        self.in_transaction = false;
+        match self.pending_begin.take() {
+            Some(_) => Ok(()),
+            None => self.batch("COMMIT"),
+        }
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        self.batch("ROLLBACK")
+        self.in_transaction = false;
+        match self.pending_begin.take() {
+            Some(_) => Ok(()),
+            None => self.batch("ROLLBACK"),
+        }
     }
 
-    /// Prepares each statement (parse and analysis, nothing runs).
+    /// Prepares a statement (parse and analysis, nothing runs), and keeps it.
+    fn check_statement(&mut self, sql: &str) -> Result<(), DbError> {
+        self.check_statements(&[sql]).map_err(|(_, e)| e)
+    }
+
+    /// Prepares each statement, all in one round trip, and keeps them: the statements of
+    /// a date checked before a run are the ones its dates run.
     /// Named parameters (`:p1`) are numbered as when the statement runs, so that the
     /// server guesses their types as it will then.
-    fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
-        for statement in super::split_statements(sql) {
-            let (text, _) = positional(statement, &[]);
-            self.client.prepare(&text).map_err(|e| located(e, &text))?;
+    fn check_statements(&mut self, statements: &[&str]) -> Result<(), (Option<usize>, DbError)> {
+        let texts: Vec<String> = statements
+            .iter()
+            .map(|statement| positional(statement, &[]).0)
+            .collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        if !self.in_transaction {
+            return self.prepare_each(&texts);
         }
-        Ok(())
+        // In a transaction a statement that does not prepare aborts it: within a
+        // savepoint, so that the caller may go on to find out which one and why.
+        self.batch("SAVEPOINT sqlrun_check")
+            .map_err(|e| (None, e))?;
+        let checked = self.prepare_each(&texts);
+        let after = match checked {
+            Ok(()) => "RELEASE SAVEPOINT sqlrun_check",
+            Err(_) => "ROLLBACK TO SAVEPOINT sqlrun_check",
+        };
+        self.batch(after).map_err(|e| (None, e))?;
+        checked
     }
 
     fn select_columns(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
+        self.begun()?;
         let (text, _) = positional(sql, &[]);
         let statement = self.client.prepare(&text).map_err(|e| located(e, &text))?;
         Ok(statement
@@ -521,42 +665,8 @@ impl Backend for Conn {
     }
 }
 
-/// `:name` parameters as `$1, $2, ...` (in code, not in quotes, comments or `::` casts);
-/// the values in that order.
-fn positional(sql: &str, params: Params) -> (String, Vec<TextParam>) {
-    let mut out = String::with_capacity(sql.len());
-    let mut order: Vec<&str> = Vec::new();
-    // By name, so that a statement of many thousand parameters (a bulk load's) is
-    // numbered in one pass.
-    let mut numbers: std::collections::HashMap<&str, usize> = Default::default();
-    let mut copied = 0;
-    for (start, end) in batch::parameter_spans(sql) {
-        let name = &sql[start..end];
-        let n = *numbers.entry(name).or_insert_with(|| {
-            order.push(name);
-            order.len()
-        });
-        out.push_str(&sql[copied..start]);
-        out.push('$');
-        out.push_str(&n.to_string());
-        copied = end;
-    }
-    out.push_str(&sql[copied..]);
-    let values = order
-        .iter()
-        .map(|name| {
-            let value = params
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone());
-            TextParam(value.unwrap_or(Value::Null))
-        })
-        .collect();
-    (out, values)
-}
-
 /// Every row of a query, each value as sqlrun's `Value` (`types::Any`).
-fn read_rows(rows: &[postgres::Row]) -> Result<Vec<Row>, DbError> {
+fn read_rows(rows: &[tokio_postgres::Row]) -> Result<Vec<Row>, DbError> {
     let Some(first) = rows.first() else {
         return Ok(Vec::new());
     };
@@ -580,20 +690,6 @@ fn read_rows(rows: &[postgres::Row]) -> Result<Vec<Row>, DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn named_parameters_become_positional() {
-        let (sql, values) = positional(
-            "SELECT ':no', x::date FROM t WHERE a = :a AND b = :b OR c = :a -- :c",
-            &[(":a", Value::Int(1)), (":b", "two".into())],
-        );
-        assert_eq!(
-            sql,
-            "SELECT ':no', x::date FROM t WHERE a = $1 AND b = $2 OR c = $1 -- :c"
-        );
-        assert_eq!(values.len(), 2);
-        assert_eq!(values[1].0, Value::Text("two".into()));
-    }
 
     #[test]
     fn passwords_are_not_shown() {

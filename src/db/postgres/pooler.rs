@@ -21,9 +21,10 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use postgres::error::SqlState;
-use postgres::{Client, SimpleQueryMessage};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::SimpleQueryMessage;
 
+use super::session::Session;
 use super::{DbError, Error, Result};
 
 /// The URLs probed in this process: a run's other connections (`--jobs`) go through the
@@ -58,7 +59,7 @@ struct Second {
     seen: mpsc::Receiver<Option<Seen>>,
 }
 
-type Connect = Box<dyn FnOnce() -> std::result::Result<Client, postgres::Error> + Send>;
+type Connect = Box<dyn FnOnce() -> std::result::Result<Session, tokio_postgres::Error> + Send>;
 
 impl Probe {
     /// Starts the second connection (`connect` opens one the way the first is opened),
@@ -74,7 +75,7 @@ impl Probe {
 
     /// Refuses (exit 2) when `client` goes through a transaction- or statement-mode
     /// pooler.
-    pub(super) fn finish(self, client: &mut Client, label: &str) -> Result<()> {
+    pub(super) fn finish(self, client: &mut Session, label: &str) -> Result<()> {
         let Some(second) = self.second else {
             return Ok(());
         };
@@ -107,8 +108,8 @@ impl Probe {
 /// two runners that start together each probe), and the probe must not make a role that
 /// fits N connections need N + 1.
 pub(super) fn after_probe<T>(
-    mut connect: impl FnMut() -> std::result::Result<T, postgres::Error>,
-) -> std::result::Result<T, postgres::Error> {
+    mut connect: impl FnMut() -> std::result::Result<T, tokio_postgres::Error>,
+) -> std::result::Result<T, tokio_postgres::Error> {
     let asked = Instant::now();
     loop {
         match connect() {
@@ -129,18 +130,16 @@ fn second_connection(connect: Connect) -> Second {
     let (look, told) = mpsc::channel();
     let (tell, seen_rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let client = connect().ok();
+        let mut client = connect().ok();
         if told.recv().is_err() {
             return;
         }
-        let looked = client.and_then(|mut c| {
-            seen(
-                &mut c,
-                include_str!("../../../queries/postgres/pooler_look.sql"),
-            )
-            .ok()
-        });
+        let looked = client
+            .as_mut()
+            .and_then(|c| seen(c, include_str!("../../../queries/postgres/pooler_look.sql")).ok());
+        // Said before the session ends: its end waits for the server to let it go.
         let _ = tell.send(looked);
+        drop(client);
     });
     Second {
         look,
@@ -191,7 +190,7 @@ fn refusal(label: &str, evidence: &str) -> Error {
 
 /// The one row of a probe query, by the simple query protocol: one message, one
 /// transaction, also through a pooler (a prepared statement would span two).
-fn seen(client: &mut Client, sql: &str) -> Result<Seen> {
+fn seen(client: &mut Session, sql: &str) -> Result<Seen> {
     let messages = client.simple_query(sql)?;
     let row = messages.iter().find_map(|m| match m {
         SimpleQueryMessage::Row(row) => Some(row),

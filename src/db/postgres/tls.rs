@@ -8,17 +8,18 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use postgres::config::{Host, SslMode as DriverMode};
-use postgres::{Client, Config, NoTls};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{ring, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore};
+use tokio_postgres::config::{Host, SslMode as DriverMode};
+use tokio_postgres::{CancelToken, Config, NoTls};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::explain::{connect_error, with_causes};
+use super::session::{runtime, Session};
 use super::{redact, Error, Result};
 
 const MODES: &str = "disable, prefer, require, verify-ca, verify-full";
@@ -99,16 +100,16 @@ impl Connector {
     pub(super) fn connect(
         &self,
         config: &Config,
-    ) -> std::result::Result<(Client, Canceller), postgres::Error> {
+    ) -> std::result::Result<(Session, Canceller), tokio_postgres::Error> {
         let plain = || {
             let mut config = config.clone();
             config.ssl_mode(DriverMode::Disable);
-            config.connect(NoTls).map(|c| (c, Canceller(None)))
+            Session::connect(&config, NoTls).map(|c| (c, Canceller(None)))
         };
         let Some(tls) = &self.tls else {
             return plain();
         };
-        match config.connect(tls.clone()) {
+        match Session::connect(config, tls.clone()) {
             Ok(client) => Ok((client, Canceller(Some(tls.clone())))),
             Err(e) if self.prefer && tls_failure(&e).is_some() => plain(),
             Err(e) => Err(e),
@@ -121,11 +122,11 @@ impl Connector {
 pub(super) struct Canceller(Option<MakeRustlsConnect>);
 
 impl Canceller {
-    pub(super) fn cancel(&self, token: &postgres::CancelToken) {
+    pub(super) fn cancel(&self, token: &CancelToken) {
         // A cancel that does not arrive only lets the statement run to its bound.
         let _ = match &self.0 {
-            Some(tls) => token.cancel_query(tls.clone()),
-            None => token.cancel_query(NoTls),
+            Some(tls) => runtime().block_on(token.cancel_query(tls.clone())),
+            None => runtime().block_on(token.cancel_query(NoTls)),
         };
     }
 }
@@ -387,7 +388,7 @@ impl Tls {
     }
 
     /// A failed connection, by its TLS cause if it has one, else as any other.
-    pub(super) fn explain(&self, e: &postgres::Error, config: &Config, label: &str) -> Error {
+    pub(super) fn explain(&self, e: &tokio_postgres::Error, config: &Config, label: &str) -> Error {
         let host = host_name(config);
         let (message, fix) = match tls_failure(e) {
             Some(rustls::Error::InvalidCertificate(cause)) => self.bad_certificate(cause, &host),
@@ -472,11 +473,11 @@ fn name_fix() -> String {
 }
 
 /// Whether the server's error message says `words`.
-fn server_says(e: &postgres::Error, words: &str) -> bool {
+fn server_says(e: &tokio_postgres::Error, words: &str) -> bool {
     e.as_db_error().is_some_and(|d| d.message().contains(words))
 }
 
-fn server_message(e: &postgres::Error) -> String {
+fn server_message(e: &tokio_postgres::Error) -> String {
     e.as_db_error()
         .map(|d| d.message().to_string())
         .unwrap_or_default()
@@ -494,7 +495,7 @@ fn host_name(config: &Config) -> String {
 
 /// The rustls error under a connection failure (tokio-rustls wraps it in an io::Error,
 /// whose `source` skips it).
-fn tls_failure(e: &postgres::Error) -> Option<&rustls::Error> {
+fn tls_failure(e: &tokio_postgres::Error) -> Option<&rustls::Error> {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
     while let Some(c) = cause {
         if let Some(r) = c.downcast_ref::<rustls::Error>() {

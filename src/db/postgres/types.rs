@@ -5,7 +5,7 @@
 use std::error::Error as StdError;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
-use postgres::types::{FromSql, IsNull, ToSql, Type};
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
 
 use super::Value;
 
@@ -46,11 +46,11 @@ impl ToSql for TextParam {
         true
     }
 
-    fn encode_format(&self, _ty: &Type) -> postgres::types::Format {
-        postgres::types::Format::Text
+    fn encode_format(&self, _ty: &Type) -> tokio_postgres::types::Format {
+        tokio_postgres::types::Format::Text
     }
 
-    postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
 /// Any column as a Value: dates as `YYYY-MM-DD`, times in UTC as `YYYY-MM-DD HH:MM:SS`

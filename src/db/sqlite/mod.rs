@@ -299,7 +299,7 @@ impl Backend for Conn {
         Ok(self.conn.execute_batch("ROLLBACK")?)
     }
 
-    fn check_statements(&mut self, sql: &str) -> Result<(), DbError> {
+    fn check_statement(&mut self, sql: &str) -> Result<(), DbError> {
         use fallible_iterator::FallibleIterator;
         let mut batch = rusqlite::Batch::new(&self.conn, sql);
         while let Some(_statement) = batch.next()? {}

@@ -1,1 +1,0 @@
-INSERT INTO run_templates (run_id, name, version, kind) VALUES (:run_id, :name, :version, :kind)
