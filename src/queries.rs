@@ -38,7 +38,7 @@ queries! {
     LIVE_RUNS => "live_runs.sql" | "postgres/live_runs.sql",
     TEMPLATE_VERSION => "template_version.sql",
     TEMPLATE_VERSIONS => "template_versions.sql" | "postgres/template_versions.sql",
-    RECORD_TEMPLATE_VERSION => "record_template_version.sql",
+    RECORD_TEMPLATE_VERSIONS => "record_template_versions.sql" | "postgres/record_template_versions.sql",
     RECORD_RUN_TEMPLATES => "record_run_templates.sql" | "postgres/record_run_templates.sql",
     // One row per execution on SQLite, every row in one COPY on PostgreSQL (Db::insert_rows).
     INSERT_ORDERS => "insert_order.sql" | "postgres/copy_orders.sql",

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::db::{Db, Value};
+use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::queries;
 use crate::templates::{versioned_text, TemplateFile, TemplateSet};
@@ -75,22 +75,24 @@ pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<HashSet<(
 /// one read, the new versions (none, mostly) in one request, the run's in one statement.
 pub fn record_versions(db: &mut Db, templates: &TemplateSet, run_id: i64) -> Result<()> {
     let known = verify_versions(db, templates)?;
-    let new: Vec<Vec<(&str, Value)>> = templates
+    let new: Vec<serde_json::Value> = templates
         .files
         .iter()
         .filter(|file| !known.contains(&(file.name.clone(), file.version)))
-        .map(|file| {
-            vec![
-                (":name", file.name.as_str().into()),
-                (":version", file.version.into()),
-                (":kind", file.kind.as_str().into()),
-                (":checksum", file.checksum.as_str().into()),
-                (":body", file.source.as_str().into()),
-                (":run_id", run_id.into()),
-            ]
+        .map(|f| {
+            serde_json::json!({
+                "name": f.name, "version": f.version, "kind": f.kind.as_str(),
+                "checksum": f.checksum, "body": f.source,
+            })
         })
         .collect();
-    db.execute_each(&queries::RECORD_TEMPLATE_VERSION, &new)?;
+    if !new.is_empty() {
+        let new = serde_json::Value::from(new).to_string();
+        db.execute(
+            &queries::RECORD_TEMPLATE_VERSIONS,
+            &[(":run_id", run_id.into()), (":files", new.into())],
+        )?;
+    }
     let used: Vec<serde_json::Value> = templates
         .files
         .iter()

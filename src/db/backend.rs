@@ -6,8 +6,8 @@
 //!
 //! A backend must provide:
 //! - statements: a script of several (`batch`), one with named parameters (`execute`,
-//!   `rows`, `run_statement`, `statement_rows`), several in one request (`run_pipelined`,
-//!   `execute_each`), one with values in order (`execute_in_order`),
+//!   `rows`, `run_statement`, `statement_rows`), several in one request (`run_pipelined`),
+//!   one with values in order (`execute_in_order`),
 //!   many rows into one table (`insert_rows`), and preparing some without running them
 //!   (`check_statement`, `check_statements`);
 //! - transactions: `begin` of each `TxKind`, `commit`, `rollback`;
@@ -82,15 +82,6 @@ pub(super) trait Backend: Send {
             ran.map_err(|e| (Some(i), e))?;
         }
         Ok(kept)
-    }
-
-    /// One statement run once for each set of parameters, as one request where the
-    /// backend can (PostgreSQL: one round trip).
-    fn execute_each(&mut self, sql: &str, each: &[Vec<(&str, Value)>]) -> Result<(), DbError> {
-        for params in each {
-            self.execute(sql, params)?;
-        }
-        Ok(())
     }
 
     /// One statement whose values come in the order of its parameters; prepared once per

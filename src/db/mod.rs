@@ -228,17 +228,6 @@ impl Db {
         self.call(|c| c.execute(&text, params))
     }
 
-    /// Runs one statement once for each set of parameters, in order, as one request where
-    /// the backend can (PostgreSQL: one round trip for them all).
-    pub fn execute_each<S: Sql + ?Sized>(
-        &mut self,
-        sql: &S,
-        each: &[Vec<(&str, Value)>],
-    ) -> Result<()> {
-        let text = sql.text(self.dialect()).to_string();
-        self.call(|c| c.execute_each(&text, each))
-    }
-
     pub fn rows<S: Sql + ?Sized>(&mut self, sql: &S, params: Params) -> Result<Vec<Row>> {
         let text = sql.text(self.dialect()).to_string();
         self.call(|c| c.rows(&text, params))

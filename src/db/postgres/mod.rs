@@ -200,15 +200,16 @@ impl Conn {
     pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
         let (mut config, tls) = config_from(url)?;
         let connector = tls.connector(&mut config, label)?;
-        let (mut client, canceller) = pooler::after_probe(|| connector.connect(&config))
-            .map_err(|e| tls.explain(&e, &config, label))?;
-        // The probe's connection opens once this one has its slot: a role allowed one
-        // connection keeps it.
+        // The probe's connection opens beside this one (its start overlaps), and gives
+        // way if this one finds no slot: a role allowed one connection keeps it.
         let (again, second) = (config.clone(), connector.clone());
-        let probe = pooler::Probe::start(
+        let mut probe = pooler::Probe::start(
             url,
             Box::new(move || second.connect(&again).map(|(session, _)| session)),
         );
+        let (mut client, canceller) =
+            pooler::after_probe(&mut probe, || connector.connect(&config))
+                .map_err(|e| tls.explain(&e, &config, label))?;
         probe.finish(&mut client, label)?;
         let mut conn = Conn {
             client,
@@ -219,27 +220,37 @@ impl Conn {
             holds_run: None,
             canceller,
         };
-        conn.session_settings()?;
+        conn.session_settings(config.get_options())?;
         conn.check_rights(schema, label)?;
         conn.migrate(schema, label)?;
         Ok(conn)
     }
 
-    fn session_settings(&mut self) -> Result<()> {
-        let defaults: serde_json::Map<String, serde_json::Value> = SESSION_DEFAULTS
+    /// sqlrun's session defaults, but those the URL's options set, and the settings its
+    /// SQL reads by (standard_conforming_strings: every value sqlrun prints into SQL is a
+    /// literal with quotes doubled, which means what it says only while backslashes are
+    /// plain characters): one statement.
+    fn session_settings(&mut self, options: Option<&str>) -> Result<()> {
+        let given = settings_in_options(options.unwrap_or_default());
+        let mut settings: serde_json::Map<String, serde_json::Value> = SESSION_DEFAULTS
             .iter()
+            .filter(|(name, _)| !given.iter().any(|g| g == name))
             .map(|(name, value)| (name.to_string(), (*value).into()))
             .collect();
+        for (name, value) in [
+            ("standard_conforming_strings", "on"),
+            ("TimeZone", "UTC"),
+            ("DateStyle", "ISO, YMD"),
+        ] {
+            settings.insert(name.into(), value.into());
+        }
         self.execute(
-            include_str!("../../../queries/postgres/session_defaults.sql"),
+            include_str!("../../../queries/postgres/session_settings.sql"),
             &[(
-                ":defaults",
-                serde_json::Value::Object(defaults).to_string().into(),
+                ":settings",
+                serde_json::Value::Object(settings).to_string().into(),
             )],
         )?;
-        // Every value sqlrun prints into SQL is a literal with quotes doubled, which means
-        // what it says only while backslashes are plain characters.
-        self.batch("SET standard_conforming_strings = on; SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD';")?;
         Ok(())
     }
 
@@ -470,20 +481,6 @@ impl Backend for Conn {
         Ok(kept)
     }
 
-    /// One round trip for them all (pipelined), prepared once.
-    fn execute_each(&mut self, sql: &str, each: &[Vec<(&str, Value)>]) -> Result<(), DbError> {
-        if each.is_empty() {
-            return Ok(());
-        }
-        let (text, _) = positional(sql, &[]);
-        let statement = self.prepared(text)?;
-        let values: Vec<Vec<TextParam>> = each.iter().map(|p| positional(sql, p).1).collect();
-        let steps: Vec<(&Statement, &[TextParam])> =
-            values.iter().map(|v| (&statement, v.as_slice())).collect();
-        self.pipelined(&steps)?;
-        Ok(())
-    }
-
     /// A statement whose values come in the order of its parameters, prepared once per
     /// text (kept by the text as given: a bulk load's is long, and is run often); the
     /// server reads each value as the type of the column it goes into.
@@ -665,6 +662,36 @@ impl Backend for Conn {
     }
 }
 
+/// The settings a URL's `options` give the server (`-c name=value`, `-cname=value`,
+/// `--name=value`; a backslash keeps the next character, as libpq reads them).
+fn settings_in_options(options: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_whitespace() => {
+                words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)))
+            }
+            c => word.push(c),
+        }
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    let mut names = Vec::new();
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        let setting = match word.as_str() {
+            "-c" => words.next().map(String::as_str),
+            w => w.strip_prefix("--").or_else(|| w.strip_prefix("-c")),
+        };
+        if let Some((name, _)) = setting.and_then(|s| s.split_once('=')) {
+            names.push(name.replace('-', "_"));
+        }
+    }
+    names
+}
+
 /// Every row of a query, each value as sqlrun's `Value` (`types::Any`).
 fn read_rows(rows: &[tokio_postgres::Row]) -> Result<Vec<Row>, DbError> {
     let Some(first) = rows.first() else {
@@ -690,6 +717,19 @@ fn read_rows(rows: &[tokio_postgres::Row]) -> Result<Vec<Row>, DbError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_given_in_the_options_are_found() {
+        assert_eq!(
+            settings_in_options("-c lock_timeout=5s -cstatement_timeout=1min --jit=on"),
+            vec!["lock_timeout", "statement_timeout", "jit"]
+        );
+        assert_eq!(
+            settings_in_options("-c application\\ name=x --idle-in-transaction-session-timeout=0"),
+            vec!["application name", "idle_in_transaction_session_timeout"]
+        );
+        assert!(settings_in_options("").is_empty());
+    }
 
     #[test]
     fn passwords_are_not_shown() {

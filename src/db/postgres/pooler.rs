@@ -14,8 +14,9 @@
 //! transaction of this session gets another server and fails (1). A direct connection or a
 //! session pool passes both: a session keeps its server, and PgBouncer's DISCARD ALL
 //! clears a server before another client gets it. Cost, once per process: one more
-//! connection, opened once the first one is (a role allowed one connection keeps it for
-//! the run; the probe's is then refused, which is no evidence), and three one-row queries.
+//! connection, opened beside the first one so that their starts overlap (when the first
+//! finds no slot, the probe's gives way, which is no evidence: a role allowed one
+//! connection keeps it for the run), and three one-row queries.
 
 use std::sync::mpsc;
 use std::sync::Mutex;
@@ -47,16 +48,24 @@ struct Seen {
     marker: Option<String>,
 }
 
-/// A probe under way: the second connection, opened in a thread while the first one is
-/// (so its cost overlaps), waits for the word to look.
+/// A probe under way: the second connection, opened in a thread beside the first one (so
+/// its cost overlaps), waits for the word to look.
 pub(super) struct Probe {
     url: String,
     second: Option<Second>,
 }
 
 struct Second {
-    look: mpsc::Sender<()>,
+    word: mpsc::Sender<Word>,
     seen: mpsc::Receiver<Option<Seen>>,
+}
+
+/// What the second connection is told.
+enum Word {
+    /// The first session is idle now: look.
+    Look,
+    /// The first connection wants the slot this one holds: end at once.
+    GiveWay,
 }
 
 type Connect = Box<dyn FnOnce() -> std::result::Result<Session, tokio_postgres::Error> + Send>;
@@ -88,7 +97,7 @@ impl Probe {
             include_str!("../../../queries/postgres/pooler_look.sql"),
         )?;
         // Only now, with this session idle, may the second one look.
-        let other = match second.look.send(()) {
+        let other = match second.word.send(Word::Look) {
             Ok(()) => second.seen.recv_timeout(SECOND_BOUND).ok().flatten(),
             Err(_) => None,
         };
@@ -101,13 +110,23 @@ impl Probe {
             .push(self.url);
         Ok(())
     }
+
+    /// The second connection ends now (it has seen nothing: no evidence either way), and
+    /// gives back its slot.
+    fn give_way(&mut self) {
+        if let Some(second) = self.second.take() {
+            let _ = second.word.send(Word::GiveWay);
+            let _ = second.seen.recv_timeout(SECOND_BOUND);
+        }
+    }
 }
 
-/// Connects, and when the server says it has no slot left, tries again for a moment: a
-/// probe's connection may be holding one (a run's workers connect right after its probe;
-/// two runners that start together each probe), and the probe must not make a role that
-/// fits N connections need N + 1.
+/// Connects, and when the server says it has no slot left, has the probe's connection
+/// give way and tries again for a moment (another runner's probe may be holding one: a
+/// run's workers connect right after its probe, and two runners that start together each
+/// probe): the probe must not make a role that fits N connections need N + 1.
 pub(super) fn after_probe<T>(
+    probe: &mut Probe,
     mut connect: impl FnMut() -> std::result::Result<T, tokio_postgres::Error>,
 ) -> std::result::Result<T, tokio_postgres::Error> {
     let asked = Instant::now();
@@ -117,6 +136,7 @@ pub(super) fn after_probe<T>(
                 if e.code() == Some(&SqlState::TOO_MANY_CONNECTIONS)
                     && asked.elapsed() < SLOT_FREED_WITHIN =>
             {
+                probe.give_way();
                 std::thread::sleep(Duration::from_millis(20))
             }
             done => return done,
@@ -125,24 +145,29 @@ pub(super) fn after_probe<T>(
 }
 
 /// The second connection, in a thread: it connects at once, looks when told to, and says
-/// what it saw (None if it could not connect or look: no evidence either way).
+/// what it saw (None if it could not connect or look, or gave way: no evidence either
+/// way).
 fn second_connection(connect: Connect) -> Second {
-    let (look, told) = mpsc::channel();
+    let (word, told) = mpsc::channel();
     let (tell, seen_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut client = connect().ok();
-        if told.recv().is_err() {
-            return;
-        }
-        let looked = client
-            .as_mut()
-            .and_then(|c| seen(c, include_str!("../../../queries/postgres/pooler_look.sql")).ok());
+        let looked = match told.recv() {
+            Ok(Word::Look) => client.as_mut().and_then(|c| {
+                seen(c, include_str!("../../../queries/postgres/pooler_look.sql")).ok()
+            }),
+            Ok(Word::GiveWay) => {
+                drop(client.take());
+                None
+            }
+            Err(_) => return,
+        };
         // Said before the session ends: its end waits for the server to let it go.
         let _ = tell.send(looked);
         drop(client);
     });
     Second {
-        look,
+        word,
         seen: seen_rx,
     }
 }
