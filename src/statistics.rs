@@ -11,7 +11,7 @@
 //! so does an ANALYZE that fails. ANALYZE skips a table another ANALYZE or VACUUM holds
 //! (SKIP_LOCKED): a run never waits for autovacuum.
 //! SQLite is left as it is: its planner picks the date indexes by their shape, and an
-//! ANALYZE there changed no plan sqlrun runs (see docs/parts/loaders.md).
+//! ANALYZE there changed no plan sqlrun runs (see docs/postgres/loaders.md).
 
 use crate::db::{Db, Dialect};
 use crate::error::{Error, Result};

@@ -170,3 +170,67 @@ fn a_role_that_may_not_analyze_is_told_and_goes_on() {
          REVOKE ALL ON SCHEMA {schema} FROM {role}; DROP ROLE {role}"
     ));
 }
+
+/// The dates `source_changes` notes, as text.
+fn noted(sb: &Sandbox) -> Vec<String> {
+    sb.rows("SELECT DISTINCT CAST(ds AS text) FROM source_changes ORDER BY 1")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect()
+}
+
+/// A CSV of orders: (order_id, order_date) pairs, each once.
+fn csv_of(sb: &Sandbox, name: &str, rows: &[(String, &str)]) -> String {
+    let mut csv = String::from("order_id,order_date,amount\n");
+    for (i, (id, date)) in rows.iter().enumerate() {
+        csv.push_str(&format!("{id},{date},{}\n", 100 + i));
+    }
+    let path = sb.path().join(name);
+    std::fs::write(&path, csv).unwrap();
+    path.display().to_string()
+}
+
+/// A big first load into an empty source notes its rows' own dates without looking up
+/// their keys' other rows (none is older than the load), also a key the file holds twice;
+/// a big load onto older rows still notes the dates of an older order it re-sends.
+#[test]
+fn a_first_bulk_load_notes_its_dates_and_a_later_one_its_orders_older_dates() {
+    let sb = Sandbox::new();
+    let mut first: Vec<(String, &str)> = (0..3000)
+        .map(|i| (format!("a{i}"), ["2026-01-01", "2026-01-02"][i % 2]))
+        .collect();
+    // One order sent twice in the same file, the second time on another date.
+    first.push(("a0".into(), "2026-01-03"));
+    let csv = csv_of(&sb, "first.csv", &first);
+    sb.ok(&["load", "orders", &csv]);
+    assert_eq!(noted(&sb), ["2026-01-01", "2026-01-02", "2026-01-03"]);
+    sb.ok(&["apply", "--interval", "2026-01-01..2026-01-05"]);
+    assert!(noted(&sb).is_empty(), "the run took the notes");
+
+    // New orders on the 4th and 5th, and a1 (on the 2nd so far) re-sent on the 5th.
+    let mut second: Vec<(String, &str)> = (0..3000)
+        .map(|i| (format!("b{i}"), ["2026-01-04", "2026-01-05"][i % 2]))
+        .collect();
+    second.push(("a1".into(), "2026-01-05"));
+    let csv = csv_of(&sb, "second.csv", &second);
+    sb.ok(&["load", "orders", &csv]);
+    assert_eq!(
+        noted(&sb),
+        ["2026-01-02", "2026-01-04", "2026-01-05"],
+        "the re-sent order's older date is noted too"
+    );
+    sb.ok(&[
+        "apply",
+        "--only",
+        "changed",
+        "--interval",
+        "2026-01-01..2026-01-05",
+    ]);
+    // a1 counts on the 5th now, not on the 2nd.
+    let on = |ds: &str| {
+        sb.count(&format!(
+            "SELECT order_count FROM daily_revenue WHERE ds = DATE '{ds}'"
+        ))
+    };
+    assert_eq!((on("2026-01-02"), on("2026-01-05")), (1499, 1501));
+}

@@ -1,5 +1,5 @@
 -- name: source_tracking
--- version: 3
+-- version: 4
 --
 -- The triggers that note changes of one source (PostgreSQL) in source_changes. Every
 -- insert, delete, real update or truncate of source rows notes the rows' dates, and, when
@@ -22,7 +22,15 @@
 -- so their own dates are added to their key's remaining dates. Neither dedups the keys
 -- first: the dates are few, and DISTINCT over them is cheap (a semi-join's dedup of 365k
 -- keys spilled to disk and cost a COPY 2.6 times a plain table's time; see
--- docs/parts/loaders.md).
+-- docs/postgres/loaders.md), once it hashes the dates alone (with the source's name and
+-- the time beside them, it took twice as long).
+-- A key's other rows matter only when they are older than this transaction (a row this
+-- transaction inserted before was noted by its own statement, and its note is not taken
+-- before this transaction commits). So a big insert into a table none of whose rows is
+-- older than the transaction (a first load) notes its rows' own dates alone, without the
+-- join, which was most of what tracking cost that COPY; the one scan that tells stops at
+-- the first older row. A statement of at most 1000 rows skips the test (its join is a
+-- few index probes). Rows of this transaction's savepoints count as older: the join.
 --
 -- The function runs as its owner, with the pipeline's schema (then pg_temp) as
 -- search_path and in UTC (sqlrun's dates are UTC days), so a loader with another
@@ -33,11 +41,13 @@
 {% set f = source.function %}
 {% set date = source.date_column %}
 {% import "system/common.sql" as common %}
-{% macro touch(rows, inserted=false) %}
+{% macro touch(rows, inserted=false, own=false) %}
         INSERT INTO source_changes (source, ds, changed_at)
-        SELECT DISTINCT {{ t }}, touched.ds, now()
-        FROM (
-{% if rows and inserted and source.key %}
+        SELECT {{ t }}, touched.ds, now()
+        FROM (SELECT DISTINCT found.ds FROM (
+{% if rows and own %}
+            SELECT CAST(r.{{ date|ident }} AS date) AS ds FROM {{ rows|ident }} AS r
+{% elif rows and inserted and source.key %}
             SELECT CAST(coalesce(other.{{ date|ident }}, r.{{ date|ident }}) AS date) AS ds
             FROM {{ rows|ident }} AS r
             LEFT JOIN {{ t|ident }} AS other ON other.{{ source.key|ident }} = r.{{ source.key|ident }}
@@ -60,15 +70,24 @@
             WHERE other.{{ source.key|ident }} IN (OLD.{{ source.key|ident }}, NEW.{{ source.key|ident }})
 {% endif %}
 {% endif %}
-        ) AS touched
-        WHERE touched.ds IS NOT NULL;
+        ) AS found WHERE found.ds IS NOT NULL) AS touched;
 {% endmacro %}
 CREATE OR REPLACE FUNCTION {{ f|ident }}() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT SET TimeZone = 'UTC'
 AS $sqlrun$
 BEGIN
     IF TG_OP = 'INSERT' THEN
+{% if source.key %}
+        IF EXISTS (SELECT 1 FROM sqlrun_new OFFSET 1000)
+           AND NOT EXISTS (SELECT 1 FROM {{ t|ident }} AS older
+                           WHERE older.xmin <> CAST(pg_current_xact_id() AS xid)) THEN
+{{ touch("sqlrun_new", own=true) }}
+        ELSE
 {{ touch("sqlrun_new", true) }}
+        END IF;
+{% else %}
+{{ touch("sqlrun_new", true) }}
+{% endif %}
     ELSIF TG_OP = 'DELETE' THEN
 {{ touch("sqlrun_old") }}
     ELSIF TG_OP = 'UPDATE' THEN
