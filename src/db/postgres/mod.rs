@@ -366,7 +366,7 @@ impl Conn {
             return Ok(self.client.query_unprepared(&text, typed)?);
         }
         let statement = self.prepared(text)?;
-        let mut answers = self.pipelined(&[(&statement, &values)])?;
+        let mut answers = self.pipelined(&[(statement, &values)])?;
         Ok(answers.pop().unwrap_or_default())
     }
 
@@ -406,7 +406,7 @@ impl Conn {
     /// Prepared statements with their values, sent at once after a BEGIN put off (one
     /// round trip): each one's rows and how many rows it changed. The first error is the
     /// error.
-    fn pipelined(&mut self, each: &[(&Statement, &[TextParam])]) -> Result<Vec<Changed>, DbError> {
+    fn pipelined(&mut self, each: &[(Statement, &[TextParam])]) -> Result<Vec<Changed>, DbError> {
         self.pipelined_at(each).map_err(|(_, e)| e)
     }
 
@@ -414,7 +414,7 @@ impl Conn {
     /// BEGIN, or the connection).
     fn pipelined_at(
         &mut self,
-        each: &[(&Statement, &[TextParam])],
+        each: &[(Statement, &[TextParam])],
     ) -> Result<Vec<Changed>, (Option<usize>, DbError)> {
         let begin = self.pending_begin.take();
         let mut steps: Vec<Step> = begin.iter().map(|b| Step::Simple(b)).collect();
@@ -446,7 +446,7 @@ impl Backend for Conn {
     fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
         let (text, values) = positional(sql, params);
         let statement = self.prepared(text)?;
-        self.pipelined(&[(&statement, &values)])?;
+        self.pipelined(&[(statement, &values)])?;
         Ok(())
     }
 
@@ -464,14 +464,11 @@ impl Backend for Conn {
             .collect();
         let texts: Vec<&str> = bound.iter().map(|(text, _)| text.as_str()).collect();
         self.prepare_each(&texts)?;
-        let each: Vec<(&Statement, &[TextParam])> = bound
+        let each: Vec<(Statement, &[TextParam])> = bound
             .iter()
-            .map(|(text, values)| (&self.prepared[text], values.as_slice()))
-            .collect::<Vec<_>>();
-        let each: Vec<(Statement, &[TextParam])> =
-            each.into_iter().map(|(s, v)| (s.clone(), v)).collect();
-        let refs: Vec<(&Statement, &[TextParam])> = each.iter().map(|(s, v)| (s, *v)).collect();
-        let answers = self.pipelined_at(&refs)?;
+            .map(|(text, values)| (self.prepared[text].clone(), values.as_slice()))
+            .collect();
+        let answers = self.pipelined_at(&each)?;
         let mut kept = Vec::new();
         for (((_, keep), (rows, _)), i) in statements.iter().zip(answers).zip(0..) {
             if *keep {
@@ -523,7 +520,7 @@ impl Backend for Conn {
     fn statement_rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
         let (text, values) = positional(sql, params);
         let statement = self.prepared(text)?;
-        let mut answers = self.pipelined(&[(&statement, &values)])?;
+        let mut answers = self.pipelined(&[(statement, &values)])?;
         read_rows(&answers.pop().unwrap_or_default().0)
     }
 
