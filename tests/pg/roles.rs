@@ -279,3 +279,24 @@ fn a_missing_schema_or_right_names_the_statement_that_gives_it() {
     admin(&select);
     expect_as(&sb, &other, 0, &["status"]);
 }
+
+/// A role allowed one connection runs every time: the pooler probe's connection, opened
+/// beside the run's own, gives way when it took the only slot (which of the two gets it
+/// first is a race; each run is a new process, so each probes again).
+#[test]
+fn a_role_allowed_one_connection_keeps_it_for_the_run() {
+    let (sb, etl) = owned_schema();
+    admin(&format!("ALTER ROLE \"{etl}\" CONNECTION LIMIT 1"));
+    let orders = Orders::new(7, START, 3, false);
+    expect_as(&sb, &etl, 0, &["init"]);
+    let file = csv(&sb, "orders.csv", &orders.rows);
+    expect_as(&sb, &etl, 0, &["load", "orders", &file]);
+    for _ in 0..6 {
+        expect_as(&sb, &etl, 0, &["apply", "--interval", &orders.interval()]);
+    }
+    assert_eq!(sb.daily(), orders.expected());
+    assert_eq!(
+        sb.count("SELECT count(*) FROM runs WHERE status = 'success'"),
+        6
+    );
+}
