@@ -5,5 +5,5 @@ SELECT json_extract(f.value, '$.name'), json_extract(f.value, '$.version'),
        json_extract(f.value, '$.kind'), json_extract(f.value, '$.checksum'),
        json_extract(f.value, '$.body'), CURRENT_TIMESTAMP, :run_id
 FROM json_each(:files) AS f
-WHERE true
+WHERE true -- SQLite reads ON CONFLICT after a bare FROM as a join's; a WHERE ends the FROM
 ON CONFLICT (name, version) DO NOTHING

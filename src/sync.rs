@@ -135,6 +135,9 @@ impl Pipeline {
     /// their values as parameters: on PostgreSQL a parameter's type is the server's guess
     /// from the statement (a literal's would be its own), so what prepares here runs.
     pub fn check_date(&self, db: &mut Db, ds: &str) -> Result<()> {
+        // Each model's SELECT alone first: it returns the columns its header names, and an
+        // error there is said in the model's lines.
+        self.check_models(db, ds)?;
         self.check_readiness(db, ds)?;
         // The date's whole SQL, replaced and sealed: all of it prepares, mostly (on
         // PostgreSQL in one round trip, and the prepared statements are the ones the
@@ -142,11 +145,9 @@ impl Pipeline {
         if self.check_date_sql(db, ds).is_ok() {
             return Ok(());
         }
-        // Something does not: each model's SELECT alone first, so that an error there is
-        // said in the model's lines; then each check alone, so that the one that does not
-        // prepare is named (on PostgreSQL the first error aborts the transaction: nothing
-        // after it can tell); then the date's SQL again, for what is left.
-        self.check_models(db, ds)?;
+        // Something does not: each check alone, so that the one that does not prepare is
+        // named (on PostgreSQL the first error aborts the transaction: nothing after it can
+        // tell); then the date's SQL again, for what is left.
         for sealed in [false, true] {
             if let Some(e) = self.failing_check(db, ds, sealed) {
                 return Err(e);

@@ -22,6 +22,18 @@
 
 use super::{DbError, Params, Row, Value};
 
+/// One statement of a script sent as one request (`Backend::run_pipelined`).
+#[derive(Debug, Clone, Copy)]
+pub struct Scripted<'a> {
+    pub sql: &'a str,
+    /// Its rows are kept (a check's counts), not dropped.
+    pub keep_rows: bool,
+    /// A model's SQL: planned for each date's values, as a plan made for one date (or for
+    /// an average one) can be a poor one for another (a date ten times the others' size,
+    /// a join that should change its shape); sqlrun's own statements are planned once.
+    pub planned_each_time: bool,
+}
+
 /// What kind of transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxKind {
@@ -64,24 +76,14 @@ pub(super) trait Backend: Send {
 
     /// The statements of a bound script, in order, as one request where the backend can
     /// (PostgreSQL: pipelined, one round trip), each with the parameters it names; the
-    /// rows of those marked `true`. An error comes with the index of the statement that
+    /// rows of those that keep them. An error comes with the index of the statement that
     /// failed, when one did.
     fn run_pipelined(
         &mut self,
-        statements: &[(&str, bool)],
+        statements: &[Scripted],
         params: Params,
     ) -> Result<Vec<Vec<Row>>, (Option<usize>, DbError)> {
-        let mut kept = Vec::new();
-        for (i, (statement, keep)) in statements.iter().enumerate() {
-            let ran = match keep {
-                true => self
-                    .statement_rows(statement, params)
-                    .map(|rows| kept.push(rows)),
-                false => self.run_statement(statement, params),
-            };
-            ran.map_err(|e| (Some(i), e))?;
-        }
-        Ok(kept)
+        run_each(self, statements, params)
     }
 
     /// One statement whose values come in the order of its parameters; prepared once per
@@ -139,4 +141,23 @@ pub(super) trait Backend: Send {
     /// Remembers the text a view was created from, where the database does not keep it
     /// as given.
     fn record_view(&mut self, name: &str, create: &str) -> Result<(), DbError>;
+}
+
+/// `run_pipelined` one statement after the other, stopping at the first error.
+pub(super) fn run_each<B: Backend + ?Sized>(
+    backend: &mut B,
+    statements: &[Scripted],
+    params: Params,
+) -> Result<Vec<Vec<Row>>, (Option<usize>, DbError)> {
+    let mut kept = Vec::new();
+    for (i, statement) in statements.iter().enumerate() {
+        let ran = match statement.keep_rows {
+            true => backend
+                .statement_rows(statement.sql, params)
+                .map(|rows| kept.push(rows)),
+            false => backend.run_statement(statement.sql, params),
+        };
+        ran.map_err(|e| (Some(i), e))?;
+    }
+    Ok(kept)
 }

@@ -12,7 +12,7 @@ mod script;
 mod sqlite;
 mod target;
 
-use backend::Backend;
+use backend::{Backend, Scripted};
 pub use backend::{Interrupter, TxKind};
 pub use error::{DbError, DbErrorKind, Error, ErrorAt, Result};
 pub use row::{Params, Row, Value};
@@ -180,19 +180,25 @@ impl Db {
     }
 
     /// `run_script_keeping` inside a transaction (a date's script), all its statements as
-    /// one request (on PostgreSQL pipelined: one round trip, not one per statement). An
-    /// error names the `-- sqlrun context:` of the statement that failed, as
+    /// one request (on PostgreSQL pipelined: one round trip, not one per statement). The
+    /// statements of the `models` (their `-- sqlrun context:`) are planned for each run of
+    /// them. An error names the `-- sqlrun context:` of the statement that failed, as
     /// `run_script_keeping`'s does.
     pub fn run_script_grouped(
         &mut self,
         sql: &str,
         params: &[(String, Value)],
+        models: &[&str],
     ) -> Result<Vec<(String, Vec<Row>)>> {
         let params = named_params(params);
         let marked = script::marked(sql);
-        let statements: Vec<(&str, bool)> = marked
+        let statements: Vec<Scripted> = marked
             .iter()
-            .map(|m| (m.statement, m.kept.is_some()))
+            .map(|m| Scripted {
+                sql: m.statement,
+                keep_rows: m.kept.is_some(),
+                planned_each_time: m.context.as_deref().is_some_and(|c| models.contains(&c)),
+            })
             .collect();
         let rows = self
             .conn

@@ -338,7 +338,12 @@ impl Built<'_> {
                 warnings: Vec::new(),
             });
         }
-        let kept = db.run_script_grouped(&script.sql, &script.params)?;
+        let models: Vec<&str> = pipeline
+            .computed_models()
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        let kept = db.run_script_grouped(&script.sql, &script.params, &models)?;
         let failures = checking::counted_failures(db, pipeline, &kept, self.date, run_id)?;
         if failures.iter().any(|f| f.severity == Severity::Error) {
             return Err(Error::ChecksFailed(failures));

@@ -234,3 +234,29 @@ fn a_first_bulk_load_notes_its_dates_and_a_later_one_its_orders_older_dates() {
     };
     assert_eq!((on("2026-01-02"), on("2026-01-05")), (1499, 1501));
 }
+
+/// Rows an earlier statement of the same transaction rewrote count as the table's own:
+/// after an update that changed nothing (and so noted nothing) of every row, a big insert
+/// in that transaction that re-sends an older order still notes the order's older date.
+#[test]
+fn a_big_insert_after_a_rewrite_in_its_transaction_still_notes_older_dates() {
+    let sb = Sandbox::new();
+    let first: Vec<(String, &str)> = (0..50).map(|i| (format!("a{i}"), "2026-01-01")).collect();
+    let csv = csv_of(&sb, "first.csv", &first);
+    sb.ok(&["load", "orders", &csv]);
+    sb.ok(&["apply", "--interval", "2026-01-01..2026-01-02"]);
+    assert!(noted(&sb).is_empty());
+    let mut loader = sb.pg_client();
+    loader
+        .batch_execute(
+            "BEGIN; \
+             UPDATE orders SET amount = amount; \
+             INSERT INTO orders (order_id, order_date, amount) \
+             SELECT 'b' || g, DATE '2026-01-02', 5 FROM generate_series(1, 2000) AS g \
+             UNION ALL SELECT 'a7', DATE '2026-01-02', 9; \
+             COMMIT;",
+        )
+        .unwrap();
+    drop(loader);
+    assert_eq!(noted(&sb), ["2026-01-01", "2026-01-02"]);
+}

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Config, Statement};
 
+use super::backend::{run_each, Scripted};
 use super::{
     Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
 };
@@ -205,7 +206,7 @@ impl Conn {
         let (again, second) = (config.clone(), connector.clone());
         let mut probe = pooler::Probe::start(
             url,
-            Box::new(move || second.connect(&again).map(|(session, _)| session)),
+            std::sync::Arc::new(move || second.connect(&again).map(|(session, _)| session)),
         );
         let (mut client, canceller) =
             pooler::after_probe(&mut probe, || connector.connect(&config))
@@ -234,7 +235,7 @@ impl Conn {
         let given = settings_in_options(options.unwrap_or_default());
         let mut settings: serde_json::Map<String, serde_json::Value> = SESSION_DEFAULTS
             .iter()
-            .filter(|(name, _)| !given.iter().any(|g| g == name))
+            .filter(|(name, _)| !given.iter().any(|g| g == &name.to_lowercase()))
             .map(|(name, value)| (name.to_string(), (*value).into()))
             .collect();
         for (name, value) in [
@@ -407,20 +408,19 @@ impl Conn {
     /// round trip): each one's rows and how many rows it changed. The first error is the
     /// error.
     fn pipelined(&mut self, each: &[(Statement, &[TextParam])]) -> Result<Vec<Changed>, DbError> {
-        self.pipelined_at(each).map_err(|(_, e)| e)
+        let each: Vec<Piped> = each
+            .iter()
+            .map(|(statement, values)| Piped::Prepared(statement.clone(), values))
+            .collect();
+        self.pipelined_at(&each).map_err(|(_, e)| e)
     }
 
     /// `pipelined`, the error with the index of the statement that failed (none: the
     /// BEGIN, or the connection).
-    fn pipelined_at(
-        &mut self,
-        each: &[(Statement, &[TextParam])],
-    ) -> Result<Vec<Changed>, (Option<usize>, DbError)> {
+    fn pipelined_at(&mut self, each: &[Piped]) -> Result<Vec<Changed>, (Option<usize>, DbError)> {
         let begin = self.pending_begin.take();
         let mut steps: Vec<Step> = begin.iter().map(|b| Step::Simple(b)).collect();
-        steps.extend(each.iter().map(|(statement, values)| {
-            Step::Bound(statement, values.iter().map(|v| v as Param).collect())
-        }));
+        steps.extend(each.iter().map(Piped::step));
         let answers = self.client.pipeline(&steps).map_err(|e| (None, e.into()))?;
         let mut answers = answers.into_iter();
         if begin.is_some() {
@@ -432,6 +432,27 @@ impl Conn {
             .enumerate()
             .map(|(i, answer)| answer.map_err(|e| (Some(i), DbError::from(e))))
             .collect()
+    }
+}
+
+/// A statement of a pipeline, with its values: prepared (planned once, for any values),
+/// or planned for these values alone (parsed and planned each time, as psql's are).
+enum Piped<'a> {
+    Prepared(Statement, &'a [TextParam]),
+    OneShot(&'a str, &'a [TextParam]),
+}
+
+impl Piped<'_> {
+    fn step(&self) -> Step<'_> {
+        match self {
+            Piped::Prepared(statement, values) => {
+                Step::Bound(statement, values.iter().map(|v| v as Param).collect())
+            }
+            Piped::OneShot(sql, values) => Step::OneShot(
+                sql,
+                values.iter().map(|v| (v as Param, Type::UNKNOWN)).collect(),
+            ),
+        }
     }
 }
 
@@ -455,23 +476,39 @@ impl Backend for Conn {
     /// are made in one round trip before.
     fn run_pipelined(
         &mut self,
-        statements: &[(&str, bool)],
+        statements: &[Scripted],
         params: Params,
     ) -> Result<Vec<Vec<Row>>, (Option<usize>, DbError)> {
+        if !self.in_transaction {
+            // Outside a transaction each pipelined statement would commit on its own, also
+            // those after one that failed: one at a time, stopping at the first error.
+            return run_each(self, statements, params);
+        }
         let bound: Vec<(String, Vec<TextParam>)> = statements
             .iter()
-            .map(|(sql, _)| positional(sql, params))
+            .map(|s| positional(s.sql, params))
             .collect();
-        let texts: Vec<&str> = bound.iter().map(|(text, _)| text.as_str()).collect();
-        self.prepare_each(&texts)?;
-        let each: Vec<(Statement, &[TextParam])> = bound
+        // sqlrun's own statements are prepared once; the pipeline's own SQL is planned
+        // for each date's values.
+        let once: Vec<&str> = bound
             .iter()
-            .map(|(text, values)| (self.prepared[text].clone(), values.as_slice()))
+            .zip(statements)
+            .filter(|(_, s)| !s.planned_each_time)
+            .map(|((text, _), _)| text.as_str())
+            .collect();
+        self.prepare_each(&once)?;
+        let each: Vec<Piped> = bound
+            .iter()
+            .zip(statements)
+            .map(|((text, values), s)| match s.planned_each_time {
+                true => Piped::OneShot(text, values),
+                false => Piped::Prepared(self.prepared[text].clone(), values),
+            })
             .collect();
         let answers = self.pipelined_at(&each)?;
         let mut kept = Vec::new();
-        for (((_, keep), (rows, _)), i) in statements.iter().zip(answers).zip(0..) {
-            if *keep {
+        for ((s, (rows, _)), i) in statements.iter().zip(answers).zip(0..) {
+            if s.keep_rows {
                 kept.push(read_rows(&rows).map_err(|e| (Some(i), e))?);
             }
         }
@@ -534,12 +571,12 @@ impl Backend for Conn {
     /// is stopped. A date's BEGIN is sent with its first statement (one round trip fewer).
     fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
         self.begun()?;
-        self.in_transaction = true;
         let begin = match kind {
             TxKind::Exclusive => include_str!("../../../queries/postgres/bookkeeping_begin.sql"),
             TxKind::Plain => "BEGIN",
             TxKind::Date => {
                 self.pending_begin = Some("BEGIN ISOLATION LEVEL REPEATABLE READ");
+                self.in_transaction = true;
                 return Ok(());
             }
         };
@@ -548,6 +585,7 @@ impl Backend for Conn {
             // A turn not had within its bound: the transaction it opened goes with it.
             let _ = self.batch("ROLLBACK");
         }
+        self.in_transaction = begun.is_ok();
         begun
     }
 
@@ -593,7 +631,7 @@ impl Backend for Conn {
         let checked = self.prepare_each(&texts);
         let after = match checked {
             Ok(()) => "RELEASE SAVEPOINT sqlrun_check",
-            Err(_) => "ROLLBACK TO SAVEPOINT sqlrun_check",
+            Err(_) => "ROLLBACK TO SAVEPOINT sqlrun_check; RELEASE SAVEPOINT sqlrun_check",
         };
         self.batch(after).map_err(|e| (None, e))?;
         checked
@@ -683,7 +721,7 @@ fn settings_in_options(options: &str) -> Vec<String> {
             w => w.strip_prefix("--").or_else(|| w.strip_prefix("-c")),
         };
         if let Some((name, _)) = setting.and_then(|s| s.split_once('=')) {
-            names.push(name.replace('-', "_"));
+            names.push(name.replace('-', "_").to_lowercase());
         }
     }
     names
@@ -718,7 +756,7 @@ mod tests {
     #[test]
     fn settings_given_in_the_options_are_found() {
         assert_eq!(
-            settings_in_options("-c lock_timeout=5s -cstatement_timeout=1min --jit=on"),
+            settings_in_options("-c lock_timeout=5s -cStatement_Timeout=1min --jit=on"),
             vec!["lock_timeout", "statement_timeout", "jit"]
         );
         assert_eq!(

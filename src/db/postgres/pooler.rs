@@ -15,11 +15,12 @@
 //! session pool passes both: a session keeps its server, and PgBouncer's DISCARD ALL
 //! clears a server before another client gets it. Cost, once per process: one more
 //! connection, opened beside the first one so that their starts overlap (when the first
-//! finds no slot, the probe's gives way, which is no evidence: a role allowed one
-//! connection keeps it for the run), and three one-row queries.
+//! finds no slot, the probe's gives way, and another is opened once the first has its
+//! slot, as the probe was before: a role allowed one connection keeps it for the run, and
+//! the probe's refused connection is no evidence), and three one-row queries.
 
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio_postgres::error::SqlState;
@@ -53,6 +54,9 @@ struct Seen {
 pub(super) struct Probe {
     url: String,
     second: Option<Second>,
+    /// How the second connection is opened: again, after the first one has its slot,
+    /// when the one opened beside it gave way.
+    connect: Option<Connect>,
 }
 
 struct Second {
@@ -68,25 +72,30 @@ enum Word {
     GiveWay,
 }
 
-type Connect = Box<dyn FnOnce() -> std::result::Result<Session, tokio_postgres::Error> + Send>;
+type Connect = Arc<dyn Fn() -> std::result::Result<Session, tokio_postgres::Error> + Send + Sync>;
 
 impl Probe {
     /// Starts the second connection (`connect` opens one the way the first is opened),
     /// unless this process has probed `url` already.
     pub(super) fn start(url: &str, connect: Connect) -> Probe {
         let probed = PROBED.lock().unwrap_or_else(|e| e.into_inner());
-        let second = (!probed.iter().any(|u| u == url)).then(|| second_connection(connect));
+        let due = !probed.iter().any(|u| u == url);
         Probe {
             url: url.to_string(),
-            second,
+            second: due.then(|| second_connection(Arc::clone(&connect))),
+            connect: due.then_some(connect),
         }
     }
 
     /// Refuses (exit 2) when `client` goes through a transaction- or statement-mode
     /// pooler.
     pub(super) fn finish(self, client: &mut Session, label: &str) -> Result<()> {
-        let Some(second) = self.second else {
-            return Ok(());
+        // The one opened beside this session gave way: another, now that this one has its
+        // slot (refused, it is no evidence either way).
+        let second = match (self.second, self.connect) {
+            (Some(second), _) => second,
+            (None, Some(connect)) => second_connection(connect),
+            (None, None) => return Ok(()),
         };
         let marked = seen(
             client,
@@ -111,13 +120,15 @@ impl Probe {
         Ok(())
     }
 
-    /// The second connection ends now (it has seen nothing: no evidence either way), and
-    /// gives back its slot.
-    fn give_way(&mut self) {
-        if let Some(second) = self.second.take() {
-            let _ = second.word.send(Word::GiveWay);
-            let _ = second.seen.recv_timeout(SECOND_BOUND);
-        }
+    /// The second connection ends now, and gives back its slot; `finish` opens another
+    /// once the first connection has its own. Whether it gave way.
+    fn give_way(&mut self) -> bool {
+        let Some(second) = self.second.take() else {
+            return false;
+        };
+        let _ = second.word.send(Word::GiveWay);
+        let _ = second.seen.recv_timeout(SECOND_BOUND);
+        true
     }
 }
 
@@ -129,15 +140,19 @@ pub(super) fn after_probe<T>(
     probe: &mut Probe,
     mut connect: impl FnMut() -> std::result::Result<T, tokio_postgres::Error>,
 ) -> std::result::Result<T, tokio_postgres::Error> {
-    let asked = Instant::now();
+    let mut asked = Instant::now();
     loop {
         match connect() {
             Err(e)
                 if e.code() == Some(&SqlState::TOO_MANY_CONNECTIONS)
                     && asked.elapsed() < SLOT_FREED_WITHIN =>
             {
-                probe.give_way();
-                std::thread::sleep(Duration::from_millis(20))
+                if probe.give_way() {
+                    // The wait for the probe's end is not the slot's.
+                    asked = Instant::now();
+                } else {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
             }
             done => return done,
         }

@@ -69,6 +69,8 @@ pub(super) enum Step<'a> {
     Simple(&'a str),
     /// A prepared statement with its values; its rows.
     Bound(&'a Statement, Vec<Param<'a>>),
+    /// A statement parsed, planned for its values and run (not kept); its rows.
+    OneShot(&'a str, Vec<(Param<'a>, Type)>),
 }
 
 pub(super) struct Session {
@@ -151,6 +153,10 @@ impl Session {
                 Step::Simple(sql) => client.batch_execute(sql).await.map(|()| (Vec::new(), 0)),
                 Step::Bound(statement, params) => {
                     let rows = client.query_raw(*statement, params.iter().copied()).await?;
+                    collect(rows).await
+                }
+                Step::OneShot(sql, params) => {
+                    let rows = client.query_typed_raw(sql, params.iter().cloned()).await?;
                     collect(rows).await
                 }
             }

@@ -1,5 +1,5 @@
 -- name: source_tracking
--- version: 4
+-- version: 5
 --
 -- The triggers that note changes of one source (PostgreSQL) in source_changes. Every
 -- insert, delete, real update or truncate of source rows notes the rows' dates, and, when
@@ -24,13 +24,15 @@
 -- keys spilled to disk and cost a COPY 2.6 times a plain table's time; see
 -- docs/postgres/loaders.md), once it hashes the dates alone (with the source's name and
 -- the time beside them, it took twice as long).
--- A key's other rows matter only when they are older than this transaction (a row this
--- transaction inserted before was noted by its own statement, and its note is not taken
--- before this transaction commits). So a big insert into a table none of whose rows is
--- older than the transaction (a first load) notes its rows' own dates alone, without the
--- join, which was most of what tracking cost that COPY; the one scan that tells stops at
--- the first older row. A statement of at most 1000 rows skips the test (its join is a
--- few index probes). Rows of this transaction's savepoints count as older: the join.
+-- A key's other rows matter only when the table holds rows besides the statement's own.
+-- So a big insert into a table that held none (a first load) notes its rows' own dates
+-- alone, without the join, which was most of what tracking cost that COPY: the table's
+-- rows are counted up to one more than the statement inserted (a scan that stops there).
+-- A statement of at most 1000 rows skips the count (its join is a few index probes). The
+-- test is the rows themselves, not who wrote them: a row an earlier statement of the same
+-- transaction wrote (a batch before, a rewrite, an update that noted nothing) means the
+-- join. (Version 4 asked whether any row was older than the transaction, by xmin, and so
+-- missed such a row's other versions.)
 --
 -- The function runs as its owner, with the pipeline's schema (then pg_temp) as
 -- search_path and in UTC (sqlrun's dates are UTC days), so a loader with another
@@ -75,12 +77,15 @@
 CREATE OR REPLACE FUNCTION {{ f|ident }}() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT SET TimeZone = 'UTC'
 AS $sqlrun$
+DECLARE
+    statement_rows bigint;
 BEGIN
     IF TG_OP = 'INSERT' THEN
 {% if source.key %}
-        IF EXISTS (SELECT 1 FROM sqlrun_new OFFSET 1000)
-           AND NOT EXISTS (SELECT 1 FROM {{ t|ident }} AS older
-                           WHERE older.xmin <> CAST(pg_current_xact_id() AS xid)) THEN
+        SELECT count(*) INTO statement_rows FROM sqlrun_new;
+        IF statement_rows > 1000
+           AND (SELECT count(*) FROM (SELECT FROM {{ t|ident }} LIMIT statement_rows + 1) AS held)
+               = statement_rows THEN
 {{ touch("sqlrun_new", own=true) }}
         ELSE
 {{ touch("sqlrun_new", true) }}
