@@ -135,6 +135,26 @@ fn render_prints_a_broken_models_sql_then_says_what_does_not_prepare() {
         .contains("line 10, column 12"));
 }
 
+/// A column the header does not name is refused too, also when every named one is there
+/// (the date's SQL would prepare: it inserts the named columns and drops the rest).
+#[test]
+fn a_select_with_a_column_the_header_does_not_name_is_refused() {
+    let (sb, dir) = with_band_model(&BANDS.replace(
+        "sum(o.amount) AS revenue",
+        "sum(o.amount) AS revenue,\n       max(o.amount) AS largest",
+    ));
+    refused(
+        &sb,
+        &dir,
+        &["apply", "--interval", "2026-03-02"],
+        &[
+            "orders_by_band.sql (model orders_by_band, as rendered for 2026-03-02)",
+            "the SELECT returns: ds, band, order_count, revenue, largest\n",
+            "not in the header: largest\n",
+        ],
+    );
+}
+
 #[test]
 fn a_select_whose_columns_differ_from_the_header_lists_both() {
     let (sb, dir) = with_band_model(&BANDS.replace("AS revenue", "AS revenu"));
