@@ -145,6 +145,13 @@ impl Db {
         explain(&self.target, e.into())
     }
 
+    /// The error of a script's statement (its index, when one failed), named by the
+    /// `-- sqlrun context:` that statement belongs to.
+    fn in_context(&self, marked: &[script::Marked], (at, e): (Option<usize>, DbError)) -> Error {
+        let context = at.and_then(|i| marked[i].context.clone());
+        self.explained(DbError { context, ..e })
+    }
+
     /// Runs a script of one or more statements; their rows are discarded.
     pub fn batch(&mut self, sql: &str) -> Result<()> {
         self.call(|c| c.batch(sql))
@@ -184,7 +191,7 @@ impl Db {
     /// statements of the `models` (their `-- sqlrun context:`) are planned for each run of
     /// them. An error names the `-- sqlrun context:` of the statement that failed, as
     /// `run_script_keeping`'s does.
-    pub fn run_script_grouped(
+    pub fn run_script_pipelined(
         &mut self,
         sql: &str,
         params: &[(String, Value)],
@@ -203,10 +210,7 @@ impl Db {
         let rows = self
             .conn
             .run_pipelined(&statements, &params)
-            .map_err(|(at, e)| {
-                let context = at.and_then(|i| marked[i].context.clone());
-                self.explained(DbError { context, ..e })
-            })?;
+            .map_err(|failed| self.in_context(&marked, failed))?;
         let names = marked.into_iter().filter_map(|m| m.kept);
         Ok(names.zip(rows).collect())
     }
@@ -307,10 +311,9 @@ impl Db {
     pub fn check_statements(&mut self, sql: &str) -> Result<()> {
         let marked = script::marked(sql);
         let statements: Vec<&str> = marked.iter().map(|m| m.statement).collect();
-        self.conn.check_statements(&statements).map_err(|(at, e)| {
-            let context = at.and_then(|i| marked[i].context.clone());
-            self.explained(DbError { context, ..e })
-        })
+        self.conn
+            .check_statements(&statements)
+            .map_err(|failed| self.in_context(&marked, failed))
     }
 
     /// Prepares one SELECT without running it (values as `:p1` parameters, as a bound

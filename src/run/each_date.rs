@@ -343,7 +343,7 @@ impl Built<'_> {
             .iter()
             .map(|m| m.name.as_str())
             .collect();
-        let kept = db.run_script_grouped(&script.sql, &script.params, &models)?;
+        let kept = db.run_script_pipelined(&script.sql, &script.params, &models)?;
         let failures = checking::counted_failures(db, pipeline, &kept, self.date, run_id)?;
         if failures.iter().any(|f| f.severity == Severity::Error) {
             return Err(Error::ChecksFailed(failures));

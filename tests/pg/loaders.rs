@@ -190,15 +190,20 @@ fn csv_of(sb: &Sandbox, name: &str, rows: &[(String, &str)]) -> String {
     path.display().to_string()
 }
 
+/// `n` new orders named `prefix0`, `prefix1`, ..., on the two dates in turn.
+fn orders_on<'a>(prefix: &str, n: usize, dates: [&'a str; 2]) -> Vec<(String, &'a str)> {
+    (0..n)
+        .map(|i| (format!("{prefix}{i}"), dates[i % 2]))
+        .collect()
+}
+
 /// A big first load into an empty source notes its rows' own dates without looking up
-/// their keys' other rows (none is older than the load), also a key the file holds twice;
-/// a big load onto older rows still notes the dates of an older order it re-sends.
+/// their keys' other rows (the table holds no other row), also a key the file holds
+/// twice; a big load onto older rows still notes the dates of an older order it re-sends.
 #[test]
 fn a_first_bulk_load_notes_its_dates_and_a_later_one_its_orders_older_dates() {
     let sb = Sandbox::new();
-    let mut first: Vec<(String, &str)> = (0..3000)
-        .map(|i| (format!("a{i}"), ["2026-01-01", "2026-01-02"][i % 2]))
-        .collect();
+    let mut first = orders_on("a", 3000, ["2026-01-01", "2026-01-02"]);
     // One order sent twice in the same file, the second time on another date.
     first.push(("a0".into(), "2026-01-03"));
     let csv = csv_of(&sb, "first.csv", &first);
@@ -208,9 +213,7 @@ fn a_first_bulk_load_notes_its_dates_and_a_later_one_its_orders_older_dates() {
     assert!(noted(&sb).is_empty(), "the run took the notes");
 
     // New orders on the 4th and 5th, and a1 (on the 2nd so far) re-sent on the 5th.
-    let mut second: Vec<(String, &str)> = (0..3000)
-        .map(|i| (format!("b{i}"), ["2026-01-04", "2026-01-05"][i % 2]))
-        .collect();
+    let mut second = orders_on("b", 3000, ["2026-01-04", "2026-01-05"]);
     second.push(("a1".into(), "2026-01-05"));
     let csv = csv_of(&sb, "second.csv", &second);
     sb.ok(&["load", "orders", &csv]);
@@ -241,7 +244,7 @@ fn a_first_bulk_load_notes_its_dates_and_a_later_one_its_orders_older_dates() {
 #[test]
 fn a_big_insert_after_a_rewrite_in_its_transaction_still_notes_older_dates() {
     let sb = Sandbox::new();
-    let first: Vec<(String, &str)> = (0..50).map(|i| (format!("a{i}"), "2026-01-01")).collect();
+    let first = orders_on("a", 50, ["2026-01-01", "2026-01-01"]);
     let csv = csv_of(&sb, "first.csv", &first);
     sb.ok(&["load", "orders", &csv]);
     sb.ok(&["apply", "--interval", "2026-01-01..2026-01-02"]);

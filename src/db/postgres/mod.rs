@@ -358,16 +358,24 @@ impl Conn {
     /// comes it is parsed, bound and run in one round trip, not kept (a prepared one takes
     /// two the first time: the driver waits for the server's description); the second
     /// time it is prepared and kept, and from then on runs bound, planned once. A BEGIN
-    /// put off goes in the same round trip as a kept statement.
+    /// put off goes in the same round trip.
     fn run_one(&mut self, sql: &str, params: Params) -> Result<Changed, DbError> {
         let (text, values) = positional(sql, params);
-        if !self.prepared.contains_key(&text) && self.seen.insert(text.clone()) {
-            self.begun()?;
-            let typed = values.iter().map(|v| (v as Param, Type::UNKNOWN)).collect();
-            return Ok(self.client.query_unprepared(&text, typed)?);
+        if self.prepared.contains_key(&text) || !self.seen.insert(text.clone()) {
+            return self.run_prepared(text, &values);
         }
+        self.one_piped(Piped::OneShot(&text, &values))
+    }
+
+    /// One statement, prepared once per text (after a BEGIN put off, in its round trip).
+    fn run_prepared(&mut self, text: String, values: &[TextParam]) -> Result<Changed, DbError> {
         let statement = self.prepared(text)?;
-        let mut answers = self.pipelined(&[(statement, &values)])?;
+        self.one_piped(Piped::Prepared(statement, values))
+    }
+
+    /// One statement through `pipelined` (so with a BEGIN put off).
+    fn one_piped(&mut self, piped: Piped) -> Result<Changed, DbError> {
+        let mut answers = self.pipelined(&[piped]).map_err(|(_, e)| e)?;
         Ok(answers.pop().unwrap_or_default())
     }
 
@@ -404,20 +412,10 @@ impl Conn {
         Ok(())
     }
 
-    /// Prepared statements with their values, sent at once after a BEGIN put off (one
-    /// round trip): each one's rows and how many rows it changed. The first error is the
-    /// error.
-    fn pipelined(&mut self, each: &[(Statement, &[TextParam])]) -> Result<Vec<Changed>, DbError> {
-        let each: Vec<Piped> = each
-            .iter()
-            .map(|(statement, values)| Piped::Prepared(statement.clone(), values))
-            .collect();
-        self.pipelined_at(&each).map_err(|(_, e)| e)
-    }
-
-    /// `pipelined`, the error with the index of the statement that failed (none: the
-    /// BEGIN, or the connection).
-    fn pipelined_at(&mut self, each: &[Piped]) -> Result<Vec<Changed>, (Option<usize>, DbError)> {
+    /// The statements with their values, sent at once after a BEGIN put off (one round
+    /// trip): each one's rows and how many rows it changed. The first error is the error,
+    /// with the index of the statement that failed (none: the BEGIN, or the connection).
+    fn pipelined(&mut self, each: &[Piped]) -> Result<Vec<Changed>, (Option<usize>, DbError)> {
         let begin = self.pending_begin.take();
         let mut steps: Vec<Step> = begin.iter().map(|b| Step::Simple(b)).collect();
         steps.extend(each.iter().map(Piped::step));
@@ -466,9 +464,7 @@ impl Backend for Conn {
     /// One statement of a bound script, prepared once per text.
     fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
         let (text, values) = positional(sql, params);
-        let statement = self.prepared(text)?;
-        self.pipelined(&[(statement, &values)])?;
-        Ok(())
+        self.run_prepared(text, &values).map(drop)
     }
 
     /// All in one round trip (pipelined), each prepared once per text; a BEGIN put off
@@ -505,7 +501,7 @@ impl Backend for Conn {
                 false => Piped::Prepared(self.prepared[text].clone(), values),
             })
             .collect();
-        let answers = self.pipelined_at(&each)?;
+        let answers = self.pipelined(&each)?;
         let mut kept = Vec::new();
         for ((s, (rows, _)), i) in statements.iter().zip(answers).zip(0..) {
             if s.keep_rows {
@@ -556,9 +552,7 @@ impl Backend for Conn {
     /// Prepared once per text, as `run_statement` (a check runs the same text each date).
     fn statement_rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
         let (text, values) = positional(sql, params);
-        let statement = self.prepared(text)?;
-        let mut answers = self.pipelined(&[(statement, &values)])?;
-        read_rows(&answers.pop().unwrap_or_default().0)
+        read_rows(&self.run_prepared(text, &values)?.0)
     }
 
     /// Bookkeeping steps of one pipeline (schema) take turns, as SQLite's single writer

@@ -130,18 +130,6 @@ impl Session {
         self.driver.block_on(self.client.execute(statement, params))
     }
 
-    /// One statement parsed, bound and run in one round trip (not kept prepared), its
-    /// parameters' types left to the server: its rows, and how many rows it changed.
-    pub(super) fn query_unprepared(
-        &mut self,
-        sql: &str,
-        params: Vec<(Param, Type)>,
-    ) -> Result<(Vec<Row>, u64), Error> {
-        let client = &self.client;
-        self.driver
-            .block_on(async move { collect(client.query_typed_raw(sql, params).await?).await })
-    }
-
     /// The steps sent at once, in order, and answered in order: each one's rows and how
     /// many rows it changed, or its error (the outer error: the connection failed). After
     /// an error inside a transaction the steps behind it fail too (the transaction is
