@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::db::{self, DbError, DbErrorKind};
 use crate::exit::Exit;
+use crate::text::words::Severity;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -98,8 +99,8 @@ pub enum Error {
 
     /// A date's error checks found rows: the date's transaction rolls back with this, and
     /// the date is recorded failed with the failures. Exit 1, as for any failed date.
-    #[error("{}", crate::checks::failed_message(.0, None))]
-    ChecksFailed(Vec<crate::checks::Failure>),
+    #[error("{}", failed_message(.0, None))]
+    ChecksFailed(Vec<Failure>),
 
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -260,7 +261,7 @@ pub struct RunStopped {
 #[derive(Debug, Clone, Serialize)]
 pub struct CommittedDate {
     pub ds: String,
-    pub status: crate::vocabulary::DateStatus,
+    pub status: crate::text::words::DateStatus,
 }
 
 /// The details of an edited template, boxed to keep `Error` small.
@@ -281,4 +282,47 @@ pub struct EditedTemplate {
     pub recorded: String,
     pub found: String,
     pub first_used: String,
+}
+/// A check that found rows on a date.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    pub check: String,
+    pub model: String,
+    pub severity: Severity,
+    pub version: i64,
+    /// How many rows it returned in all.
+    pub failing_rows: i64,
+    /// The first of them ([`SAMPLE_ROWS`] at most), each column by name.
+    pub rows: Vec<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl Failure {
+    /// The failing rows as the state store keeps them: a JSON array of objects.
+    pub fn sample_json(&self) -> String {
+        serde_json::to_string(&self.rows).expect("JSON values serialize")
+    }
+
+    /// `check NAME (model M) found N failing rows`, as a failed date's error says it.
+    pub fn summary(&self) -> String {
+        let rows = match self.failing_rows {
+            1 => "1 failing row".to_string(),
+            n => format!("{n} failing rows"),
+        };
+        format!("check {} (model {}) found {rows}", self.check, self.model)
+    }
+}
+
+/// The error a date fails with when its error checks fail: every failing check, with
+/// its count; the date rolled back. `run_id`: the run whose record shows the rows.
+pub fn failed_message(failures: &[Failure], run_id: Option<i64>) -> String {
+    let each: Vec<String> = failures
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(Failure::summary)
+        .collect();
+    let run = run_id.map_or("RUN_ID".to_string(), |r| r.to_string());
+    format!(
+        "{}; the date was rolled back and its previous rows stay (`sqlrun runs {run}` shows the failing rows)",
+        each.join("; ")
+    )
 }

@@ -5,48 +5,22 @@
 
 #![warn(clippy::too_many_lines)]
 
-pub mod calendar;
-pub mod checking;
-pub mod checks;
 pub mod cli;
 pub mod commands;
-pub mod corrections;
 pub mod dates;
 pub mod db;
 pub mod demo;
 pub mod error;
 pub mod exit;
-pub mod generate;
-pub mod history;
-pub mod hold;
-pub mod holder;
-pub mod interval;
-pub mod kinds;
-pub mod load;
-pub mod model_sql;
-pub mod models;
-pub mod numbers;
 pub mod output;
 pub mod pipeline;
-pub mod plan;
 pub mod project;
-pub mod queries;
-pub mod ready;
-pub mod render;
-pub mod requester;
-pub mod reserve;
+pub mod reservations;
 pub mod run;
-pub mod scaffold;
-pub mod seal;
-pub mod settings;
-pub mod source_map;
-pub mod statistics;
+pub mod seals;
+pub mod sources;
 pub mod store;
-pub mod sync;
-pub mod table;
-pub mod templates;
-pub mod versions;
-pub mod vocabulary;
+pub mod text;
 
 use std::process::ExitCode;
 
@@ -55,7 +29,7 @@ pub use error::{Error, Result};
 use cli::{Cli, Command};
 use exit::Exit;
 use output::Output;
-use settings::{Flags, Settings};
+use project::settings::{Flags, Settings};
 
 /// Runs one command; the exit code follows the contract (0, 1, 2, 99).
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -129,7 +103,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
         Command::Seal(args) => commands::seal::run(&here(&flags, out)?, &args.into(), out),
         Command::Unseal(args) => commands::seal::run(&here(&flags, out)?, &args.into(), out),
         Command::Retire { model, reason, by } => {
-            let request = models::RetireRequest {
+            let request = pipeline::models::RetireRequest {
                 model: model.clone(),
                 reason: reason.clone(),
                 by: by.clone(),

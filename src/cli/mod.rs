@@ -7,13 +7,13 @@ pub mod shell;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::ArgValueCandidates;
 
-use crate::corrections::{FeedRequest, FeedShape};
-use crate::generate::GenerateRequest;
-use crate::hold::ReserveRequest;
-use crate::seal::SealRequest;
-use crate::settings::{Flags, MAX_JOBS};
-use crate::vocabulary::SealAction;
-use crate::vocabulary::{OnlyFilter, RunKind};
+use crate::project::settings::{Flags, MAX_JOBS};
+use crate::reservations::planned::ReserveRequest;
+use crate::seals::corrections::{FeedRequest, FeedShape};
+use crate::seals::SealRequest;
+use crate::sources::generate::GenerateRequest;
+use crate::text::words::SealAction;
+use crate::text::words::{OnlyFilter, RunKind};
 
 #[derive(Debug, Parser)]
 #[command(

@@ -13,9 +13,9 @@ use clap_complete::{CompletionCandidate, Shell};
 use crate::cli::Cli;
 use crate::db::{Db, ReadOpen};
 use crate::error::{Error, Result};
-use crate::history::Record;
 use crate::pipeline::Pipeline;
-use crate::settings::Flags;
+use crate::project::settings::Flags;
+use crate::run::history::Record;
 
 /// The name the scripts complete and the pages describe.
 const BIN: &str = "sqlrun";
@@ -62,7 +62,7 @@ fn models_of(p: &Pipeline) -> Vec<CompletionCandidate> {
 
 /// The latest runs, with their kind, dates and status (SQLite): `sqlrun runs`'s list.
 pub fn run_ids() -> Vec<CompletionCandidate> {
-    let runs = read_here(|db| crate::history::newest_runs(db, COMPLETED_IDS));
+    let runs = read_here(|db| crate::run::history::newest_runs(db, COMPLETED_IDS));
     candidates(
         runs,
         "run_id",
@@ -72,7 +72,7 @@ pub fn run_ids() -> Vec<CompletionCandidate> {
 
 /// The latest seal events, with their action, dates and reason (SQLite): `sqlrun seals`'s.
 pub fn seal_ids() -> Vec<CompletionCandidate> {
-    let seals = read_here(|db| crate::history::newest_seal_events(db, COMPLETED_IDS));
+    let seals = read_here(|db| crate::run::history::newest_seal_events(db, COMPLETED_IDS));
     candidates(
         seals,
         "seal_id",

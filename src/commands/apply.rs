@@ -6,9 +6,9 @@ use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::apply::{finished, Watch};
 use crate::output::{plan, Output};
+use crate::project::settings::Settings;
 use crate::run::{self, Request};
-use crate::settings::Settings;
-use crate::statistics;
+use crate::sources::statistics;
 
 pub fn run(settings: &Settings, request: Request, out: &Output) -> Result<Exit> {
     let request = request.with_defaults(&settings.apply);

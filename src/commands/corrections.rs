@@ -1,11 +1,11 @@
 //! `sqlrun corrections`: what changed on sealed dates since they went out, as a feed.
 
 use crate::commands::{open, Access};
-use crate::corrections::{self, FeedRequest, FeedShape};
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::{corrections as show, Output};
-use crate::settings::Settings;
+use crate::project::settings::Settings;
+use crate::seals::corrections::{self, FeedRequest, FeedShape};
 
 pub fn run(settings: &Settings, request: &FeedRequest, out: &Output) -> Result<Exit> {
     let feed = corrections::check(request)?;

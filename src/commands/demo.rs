@@ -6,7 +6,7 @@ use crate::demo;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::Output;
-use crate::settings::Settings;
+use crate::project::settings::Settings;
 
 pub fn run(settings: &Settings, keep: Option<&Path>, out: &Output) -> Result<Exit> {
     let (say, summary) = demo::run(settings, keep)?;

@@ -3,10 +3,10 @@
 
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::generate::{self, GenerateRequest};
 use crate::output::{generate as show, Output};
-use crate::settings::Settings;
-use crate::statistics;
+use crate::project::settings::Settings;
+use crate::sources::generate::{self, GenerateRequest};
+use crate::sources::statistics;
 use crate::store;
 
 pub fn run(settings: &Settings, request: &GenerateRequest, out: &Output) -> Result<Exit> {

@@ -5,7 +5,7 @@ use crate::commands::{open, Access};
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::{init as show, Output};
-use crate::settings::Settings;
+use crate::project::settings::Settings;
 
 pub fn run(settings: &Settings, out: &Output) -> Result<Exit> {
     let opened = open(settings, &[], Access::Sync)?;

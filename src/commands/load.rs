@@ -4,10 +4,10 @@
 use crate::commands::{open, Access};
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::load::{self, Input};
 use crate::output::{load as show, Output};
-use crate::settings::Settings;
-use crate::statistics;
+use crate::project::settings::Settings;
+use crate::sources::load::{self, Input};
+use crate::sources::statistics;
 
 pub fn run(settings: &Settings, table: &str, file: &str, out: &Output) -> Result<Exit> {
     let input = Input::open(file)?;

@@ -27,7 +27,7 @@ pub mod templates;
 use crate::db::{Db, Target};
 use crate::error::Result;
 use crate::pipeline::Pipeline;
-use crate::settings::Settings;
+use crate::project::settings::Settings;
 use crate::store;
 
 /// How a command needs its database.

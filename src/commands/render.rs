@@ -1,12 +1,12 @@
 //! `sqlrun render --date D`: the SQL of a date, to read or to run by hand.
 
 use crate::commands::load;
+use crate::dates::interval::{fmt_date, parse_date};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::interval::{fmt_date, parse_date};
 use crate::output::{render as show, Output};
-use crate::render;
-use crate::settings::Settings;
+use crate::project::settings::Settings;
+use crate::run::render;
 use crate::store;
 
 /// Rendering needs no SQL to prepare: a model the database refuses (it does not prepare,

@@ -5,16 +5,16 @@
 use std::path::Path;
 
 use crate::commands::{open, Access};
-use crate::corrections::{self, Feed, FeedShape};
+use crate::dates::interval::{fmt_date, Interval};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::history::{self, Record};
-use crate::holder::Identity;
-use crate::interval::{fmt_date, Interval};
 use crate::output::report::{self, ModelCalendar, Page};
 use crate::output::Output;
-use crate::reserve;
-use crate::settings::Settings;
+use crate::project::settings::Settings;
+use crate::reservations::holders::Identity;
+use crate::reservations::{judge, take};
+use crate::run::history::{self, Record};
+use crate::seals::corrections::{self, Feed, FeedShape};
 
 /// What to show and where to write it, as asked.
 pub struct ReportRequest<'a> {
@@ -31,7 +31,7 @@ pub fn run(settings: &Settings, request: &ReportRequest, out: &Output) -> Result
     let span = match interval {
         Some(i) => Some(i),
         None => {
-            let (span, notes) = reserve::known_span(&mut opened.db, &opened.pipeline)?;
+            let (span, notes) = judge::known_span(&mut opened.db, &opened.pipeline)?;
             out.notes(&notes);
             span
         }
@@ -42,13 +42,13 @@ pub fn run(settings: &Settings, request: &ReportRequest, out: &Output) -> Result
         .iter()
         .map(|m| m.name.clone())
         .collect();
-    let dead = reserve::dead_holders(&mut opened.db, &Identity::current(), None)?;
+    let dead = take::dead_holders(&mut opened.db, &Identity::current(), None)?;
     let mut calendars = Vec::new();
     if let Some(span) = span {
         for name in &names {
             // The model's calendar is what `status --select MODEL` says of each date.
             opened.pipeline.select(std::slice::from_ref(name))?;
-            let states = reserve::date_states(&mut opened.db, &opened.pipeline, span)?;
+            let states = judge::date_states(&mut opened.db, &opened.pipeline, span)?;
             calendars.push(ModelCalendar::new(name.clone(), span, states, &dead));
         }
     }

@@ -4,15 +4,15 @@
 use crate::commands::{open, Access};
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::hold::{self, ReserveRequest};
 use crate::output::{reserve as show, Output};
-use crate::settings::Settings;
+use crate::project::settings::Settings;
+use crate::reservations::planned::{self, ReserveRequest};
 
 pub fn run(settings: &Settings, request: &ReserveRequest, out: &Output) -> Result<Exit> {
-    let checked = hold::check(request)?;
+    let checked = planned::check(request)?;
     let mut opened = open(settings, &[], Access::Sync)?;
     out.notes(&opened.notes);
-    let reservation = hold::reserve_dates(&mut opened.db, &opened.pipeline, &checked)?;
+    let reservation = planned::reserve_dates(&mut opened.db, &opened.pipeline, &checked)?;
     show::reserved(&reservation, out)?;
     Ok(if reservation.skips.is_empty() {
         Exit::Done

@@ -4,9 +4,9 @@ use crate::commands::load;
 use crate::db::Db;
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::models::{self, RetireRequest};
 use crate::output::{retire as show, Output};
-use crate::settings::Settings;
+use crate::pipeline::models::{self, RetireRequest};
+use crate::project::settings::Settings;
 
 pub fn run(settings: &Settings, request: &RetireRequest, out: &Output) -> Result<Exit> {
     let checked = models::check_retire(request)?;

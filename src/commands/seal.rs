@@ -5,14 +5,14 @@ use crate::commands::{open, Access};
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::{seal as show, Output};
-use crate::seal::{self, SealRequest};
-use crate::settings::Settings;
+use crate::project::settings::Settings;
+use crate::seals::{self, SealRequest};
 
 pub fn run(settings: &Settings, request: &SealRequest, out: &Output) -> Result<Exit> {
-    let checked = seal::check(request)?;
+    let checked = seals::check(request)?;
     let mut opened = open(settings, &[], Access::Sync)?;
     out.notes(&opened.notes);
-    let sealing = seal::seal(&mut opened.db, &opened.pipeline, &checked)?;
+    let sealing = seals::seal(&mut opened.db, &opened.pipeline, &checked)?;
     show::sealed(&checked, &sealing, out)?;
     // A dry run ends as the event would: refused is exit 2.
     match sealing.blockers.is_empty() {

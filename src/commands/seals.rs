@@ -3,9 +3,9 @@
 
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::history;
 use crate::output::{runs as show, Output};
-use crate::settings::Settings;
+use crate::project::settings::Settings;
+use crate::run::history;
 use crate::store;
 
 /// `sqlrun seals`: the seal events, newest first; `seals ID`: one, with what it covered.

@@ -3,14 +3,14 @@
 //! database knows, source rows included, so gaps inside it show.
 
 use crate::commands::{open, Access};
+use crate::dates::interval::Interval;
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::holder::Identity;
-use crate::interval::Interval;
 use crate::output::status::{self, Status, StatusView};
 use crate::output::Output;
-use crate::reserve;
-use crate::settings::Settings;
+use crate::project::settings::Settings;
+use crate::reservations::holders::Identity;
+use crate::reservations::{judge, take};
 
 pub fn run(
     settings: &Settings,
@@ -26,7 +26,7 @@ pub fn run(
     let span = match interval {
         Some(i) => Some(i),
         None => {
-            let (span, notes) = reserve::known_span(db, pipeline)?;
+            let (span, notes) = judge::known_span(db, pipeline)?;
             out.notes(&notes);
             span
         }
@@ -35,9 +35,9 @@ pub fn run(
         status::status_empty(out)?;
         return Ok(Exit::Done);
     };
-    let states = reserve::date_states(db, pipeline, span)?;
+    let states = judge::date_states(db, pipeline, span)?;
     // A holder that is gone still holds its dates until the next writer reclaims them; say so.
-    let dead = reserve::dead_holders(db, &Identity::current(), None)?;
+    let dead = take::dead_holders(db, &Identity::current(), None)?;
     let view = StatusView {
         span,
         known_span: interval.is_none(),

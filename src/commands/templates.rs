@@ -5,8 +5,8 @@ use crate::commands::{open, Access};
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::{templates as show, Output};
-use crate::settings::Settings;
-use crate::versions;
+use crate::pipeline::versions;
+use crate::project::settings::Settings;
 
 pub fn run(settings: &Settings, show_spec: Option<&str>, out: &Output) -> Result<Exit> {
     let mut opened = open(settings, &[], Access::Read)?;

@@ -7,16 +7,16 @@ use serde::Serialize;
 
 use super::holds::{reclaim_lines, skip_lines};
 use super::Output;
-use crate::dates::{DateState, Reclaim, Skip};
+use crate::dates::interval::{contiguous, contiguous_by, fmt_date, parse_date, Date, Interval};
 use crate::db::Db;
 use crate::error::Result;
 use crate::exit::Exit;
-use crate::interval::{contiguous, contiguous_by, fmt_date, parse_date, Date, Interval};
-use crate::numbers::thousands;
 use crate::pipeline::Pipeline;
+use crate::reservations::state::{DateState, Reclaim, Skip};
 use crate::run::{DateOutcome, Progress, RunOutcome};
-use crate::table::aligned;
-use crate::vocabulary::{DateStatus, RunKind, RunStatus, Severity};
+use crate::text::numbers::thousands;
+use crate::text::table::aligned;
+use crate::text::words::{DateStatus, RunKind, RunStatus, Severity};
 
 /// The run's watcher: notes on stderr, and a line per date (or, on a terminal, one
 /// progress bar for the run, drawn from the calling thread).

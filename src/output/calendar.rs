@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use anstyle::{AnsiColor, Style};
 use chrono::{Datelike, NaiveDate};
 
-use crate::calendar::{Holding, Summary, NOTABLE};
-use crate::interval::{fmt_date, Date, Interval};
-use crate::numbers::thousands;
-use crate::vocabulary::State;
+use crate::dates::interval::{fmt_date, Date, Interval};
+use crate::reservations::glance::{Holding, Summary, NOTABLE};
+use crate::text::numbers::thousands;
+use crate::text::words::State;
 
 /// A state's glyph in a calendar cell.
 pub fn glyph(state: State) -> char {
@@ -308,8 +308,8 @@ fn next_month(first: Date) -> Date {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calendar::testing::*;
-    use crate::dates::DateState;
+    use crate::reservations::glance::testing::*;
+    use crate::reservations::state::DateState;
 
     #[test]
     fn every_state_has_its_own_ascii_glyph() {

@@ -1,11 +1,11 @@
 //! `sqlrun check`: a line per check that found rows on a date, with its first row, then
 //! what was checked.
 
-use crate::checking::{DateFailure, Report};
+use crate::dates::interval::{contiguous, parse_date};
 use crate::error::Result;
-use crate::interval::{contiguous, parse_date};
 use crate::output::Output;
-use crate::table::aligned;
+use crate::seals::verify::{DateFailure, Report};
+use crate::text::table::aligned;
 
 pub fn report(report: &Report, out: &Output) -> Result<()> {
     out.json(report)?;
@@ -14,7 +14,7 @@ pub fn report(report: &Report, out: &Output) -> Result<()> {
     let errors = report
         .failures
         .iter()
-        .filter(|f| f.failure.severity == crate::vocabulary::Severity::Error)
+        .filter(|f| f.failure.severity == crate::text::words::Severity::Error)
         .count();
     let warnings = report.failures.len() - errors;
     text.push_str(&format!(

@@ -3,11 +3,11 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::corrections::{Correction, ModelCorrections};
 use crate::error::Result;
 use crate::output::Output;
-use crate::table::{cell, table};
-use crate::vocabulary::Cause;
+use crate::seals::corrections::{Correction, ModelCorrections};
+use crate::text::table::{cell, table};
+use crate::text::words::Cause;
 
 pub fn corrections(models: &[ModelCorrections], out: &Output) -> Result<()> {
     let mut doc = Map::new();

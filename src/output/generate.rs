@@ -1,8 +1,8 @@
 //! `sqlrun generate`.
 
 use crate::error::Result;
-use crate::generate::Generated;
 use crate::output::Output;
+use crate::sources::generate::Generated;
 
 pub fn generated(g: &Generated, out: &Output) -> Result<()> {
     out.json(&serde_json::json!({"rows": g.rows, "resent": g.resent, "start": g.start, "end": g.end, "seed": g.seed}))?;

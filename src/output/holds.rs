@@ -1,8 +1,8 @@
 //! Who holds what, on stderr: the dates a run skipped because another live run holds them,
 //! and the dates reclaimed from runs that are gone (said by apply, reserve and seal).
 
-use crate::dates::{Reclaim, Skip};
-use crate::interval::{contiguous, parse_date};
+use crate::dates::interval::{contiguous, parse_date};
+use crate::reservations::state::{Reclaim, Skip};
 
 /// One line per contiguous range of skipped dates with the same holder.
 pub fn skip_lines(skips: &[Skip]) -> Vec<String> {

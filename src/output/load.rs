@@ -1,7 +1,7 @@
 //! `sqlrun load`.
 
+use crate::dates::interval::{contiguous, Date, Interval};
 use crate::error::Result;
-use crate::interval::{contiguous, Date, Interval};
 use crate::output::Output;
 use crate::pipeline::Pipeline;
 

@@ -129,13 +129,13 @@ impl Output {
     /// not set (https://no-color.org).
     pub fn colour(&self) -> bool {
         let no_color = std::env::var_os("NO_COLOR");
-        crate::calendar::colour_allowed(self.stdout_tty, no_color.as_deref())
+        crate::reservations::glance::colour_allowed(self.stdout_tty, no_color.as_deref())
     }
 }
 
 /// A scheduler's ids for a run, on one line: `airflow: dag revenue, task apply, run
 /// scheduled__2026-02-16T00:00:00+00:00, try 2`.
-pub fn scheduler_line(s: &crate::requester::Scheduler) -> String {
+pub fn scheduler_line(s: &crate::store::requester::Scheduler) -> String {
     let parts: Vec<String> = [
         s.job.as_ref().map(|j| format!("dag {j}")),
         s.task.as_ref().map(|t| format!("task {t}")),

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::output::Output;
-use crate::scaffold::Scaffolded;
+use crate::project::scaffold::Scaffolded;
 
 pub fn created(dir: &Path, s: &Scaffolded, out: &Output) -> Result<()> {
     let made: Vec<String> = s.files.iter().map(|p| p.display().to_string()).collect();

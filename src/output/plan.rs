@@ -3,17 +3,17 @@
 
 use serde::Serialize;
 
-use crate::checks::Check;
+use crate::pipeline::checks::Check;
 
 use super::apply::{date_count, range_text};
 use super::Output;
+use crate::dates::interval::{contiguous_by, fmt_date, parse_date};
 use crate::error::Result;
-use crate::interval::{contiguous_by, fmt_date, parse_date};
-use crate::numbers::thousands;
 use crate::pipeline::RUN_ID_PLACEHOLDER;
-use crate::plan::{Action, Reason, Step};
+use crate::run::plan::{Action, Reason, Step};
 use crate::run::Plan;
-use crate::table::aligned;
+use crate::text::numbers::thousands;
+use crate::text::table::aligned;
 
 /// Consecutive days with the same step of a dry-run plan.
 #[derive(Debug, Serialize)]

@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::output::plan;
 use crate::output::Output;
-use crate::render::Rendered;
+use crate::run::render::Rendered;
 
 /// The SQL; with `--json`, and what the database refused of it (`refused`, said on stderr
 /// too), in the same document.

@@ -9,19 +9,19 @@ use std::path::Path;
 use chrono::{Datelike, NaiveDate, NaiveDateTime};
 use serde_json::Value as Json;
 
-use crate::calendar::{Holding, Summary};
-use crate::corrections::{Correction, ModelCorrections};
-use crate::dates::DateState;
+use crate::dates::interval::{parse_date, Date, Interval};
 use crate::error::Result;
-use crate::history::Record;
-use crate::interval::{parse_date, Date, Interval};
-use crate::kinds::Kind;
-use crate::numbers::thousands;
 use crate::output::calendar::glyph;
 use crate::output::status::list_row;
 use crate::output::Output;
-use crate::table::cell;
-use crate::vocabulary::{CheckMark, DateStatus, State};
+use crate::reservations::glance::{Holding, Summary};
+use crate::reservations::state::DateState;
+use crate::run::history::Record;
+use crate::seals::corrections::{Correction, ModelCorrections};
+use crate::text::kinds::Kind;
+use crate::text::numbers::thousands;
+use crate::text::table::cell;
+use crate::text::words::{CheckMark, DateStatus, State};
 
 const STYLE: &str = include_str!("report.css");
 
@@ -279,7 +279,7 @@ fn day_cell(html: &mut String, c: &ModelCalendar, day: Date) {
     let state = c.summary.cells.get(&day).copied().unwrap_or(State::Missing);
     let title = match c.titles.get(&day) {
         Some(t) => esc(t),
-        None => format!("{} {state}", crate::interval::fmt_date(day)),
+        None => format!("{} {state}", crate::dates::interval::fmt_date(day)),
     };
     let mark = match c.checks.get(&day) {
         Some(CheckMark::Failed) => " k",
@@ -626,9 +626,9 @@ mod tests {
             .dates()
             .map(|d| {
                 let mut s = DateState {
-                    ds: crate::interval::fmt_date(d),
+                    ds: crate::dates::interval::fmt_date(d),
                     built_run: Some(12345),
-                    built_kind: Some(crate::vocabulary::RunKind::Backfill),
+                    built_kind: Some(crate::text::words::RunKind::Backfill),
                     built_at: Some("2026-12-01 22:05:31".into()),
                     ..DateState::default()
                 };

@@ -1,10 +1,10 @@
 //! `sqlrun reserve` and `sqlrun release`.
 
 use crate::error::Result;
-use crate::hold::Reservation;
 use crate::output::holds;
 use crate::output::Output;
-use crate::reserve::Released;
+use crate::reservations::planned::Reservation;
+use crate::reservations::take::Released;
 
 /// The run id alone on stdout (a script keeps it for `apply --run`); skips and reclaims on
 /// stderr.

@@ -1,8 +1,8 @@
 //! `sqlrun retire`.
 
 use crate::error::Result;
-use crate::models::{CheckedRetire, Known};
 use crate::output::Output;
+use crate::pipeline::models::{CheckedRetire, Known};
 
 pub fn retired(r: &CheckedRetire, model: &Known, out: &Output) -> Result<()> {
     out.json(&serde_json::json!({

@@ -2,15 +2,15 @@
 
 use serde_json::Value as Json;
 
+use crate::dates::interval::{fmt_date, parse_date};
 use crate::error::Result;
-use crate::history::{Record, RunDetail, SealDetail};
-use crate::interval::{fmt_date, parse_date};
-use crate::numbers;
 use crate::output::Output;
 use crate::output::{apply, scheduler_line};
+use crate::run::history::{Record, RunDetail, SealDetail};
 use crate::store::RunRow;
-use crate::table::{cell, table};
-use crate::vocabulary::DateStatus;
+use crate::text::numbers;
+use crate::text::table::{cell, table};
+use crate::text::words::DateStatus;
 
 /// The first date a look back of `days` from `start` (its window's first day) was asked
 /// for: the regular run's yesterday, or `--interval`'s first date.
@@ -184,7 +184,7 @@ pub fn seal_detail(detail: &SealDetail, out: &Output) -> Result<()> {
         text.push_str("  covered no model\n");
     }
     for (model, dates) in &detail.coverage {
-        text.push_str(&format!("  {model}: {}\n", crate::seal::ranges(dates)));
+        text.push_str(&format!("  {model}: {}\n", crate::seals::ranges(dates)));
     }
     out.text(&text)
 }

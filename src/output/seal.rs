@@ -4,8 +4,8 @@
 use crate::error::Result;
 use crate::output::holds;
 use crate::output::Output;
-use crate::seal::{ranges, CheckedSeal, Sealing};
-use crate::vocabulary::SealAction;
+use crate::seals::{ranges, CheckedSeal, Sealing};
+use crate::text::words::SealAction;
 
 pub fn sealed(r: &CheckedSeal, s: &Sealing, out: &Output) -> Result<()> {
     for line in holds::reclaim_lines(&s.reclaimed) {

@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::calendar::{Summary, NOTABLE};
-use crate::dates::DateState;
+use crate::dates::interval::Interval;
 use crate::error::Result;
-use crate::interval::Interval;
 use crate::output::calendar;
 use crate::output::Output;
-use crate::table::table;
-use crate::vocabulary::{CheckMark, ModelState, RunKind, RunStatus, SealMark, State};
+use crate::reservations::glance::{Summary, NOTABLE};
+use crate::reservations::state::DateState;
+use crate::text::table::table;
+use crate::text::words::{CheckMark, ModelState, RunKind, RunStatus, SealMark, State};
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref()

@@ -2,9 +2,9 @@
 
 use crate::error::Result;
 use crate::output::Output;
-use crate::table::table;
-use crate::templates::TemplateFile;
-use crate::versions::Recorded;
+use crate::pipeline::templates::TemplateFile;
+use crate::pipeline::versions::Recorded;
+use crate::text::table::table;
 
 pub fn templates(files: &[(&TemplateFile, Recorded)], out: &Output) -> Result<()> {
     let doc: Vec<_> = files

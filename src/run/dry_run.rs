@@ -3,16 +3,16 @@
 //! the placeholder `:run_id`.
 
 use super::start::Start;
-use crate::checks::Check;
-use crate::dates::DateState;
+use crate::dates::interval::Interval;
 use crate::db::Db;
 use crate::error::Result;
-use crate::holder::Identity;
-use crate::interval::Interval;
+use crate::pipeline::checks::Check;
+use crate::pipeline::ready;
 use crate::pipeline::{DateVars, Pipeline};
-use crate::plan::{self, Step};
-use crate::ready;
-use crate::reserve;
+use crate::reservations::holders::Identity;
+use crate::reservations::state::DateState;
+use crate::reservations::{judge, take};
+use crate::run::plan::{self, Step};
 use crate::store::now;
 
 /// A dry run's plan, and the SQL of each date it would compute when `--sql` asks.
@@ -37,8 +37,8 @@ pub struct Plan {
 pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
     let interval = start.interval;
     let own_run = start.reserved.as_ref().map(|r| r.run_id);
-    let states = reserve::date_states(db, pipeline, interval)?;
-    let dead = reserve::dead_holders(db, &Identity::current(), own_run)?;
+    let states = judge::date_states(db, pipeline, interval)?;
+    let dead = take::dead_holders(db, &Identity::current(), own_run)?;
     let cx = plan::Context {
         own_run,
         dead: &dead,
@@ -114,7 +114,7 @@ fn plan_sql(
             sealed: start.sealed,
             uncovered: &start.uncovered,
             started_at: &now(),
-            lease_seconds: reserve::lease_seconds(),
+            lease_seconds: take::lease_seconds(),
         };
         let body = match own_run {
             Some(_) => pipeline.render_date(&vars)?,

@@ -9,18 +9,18 @@ use super::outcome::{DateOutcome, Stop};
 use super::pause;
 use super::workers::{self, Halt, Step};
 use super::Progress;
-use crate::checking;
-use crate::checks::{self, Failure};
-use crate::dates::Selection;
 use crate::db::{Db, DbError, DbErrorKind, Dialect, Row, TxKind, Value};
+use crate::error::{failed_message, Failure};
 use crate::error::{Error, Result};
+use crate::pipeline::ready;
+use crate::pipeline::templates::Bound;
 use crate::pipeline::{DateVars, Owner, Pipeline};
-use crate::queries;
-use crate::ready;
-use crate::reserve;
+use crate::reservations::state::Selection;
+use crate::reservations::take;
+use crate::seals::verify;
 use crate::store::now;
-use crate::templates::Bound;
-use crate::vocabulary::{DateStatus, Severity};
+use crate::store::queries;
+use crate::text::words::{DateStatus, Severity};
 
 /// What every worker of a run shares.
 pub struct Worker<'a> {
@@ -265,7 +265,7 @@ impl Rendered {
             sealed: start.sealed,
             uncovered: &start.uncovered,
             started_at: &start.at,
-            lease_seconds: reserve::lease_seconds(),
+            lease_seconds: take::lease_seconds(),
         })?;
         let ready = pipeline.bind_ready(ds)?;
         Ok(Rendered {
@@ -344,7 +344,7 @@ impl Built<'_> {
             .map(|m| m.name.as_str())
             .collect();
         let kept = db.run_script_pipelined(&script.sql, &script.params, &models)?;
-        let failures = checking::counted_failures(db, pipeline, &kept, self.date, run_id)?;
+        let failures = verify::counted_failures(db, pipeline, &kept, self.date, run_id)?;
         if failures.iter().any(|f| f.severity == Severity::Error) {
             return Err(Error::ChecksFailed(failures));
         }
@@ -375,7 +375,7 @@ fn record_not_ready(
         "record_not_ready",
         minijinja::context! {
             run_id => run_id, ds => ds, started_at => started_at, reason => reason,
-            lease_seconds => reserve::lease_seconds(),
+            lease_seconds => take::lease_seconds(),
         },
     )?;
     Ok(db.run_script(&script.sql, &script.params)?)
@@ -519,7 +519,7 @@ fn failure_message<'p>(
             }
         }
         Error::ChecksFailed(failures) => (
-            checks::failed_message(failures, Some(run_id)),
+            failed_message(failures, Some(run_id)),
             failures
                 .iter()
                 .find(|f| f.severity == Severity::Error)
@@ -545,7 +545,7 @@ fn record_failure(
         minijinja::context! {
             run_id => run_id, ds => ds, started_at => started_at, error => message,
             model => model.map(|m| format!("models/{m}")),
-            lease_seconds => reserve::lease_seconds(),
+            lease_seconds => take::lease_seconds(),
         },
     )?;
     // READ COMMITTED on PostgreSQL (no snapshot from before a release beside it that

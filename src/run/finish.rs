@@ -6,16 +6,16 @@
 use super::outcome::{committed, run_end, with_skips, DateOutcome, RunOutcome, Stop};
 use super::signals::SignalGuard;
 use super::start::Begun;
-use crate::dates::Skip;
+use crate::dates::interval::Interval;
 use crate::db::{Db, DbError, DbErrorKind, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
-use crate::interval::Interval;
 use crate::pipeline::Pipeline;
-use crate::queries;
-use crate::reserve;
+use crate::reservations::state::Skip;
+use crate::reservations::take;
 use crate::store;
-use crate::vocabulary::RunStatus;
+use crate::store::queries;
+use crate::text::words::RunStatus;
 
 /// What a run's dates left, for its end.
 pub struct Ran {
@@ -116,9 +116,7 @@ fn record_end(
 ) -> Result<usize> {
     db.transaction(TxKind::Exclusive, |db| {
         let why = stopped.unwrap_or("run ended");
-        let released = reserve::release(db, pipeline, run_id, why, false)?
-            .freed
-            .len();
+        let released = take::release(db, pipeline, run_id, why, false)?.freed.len();
         db.execute(
             &queries::FINISH_RUN,
             &[

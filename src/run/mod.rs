@@ -18,8 +18,11 @@
 mod dry_run;
 mod each_date;
 mod finish;
+pub mod history;
 mod outcome;
 pub mod pause;
+pub mod plan;
+pub mod render;
 mod request;
 mod signals;
 mod start;
@@ -30,12 +33,12 @@ pub(crate) use each_date::date_start;
 pub use outcome::{DateOutcome, RunOutcome};
 pub use request::{Asked, Request};
 
-use crate::dates::{DateState, Reclaim, Skip};
+use crate::dates::interval::{fmt_date, Interval};
 use crate::db::{Db, Target, TxKind};
 use crate::error::Result;
-use crate::interval::{fmt_date, Interval};
 use crate::pipeline::Pipeline;
-use crate::reserve;
+use crate::reservations::state::{DateState, Reclaim, Skip};
+use crate::reservations::take;
 
 use each_date::Worker;
 use finish::Ran;
@@ -113,7 +116,7 @@ pub fn apply(
         progress.note(&note);
     }
     progress.ready(db, pipeline);
-    if let Some(note) = crate::reserve::no_source_rows(db, pipeline, start.interval)? {
+    if let Some(note) = crate::reservations::judge::no_source_rows(db, pipeline, start.interval)? {
         progress.note(&note);
     }
     // From here on a signal stops the run cleanly instead of killing the process.
@@ -130,10 +133,10 @@ pub fn apply(
     }
     // Said at once, not only in the summary at the end: a long backfill's watcher (and a
     // run killed before its end) must not keep a skip unsaid.
-    let skips = reserve::skipped_of_run(db, begun.run_id)?;
+    let skips = take::skipped_of_run(db, begun.run_id)?;
     progress.skipped(&skips);
 
-    let work = reserve::held_by_run(db, begun.run_id)?;
+    let work = take::held_by_run(db, begun.run_id)?;
     let worker = Worker {
         pipeline,
         run_id: begun.run_id,

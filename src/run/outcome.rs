@@ -13,13 +13,13 @@
 
 use serde::Serialize;
 
-use crate::checks::Failure;
-use crate::dates::{Reclaim, Skip};
+use crate::dates::interval::Interval;
 use crate::db::DbError;
+use crate::error::Failure;
 use crate::error::{CommittedDate, Error};
 use crate::exit::Exit;
-use crate::interval::Interval;
-use crate::vocabulary::{DateStatus, RunKind, RunStatus};
+use crate::reservations::state::{Reclaim, Skip};
+use crate::text::words::{DateStatus, RunKind, RunStatus};
 
 /// How one date ended in this run.
 #[derive(Debug, Clone, Serialize)]

@@ -4,14 +4,14 @@
 
 use chrono_tz::Tz;
 
-use crate::dates::Selection;
+use crate::dates::interval::{fmt_date, parse_date, today_in, Date, Interval};
 use crate::db::{Dialect, Target};
 use crate::error::{Error, Result};
-use crate::interval::{fmt_date, parse_date, today_in, Date, Interval};
-use crate::requester::default_user;
-use crate::settings::{ApplyDefaults, Settings};
+use crate::project::settings::{ApplyDefaults, Settings};
+use crate::reservations::state::Selection;
 use crate::store;
-use crate::vocabulary::{OnlyFilter, RunKind};
+use crate::store::requester::default_user;
+use crate::text::words::{OnlyFilter, RunKind};
 
 /// `sqlrun apply` as asked: each field as given (None, empty: not given).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

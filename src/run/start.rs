@@ -7,16 +7,16 @@ use chrono_tz::Tz;
 
 use super::pause;
 use super::request::{Asked, Dates, NewRun, Request};
-use crate::dates::{DateState, Reclaim, Selection};
+use crate::dates::interval::{first_unfinished, fmt_date, parse_date, Date, Interval};
 use crate::db::{Db, Dialect, TxKind, Value};
 use crate::error::{Error, Result};
-use crate::holder::Identity;
-use crate::interval::{first_unfinished, fmt_date, parse_date, Date, Interval};
 use crate::pipeline::{DateVars, Pipeline};
-use crate::requester::Scheduler;
-use crate::reserve;
+use crate::reservations::holders::Identity;
+use crate::reservations::state::{DateState, Reclaim, Selection};
+use crate::reservations::{judge, take};
+use crate::store::requester::Scheduler;
 use crate::store::{self, now, RunRow};
-use crate::vocabulary::{RunKind, RunStatus};
+use crate::text::words::{RunKind, RunStatus};
 
 /// What a run starts from: the request, and a new run or a reserved one, over `interval`.
 pub struct Start<'a> {
@@ -84,7 +84,7 @@ fn new_run_interval(
         Dates::KnownUpTo(last) => last,
     };
     let only = r.selection.only().map_or("", |o| o.as_str());
-    let (span, notes) = reserve::known_span(db, pipeline)?;
+    let (span, notes) = judge::known_span(db, pipeline)?;
     notes.iter().for_each(|n| warn(n));
     let interval = known_span_up_to(span, last).ok_or_else(|| {
         Error::bad(format!(
@@ -238,11 +238,11 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
         let (run_id, kind) = start_run(db, pipeline, start, &me)?;
         // Taken before the run row becomes visible: nobody can see it running and gone.
         db.hold_run(run_id)?;
-        crate::versions::record_versions(db, &pipeline.templates, run_id)?;
+        crate::pipeline::versions::record_versions(db, &pipeline.templates, run_id)?;
         // Under the lock again (a model may have been retired meanwhile); the run's
         // model versions are the current ones.
-        crate::models::record(db, pipeline, Some(run_id))?;
-        let reclaimed = reserve::sweep(db, pipeline, &me, Some(run_id))?;
+        crate::pipeline::models::record(db, pipeline, Some(run_id))?;
+        let reclaimed = take::sweep(db, pipeline, &me, Some(run_id))?;
         let (selected, looked_back) =
             select_dates(db, pipeline, start.interval, start.new_run(), run_id)?;
         // On PostgreSQL a run holds its dates without a lease: a running run there is
@@ -250,8 +250,8 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
         // would have a date's transaction update the run's other reservation rows, which a
         // release beside it is deleting (a serialization failure) or which that update
         // would lock (so the release could free none of them).
-        let lease = (db.dialect() == Dialect::Sqlite).then(reserve::lease_seconds);
-        reserve::reserve(db, pipeline, run_id, &selected, lease)?;
+        let lease = (db.dialect() == Dialect::Sqlite).then(take::lease_seconds);
+        take::reserve(db, pipeline, run_id, &selected, lease)?;
         pause::reached(pause::Point::Reserving);
         Ok(Begun {
             run_id,
@@ -287,7 +287,7 @@ fn start_run(
         (Some(run), _) => {
             let mut params = vec![(":run_id", Value::from(run.run_id))];
             params.extend(holder);
-            if db.execute(&crate::queries::START_RESERVED_RUN, &params)? != 1 {
+            if db.execute(&crate::store::queries::START_RESERVED_RUN, &params)? != 1 {
                 return Err(Error::bad(format!(
                     "run {} stopped being reserved meanwhile (released, or started by another process); see `sqlrun runs {}`",
                     run.run_id, run.run_id
@@ -341,14 +341,14 @@ fn select_dates(
     run_id: i64,
 ) -> Result<(Vec<String>, Vec<DateState>)> {
     let Some(r) = new_run else {
-        return Ok((reserve::held_by_run(db, run_id)?, Vec::new()));
+        return Ok((take::held_by_run(db, run_id)?, Vec::new()));
     };
     if matches!(r.selection, Selection::Only(None)) {
         // Every date asked for, whatever its state: nothing to judge (on PostgreSQL the
         // judging query costs a short run a tenth of its time, most of it planning).
         return Ok((interval.dates().map(fmt_date).collect(), Vec::new()));
     }
-    let states = reserve::date_states(db, pipeline, interval)?;
+    let states = judge::date_states(db, pipeline, interval)?;
     let selected = states
         .iter()
         .filter(|s| s.selected_by(&r.selection))

@@ -5,7 +5,7 @@
 use minijinja::value::Value;
 use proptest::prelude::*;
 use sqlrun::db::Dialect;
-use sqlrun::templates::{quote_ident, sql_literal};
+use sqlrun::pipeline::templates::{quote_ident, sql_literal};
 
 use crate::support::*;
 

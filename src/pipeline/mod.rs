@@ -1,0 +1,979 @@
+//! The pipeline: the models and views of a template folder, in dependency order, and the
+//! database objects they need (tables, `<table>_corrections`, `<table>_current`, views).
+
+pub mod checks;
+pub mod model_sql;
+pub mod models;
+pub mod ready;
+pub mod source_map;
+pub mod sync;
+pub mod templates;
+pub mod versions;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+use minijinja::context;
+use minijinja::value::Value;
+use serde::Serialize;
+
+use crate::db::Dialect;
+use crate::error::{Error, Result};
+use crate::pipeline::checks::Check;
+use crate::pipeline::templates::{Bound, TemplateFile, TemplateKind, TemplateSet};
+use crate::text::words::Severity;
+
+/// A partitioned model: one table, one row set per date, from one SELECT.
+#[derive(Debug, Clone, Serialize)]
+pub struct Model {
+    /// `daily_revenue` (the file stem).
+    pub name: String,
+    /// `models/daily_revenue.sql`, as templates include it.
+    pub template: String,
+    /// Where it was read from (`templates/models/daily_revenue.sql`, or in `--templates`).
+    pub file: String,
+    pub version: i64,
+    pub table: String,
+    pub date_column: String,
+    /// The columns that identify a row within the table (the date column among them).
+    pub key: Vec<String>,
+    /// The columns corrections compare.
+    pub values: Vec<String>,
+    /// `key` then `values`: what the model's SELECT returns.
+    pub columns: Vec<String>,
+    pub corrections_table: String,
+    pub current_view: String,
+    /// `<table>_sent`: what went out, per key (system/sent_table.sql).
+    pub sent_table: String,
+    /// `<table>_sent_vs_now`: what went out beside what is true now, per key.
+    pub sent_view: String,
+    /// `<table>_sent_history`: every version sent, per key, with who sent it.
+    pub history_view: String,
+    /// `<table>_corrections_feed`: each correction with its seal version, cause and author.
+    pub feed_view: String,
+    pub depends_on: Vec<String>,
+    /// Values copied into `seals` when a date is sealed.
+    pub seal_values: Vec<String>,
+    /// DDL from the header, run when the table does not exist yet.
+    pub create: Option<String>,
+    /// The tables outside the pipeline it reads (`-- sources:`).
+    pub sources: Vec<Source>,
+    /// `-- ready:`: the condition, as written, under which a date's sources are ready
+    /// (a date where it is false is not built); rendered as the template [`ready_name`].
+    pub ready: Option<String>,
+}
+
+/// The name a model's `-- ready:` condition is rendered under: its file's, for messages.
+pub fn ready_name(model: &Model) -> String {
+    format!("{} (its `-- ready:` line)", model.file)
+}
+
+/// A table that models read and that sqlrun does not compute: its changes are tracked per
+/// date (`-- sources:` in a model's header), so a date whose rows changed after it was
+/// built shows as `changed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    pub table: String,
+    /// The column that says which date a row belongs to.
+    pub date_column: String,
+    /// The column the versions of one record share (a re-sent order's `order_id`): a
+    /// change to one version touches every date the record's other versions are on.
+    pub key: Option<String>,
+    /// The name of its trigger function on PostgreSQL: `sqlrun_changes_<table>`, shortened
+    /// with a hash of the table's name where that would pass PostgreSQL's 63 bytes (two
+    /// long names must not end up sharing one function).
+    pub function: String,
+}
+
+impl Source {
+    fn new(table: String, date_column: String, key: Option<String>) -> Source {
+        let mut function = format!("sqlrun_changes_{table}");
+        if function.len() > 63 {
+            let digest = crate::pipeline::templates::checksum(&table);
+            let mut cut = 30;
+            while !table.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            function = format!("sqlrun_changes_{}_{}", &table[..cut], &digest[..12]);
+        }
+        Source {
+            table,
+            date_column,
+            key,
+            function,
+        }
+    }
+}
+
+/// A derived view over the models.
+#[derive(Debug, Clone, Serialize)]
+pub struct View {
+    pub name: String,
+    pub template: String,
+    pub depends_on: Vec<String>,
+}
+
+pub struct Pipeline {
+    pub dialect: Dialect,
+    pub templates: TemplateSet,
+    /// In dependency order: a model comes after the models it depends on.
+    pub models: Vec<Model>,
+    pub views: Vec<View>,
+    /// Every source the models declare, once each.
+    pub sources: Vec<Source>,
+    /// `--select`: the models a date computes (those named and everything downstream of
+    /// them); None: every model.
+    pub selected: Option<BTreeSet<String>>,
+    /// Every model's checks (`checks/`).
+    pub checks: Vec<Check>,
+    /// What every date renders with alike (its models, checks and sources), made once:
+    /// serializing them for each date cost more than the date's checks.
+    date_values: OnceLock<Value>,
+}
+
+/// The model or check a statement of a date's SQL belongs to.
+pub enum Owner<'a> {
+    Model(&'a Model),
+    Check(&'a Check),
+}
+
+/// A check as a date's SQL includes it: with its model.
+#[derive(Serialize)]
+struct CheckOfDate<'a> {
+    #[serde(flatten)]
+    check: &'a Check,
+    model: &'a Model,
+}
+
+/// What `run_id` prints as in SQL shown before a run exists: a named parameter, which
+/// both sqlite3 (`.parameter set :run_id 5`) and psql (`\set run_id 5`) can bind.
+pub const RUN_ID_PLACEHOLDER: &str = ":run_id";
+
+/// The time variables and run facts a date is rendered with.
+pub struct DateVars<'a> {
+    pub ds: &'a str,
+    pub run_id: i64,
+    pub sealed: bool,
+    /// On a sealed date, the models its seal does not cover (first computed there after
+    /// the seal): they are replaced, the others corrected. Read by the run just before the
+    /// date's transaction; it cannot change meanwhile (the run holds the date).
+    pub uncovered: &'a [String],
+    pub started_at: &'a str,
+    /// The lease each date's commit renews on the dates the run still holds.
+    pub lease_seconds: i64,
+}
+
+impl Pipeline {
+    pub fn load(dir: Option<&std::path::Path>, dialect: Dialect) -> Result<Self> {
+        // A model's header problems are said with those of the file itself, all at once.
+        let model_problems = |f: &TemplateFile| match f.kind {
+            TemplateKind::Model => model_from(f).err().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let templates = TemplateSet::load_checked(dir, dialect, &model_problems)?;
+        let models = templates
+            .of_kind(TemplateKind::Model)
+            .map(|f| model_from(f).map_err(|p| Error::problems(&f.path, "its header", p)))
+            .collect::<Result<Vec<_>>>()?;
+        let models = dependency_order(models, |m| &m.name, |m| &m.depends_on, "model")?;
+        let mut templates = templates;
+        for model in &models {
+            if let Some(ready) = &model.ready {
+                templates.add_fragment(&ready_name(model), ready)?;
+            }
+        }
+        let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+        let checks = checks_from(&templates, &names)?;
+        let mut tables = BTreeSet::new();
+        for m in &models {
+            if !tables.insert(m.table.clone()) {
+                return Err(Error::Template {
+                    file: m.template.clone(),
+                    message: format!(
+                        "table {} is already another model's; one table per model",
+                        m.table
+                    ),
+                });
+            }
+        }
+        if models.iter().filter(|m| !m.seal_values.is_empty()).count() > 1 {
+            return Err(Error::Template {
+                file: "models/".into(),
+                message: "more than one model declares `seal_values`; seals has one row per date and the contract's two value columns, so only one model can fill them. Every model's sent values are kept per key in its <table>_sent without it: remove `-- seal_values:` from all models but one".into(),
+            });
+        }
+        let sources = pipeline_sources(&models)?;
+        let views = templates
+            .of_kind(TemplateKind::View)
+            .map(|f| View {
+                name: f.name.trim_start_matches("views/").to_string(),
+                template: f.include_name.clone(),
+                depends_on: f.list("depends_on"),
+            })
+            .collect::<Vec<_>>();
+        let views = dependency_order(views, |v| &v.name, |v| &v.depends_on, "view")?;
+        Ok(Pipeline {
+            dialect,
+            templates,
+            models,
+            views,
+            sources,
+            selected: None,
+            checks,
+            date_values: OnceLock::new(),
+        })
+    }
+
+    /// `--select`: a date computes the named models and every model downstream of them
+    /// (that depends on them, directly or not), in dependency order; the others keep their
+    /// rows. An unknown name is bad input.
+    pub fn select(&mut self, names: &[String]) -> Result<()> {
+        self.known_models(names)?;
+        let mut chosen: BTreeSet<String> = names.iter().cloned().collect();
+        // Models come in dependency order, so one pass finds everything downstream.
+        for model in &self.models {
+            if model.depends_on.iter().any(|d| chosen.contains(d)) {
+                chosen.insert(model.name.clone());
+            }
+        }
+        self.selected = Some(chosen);
+        self.date_values = OnceLock::new();
+        Ok(())
+    }
+
+    /// Every name in `--select` is a model of the pipeline (an unknown one is bad input).
+    pub fn known_models(&self, names: &[String]) -> Result<()> {
+        match names.iter().find(|name| self.model(name).is_none()) {
+            None => Ok(()),
+            Some(name) => {
+                let known: Vec<&str> = self.models.iter().map(|m| m.name.as_str()).collect();
+                Err(Error::bad(format!(
+                    "--select {name}: no such model; this pipeline's models are: {}",
+                    known.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// The models a date computes, in dependency order.
+    pub fn computed_models(&self) -> Vec<&Model> {
+        self.models
+            .iter()
+            .filter(|m| self.selected.as_ref().is_none_or(|s| s.contains(&m.name)))
+            .collect()
+    }
+
+    /// The versions of the models a date computes, as `date_states.sql` lists those that
+    /// built a date (`models/NAME@VERSION,...`): a date built by other versions is stale.
+    pub fn signature(&self) -> String {
+        let mut names: Vec<String> = self
+            .computed_models()
+            .iter()
+            .map(|m| format!("models/{}@{}", m.name, m.version))
+            .collect();
+        names.sort();
+        names.join(",")
+    }
+
+    /// The sources a date records: those read only by models it computes (a source that
+    /// a model left out also reads must keep telling that model's rows are behind).
+    fn recorded_sources(&self) -> Vec<&Source> {
+        let computed = self.computed_models();
+        self.sources
+            .iter()
+            .filter(|source| {
+                self.models
+                    .iter()
+                    .filter(|m| m.sources.contains(source))
+                    .all(|m| computed.iter().any(|c| c.name == m.name))
+            })
+            .collect()
+    }
+
+    /// The checks a date runs: those of the models it computes, in the models' order.
+    pub fn computed_checks(&self) -> Vec<&Check> {
+        let models = self.computed_models();
+        models
+            .iter()
+            .flat_map(|m| self.checks.iter().filter(|c| c.model == m.name))
+            .collect()
+    }
+
+    pub fn check(&self, name: &str) -> Option<&Check> {
+        self.checks.iter().find(|c| c.name == name)
+    }
+
+    /// What a statement of a date's SQL belongs to, by the name its `-- sqlrun context:`
+    /// line gives (a model's, or `checks/NAME`): what an error in it names.
+    pub fn owner(&self, context: &str) -> Option<Owner<'_>> {
+        match self.model(context) {
+            Some(model) => Some(Owner::Model(model)),
+            None => context
+                .strip_prefix("checks/")
+                .and_then(|c| self.check(c))
+                .map(Owner::Check),
+        }
+    }
+
+    fn checks_value(&self, checks: &[&Check]) -> Value {
+        let of_date: Vec<CheckOfDate> = checks
+            .iter()
+            .map(|check| CheckOfDate {
+                check,
+                model: self.model(&check.model).expect("a check names a model"),
+            })
+            .collect();
+        to_value(&of_date)
+    }
+
+    /// One check's SQL for a date (`system/check.sql`), values as literals, as
+    /// `render --date D CHECK` shows it.
+    pub fn render_check(&self, check: &Check, ds: &str, sealed: bool) -> Result<String> {
+        self.templates.render(
+            "system/check.sql",
+            self.check_context(check, (ds, sealed), 0),
+        )
+    }
+
+    /// The same with its values as parameters, as `sqlrun check` runs it, and a date of
+    /// `run_id` reads a check that found rows.
+    pub fn bind_check(&self, check: &Check, ds: &str, sealed: bool, run_id: i64) -> Result<Bound> {
+        self.templates.render_bound(
+            "system/check.sql",
+            self.check_context(check, (ds, sealed), run_id),
+        )
+    }
+
+    fn check_context(&self, check: &Check, (ds, sealed): (&str, bool), run_id: i64) -> Value {
+        let checks = self.checks_value(&[check]);
+        context! {
+            check => checks.get_item(&Value::from(0)).expect("one check"),
+            sealed => sealed,
+            sample_rows => crate::pipeline::checks::SAMPLE_ROWS,
+            ..time_vars(ds, run_id)
+        }
+    }
+
+    /// The models of a date whose `-- ready:` condition is false, as one query
+    /// (`system/ready.sql`), values as parameters; None when no model it computes has one.
+    pub fn bind_ready(&self, ds: &str) -> Result<Option<Bound>> {
+        self.ready_context(ds)
+            .map(|c| self.templates.render_bound("system/ready.sql", c))
+            .transpose()
+    }
+
+    /// The same with its values as literals, for review.
+    pub fn render_ready(&self, ds: &str) -> Result<Option<String>> {
+        self.ready_context(ds)
+            .map(|c| self.templates.render("system/ready.sql", c))
+            .transpose()
+    }
+
+    /// What `system/ready.sql` renders with: the computed models that declare `-- ready:`.
+    fn ready_context(&self, ds: &str) -> Option<Value> {
+        let waiting: Vec<&Model> = self
+            .computed_models()
+            .into_iter()
+            .filter(|m| m.ready.is_some())
+            .collect();
+        (!waiting.is_empty())
+            .then(|| context! { waiting => self.ready_models(&waiting), ..time_vars(ds, 0) })
+    }
+
+    fn ready_models(&self, models: &[&Model]) -> Value {
+        let listed: Vec<Value> = models
+            .iter()
+            .map(|m| context! { name => &m.name, condition => ready_name(m), model => to_value(m) })
+            .collect();
+        Value::from(listed)
+    }
+
+    pub fn model(&self, name: &str) -> Option<&Model> {
+        self.models.iter().find(|m| m.name == name)
+    }
+
+    pub fn models_value(&self) -> Value {
+        to_value(&self.models)
+    }
+
+    pub fn sources_value(&self) -> Value {
+        to_value(&self.sources)
+    }
+
+    /// The body of one date's transaction (`system/date.sql`) with its values as
+    /// literals, for review (`render`, `--dry-run`) and for the checks before a run.
+    pub fn render_date(&self, vars: &DateVars) -> Result<String> {
+        self.templates
+            .render("system/date.sql", self.date_context(vars))
+    }
+
+    /// The date's SQL for review (`render --date D`, `system/review_date.sql`): the
+    /// readiness query, when a model it computes declares `-- ready:`, then the
+    /// transaction.
+    pub fn review_date(&self, vars: &DateVars) -> Result<String> {
+        let waiting = self
+            .ready_context(vars.ds)
+            .and_then(|c| c.get_attr("waiting").ok())
+            .unwrap_or_else(|| Value::from(false));
+        self.templates.render(
+            "system/review_date.sql",
+            context! { waiting => waiting, ..self.date_context(vars) },
+        )
+    }
+
+    /// The same for a plan that no run owns yet (`apply --dry-run --sql`): `run_id` prints
+    /// as the placeholder [`RUN_ID_PLACEHOLDER`] (`vars.run_id` is not used), so the text
+    /// claims no run id and runs by hand only once one is bound.
+    pub fn render_date_unclaimed(&self, vars: &DateVars) -> Result<String> {
+        let run_id = Value::from_safe_string(RUN_ID_PLACEHOLDER.to_string());
+        self.templates.render(
+            "system/date.sql",
+            context! { run_id => run_id, ..self.date_context(vars) },
+        )
+    }
+
+    /// The same, as it is executed: the values as parameters.
+    pub fn bind_date(&self, vars: &DateVars) -> Result<Bound> {
+        self.templates
+            .render_bound("system/date.sql", self.date_context(vars))
+    }
+
+    fn date_context(&self, vars: &DateVars) -> Value {
+        let alike = self.date_values.get_or_init(|| {
+            context! {
+                models => to_value(&self.computed_models()),
+                checks => self.checks_value(&self.computed_checks()),
+                sources => to_value(&self.recorded_sources()),
+            }
+        });
+        let this_date = context! {
+            sealed => vars.sealed,
+            uncovered => to_value(&vars.uncovered),
+            started_at => vars.started_at,
+            lease_seconds => vars.lease_seconds,
+            ..time_vars(vars.ds, vars.run_id)
+        };
+        minijinja::value::merge_maps([alike.clone(), this_date])
+    }
+
+    /// One model's SELECT for a date, as `render --date D MODEL` shows it.
+    pub fn render_model(&self, model: &Model, ds: &str, run_id: i64) -> Result<String> {
+        self.templates.render(
+            &model.template,
+            context! { model => to_value(model), ..time_vars(ds, run_id) },
+        )
+    }
+
+    /// The same with its values as parameters, as a date's SQL includes it.
+    pub fn bind_model(&self, model: &Model, ds: &str) -> Result<Bound> {
+        self.templates.render_bound(
+            &model.template,
+            context! { model => to_value(model), ..time_vars(ds, 0) },
+        )
+    }
+
+    /// The text of a template file as written (its source, for pointing into it).
+    pub fn source_of(&self, include_name: &str) -> Option<&str> {
+        let file = self
+            .templates
+            .files
+            .iter()
+            .find(|f| f.include_name == include_name);
+        file.map(|f| f.source.as_str())
+    }
+
+    /// Renders a system template with `context`, values as literals (DDL, and reads).
+    /// Where a model's file is, for messages.
+    pub fn path_of<'a>(&'a self, model: &'a Model) -> &'a str {
+        &model.file
+    }
+
+    pub fn render_system(&self, name: &str, context: Value) -> Result<String> {
+        let file = self.templates.system(name);
+        self.templates.render(&file.include_name, context)
+    }
+
+    /// Renders a system template that writes, values as parameters (`Db::run_script`).
+    pub fn bind_system(&self, name: &str, context: Value) -> Result<Bound> {
+        let file = self.templates.system(name);
+        self.templates.render_bound(&file.include_name, context)
+    }
+}
+
+/// A serializable value as a template variable.
+pub fn to_value<T: Serialize>(value: &T) -> Value {
+    Value::from(minijinja::value::Serde(value))
+}
+
+/// The time variables every template may use: ds, next_ds, prev_ds, ds_nodash, run_id.
+/// (On PostgreSQL a date prints as a date: see `templates::sql_literal`.)
+pub fn time_vars(ds: &str, run_id: i64) -> Value {
+    let date = crate::dates::interval::parse_date(ds, "date")
+        .expect("dates are validated before rendering");
+    let next = date.succ_opt().map(crate::dates::interval::fmt_date);
+    let prev = date.pred_opt().map(crate::dates::interval::fmt_date);
+    context! {
+        ds => ds,
+        next_ds => next,
+        prev_ds => prev,
+        ds_nodash => ds.replace('-', ""),
+        run_id => run_id,
+    }
+}
+
+/// A model from its file's header, or every problem of the header, each with its fix.
+fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
+    let mut problems = Vec::new();
+    let name = file.name.trim_start_matches("models/").to_string();
+    let table = file
+        .header
+        .get("table")
+        .cloned()
+        .unwrap_or_else(|| name.clone());
+    let date_column = file
+        .header
+        .get("date_column")
+        .cloned()
+        .unwrap_or_else(|| "ds".into());
+    let mut key = file.list("key");
+    if key.is_empty() {
+        key.push(date_column.clone());
+    }
+    if !key.contains(&date_column) {
+        problems.push(format!(
+            "`-- key: {}` must include the date column {date_column}: write `-- key: {date_column}, {}`",
+            key.join(", "),
+            key.join(", ")
+        ));
+    }
+    let values = file.list("values");
+    if values.is_empty() {
+        problems.push(
+            "no `-- values:` in its header; list the value columns its SELECT returns besides the key (corrections compare them), e.g. `-- values: revenue, order_count`".into(),
+        );
+    }
+    let seal_values = file.list("seal_values");
+    problems.extend(seal_values_problems(
+        &seal_values,
+        &values,
+        &key,
+        &date_column,
+    ));
+    let mut columns = key.clone();
+    columns.extend(values.iter().cloned());
+    problems.extend(column_problems(&columns));
+    let sources = match file.header.get("sources").map(|text| parse_sources(text)) {
+        None => Vec::new(),
+        Some(Ok(sources)) => sources,
+        Some(Err(problem)) => {
+            problems.push(problem);
+            Vec::new()
+        }
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Model {
+        corrections_table: format!("{table}_corrections"),
+        current_view: format!("{table}_current"),
+        sent_table: format!("{table}_sent"),
+        sent_view: format!("{table}_sent_vs_now"),
+        history_view: format!("{table}_sent_history"),
+        feed_view: format!("{table}_corrections_feed"),
+        name,
+        template: file.include_name.clone(),
+        file: file.path.clone(),
+        version: file.version,
+        table,
+        date_column,
+        key,
+        values,
+        columns,
+        depends_on: file.list("depends_on"),
+        seal_values,
+        create: file.header.get("create").cloned(),
+        sources,
+        ready: file.header.get("ready").cloned(),
+    })
+}
+
+/// The checks of a template set, each naming one of `models`; every problem of every
+/// check's header at once.
+fn checks_from(templates: &TemplateSet, models: &[&str]) -> Result<Vec<Check>> {
+    let mut checks = Vec::new();
+    let mut problems = Vec::new();
+    for file in templates.of_kind(TemplateKind::Check) {
+        match check_from(file, models) {
+            Ok(check) => checks.push(check),
+            Err(found) => problems.push(Error::problems(&file.path, "its header", found)),
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(checks),
+        false => Err(Error::all(problems)),
+    }
+}
+
+fn check_from(file: &TemplateFile, models: &[&str]) -> std::result::Result<Check, Vec<String>> {
+    let mut problems = Vec::new();
+    let name = file.name.trim_start_matches("checks/");
+    if models.contains(&name) {
+        problems.push(format!(
+            "a check named like the model {name} would hide it in `sqlrun render --date D {name}`; name it for what it checks, e.g. `{name}_one_row`"
+        ));
+    }
+    let model = match file.header.get("model") {
+        Some(m) if models.contains(&m.as_str()) => m.clone(),
+        Some(m) => {
+            problems.push(format!(
+                "`-- model: {m}` is not a model of this pipeline; its models are: {}",
+                models.join(", ")
+            ));
+            String::new()
+        }
+        None => {
+            problems.push(format!(
+                "no `-- model:` line in its header; name the model whose rows it checks, e.g. `-- model: {}`",
+                models.first().copied().unwrap_or("daily_revenue")
+            ));
+            String::new()
+        }
+    };
+    let severity = match file.header.get("severity").map(String::as_str) {
+        None => Severity::Error,
+        Some(text) => Severity::parse(text).unwrap_or_else(|| {
+            problems.push(format!(
+                "`-- severity: {text}` is not error or warn; write `-- severity: error` (the date rolls back when it fails) or `-- severity: warn` (recorded, the date commits)"
+            ));
+            Severity::Error
+        }),
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Check {
+        name: file.name.trim_start_matches("checks/").to_string(),
+        template: file.include_name.clone(),
+        file: file.path.clone(),
+        version: file.version,
+        model,
+        severity,
+    })
+}
+
+/// What is wrong with `-- seal_values:`: each must be a value, one of the contract's
+/// `seals` columns, on a model with one row per date.
+fn seal_values_problems(
+    seal_values: &[String],
+    values: &[String],
+    key: &[String],
+    date_column: &str,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for v in seal_values.iter().filter(|v| !values.contains(v)) {
+        problems.push(format!(
+            "`-- seal_values:` names {v}, which is not one of its values; add it to `-- values:` or leave it out"
+        ));
+    }
+    // The contract's `seals` has these two value columns; seal.sql copies into them by name.
+    const SEALS_COLUMNS: [&str; 2] = ["revenue", "order_count"];
+    for v in seal_values
+        .iter()
+        .filter(|v| !SEALS_COLUMNS.contains(&v.as_str()))
+    {
+        problems.push(format!(
+            "`-- seal_values:` names {v}, but seals has only the columns revenue and order_count; \
+             every model's sent values are kept in its <table>_sent anyway, so leave `-- seal_values:` out"
+        ));
+    }
+    if !seal_values.is_empty() && key != [date_column] {
+        problems.push(format!(
+            "`-- seal_values:` needs one row per date: its key must be the date column only (`-- key: {date_column}`), or leave `-- seal_values:` out"
+        ));
+    }
+    problems
+}
+
+/// Key and value columns are distinct, and none is sqlrun's own run_id.
+fn column_problems(columns: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for c in columns {
+        if !seen.insert(c) {
+            problems.push(format!(
+                "column {c} is listed twice in `-- key:` and `-- values:`; key and values must be distinct columns"
+            ));
+        }
+    }
+    if columns.iter().any(|c| c == "run_id") {
+        problems.push(
+            "run_id is sqlrun's own column (it fills it with the run that computed each row); leave it out of `-- key:` and `-- values:`".into(),
+        );
+    }
+    problems
+}
+
+/// `-- sources: orders(order_date, key order_id), refunds(refund_date)`: each source table
+/// with the column that dates its rows and, optionally, the key its records share.
+fn parse_sources(text: &str) -> std::result::Result<Vec<Source>, String> {
+    let usage = "write `-- sources: TABLE(DATE_COLUMN)` or `TABLE(DATE_COLUMN, key KEY_COLUMN)`, \
+                 several separated by commas, e.g. `-- sources: orders(order_date, key order_id)`";
+    let mut sources = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        let (table, after) = rest
+            .split_once('(')
+            .ok_or_else(|| format!("`-- sources: {text}` names no date column; {usage}"))?;
+        let (inside, after) = after
+            .split_once(')')
+            .ok_or_else(|| format!("`-- sources: {text}` has an unclosed `(`; {usage}"))?;
+        let mut parts = inside.split(',').map(str::trim);
+        let date_column = parts.next().unwrap_or_default().to_string();
+        let key = match parts
+            .next()
+            .map(|p| p.split_whitespace().collect::<Vec<_>>())
+        {
+            None => None,
+            Some(words) if words.len() == 2 && words[0] == "key" => Some(words[1].to_string()),
+            Some(words) => {
+                return Err(format!(
+                    "`-- sources:` for {}: `{}` is not `key COLUMN`; {usage}",
+                    table.trim(),
+                    words.join(" ")
+                ))
+            }
+        };
+        let table = table.trim().to_string();
+        if table.is_empty() || date_column.is_empty() || parts.next().is_some() {
+            return Err(format!("`-- sources: {text}` is not understood; {usage}"));
+        }
+        sources.push(Source::new(table, date_column, key));
+        rest = after.trim_start();
+        if let Some(next) = rest.strip_prefix(',') {
+            rest = next.trim_start();
+        } else if !rest.is_empty() {
+            return Err(format!(
+                "`-- sources: {text}`: expected `,` before `{rest}`; {usage}"
+            ));
+        }
+    }
+    Ok(sources)
+}
+
+/// The sources of all models, once each. A source is not a model's table (those are
+/// recomputed with the date), and two models that read one source see it alike.
+fn pipeline_sources(models: &[Model]) -> Result<Vec<Source>> {
+    let mut sources: Vec<Source> = Vec::new();
+    for model in models {
+        for source in &model.sources {
+            let bad = |message: String| Error::Template {
+                file: model.template.clone(),
+                message,
+            };
+            if let Some(other) = models.iter().find(|m| m.table == source.table) {
+                return Err(bad(format!(
+                    "`-- sources:` names {}, the table of model {}: models are recomputed with \
+                     each date, so list it in `-- depends_on: {}` instead",
+                    source.table, other.name, other.name
+                )));
+            }
+            match sources.iter().find(|s| s.table == source.table) {
+                Some(seen) if seen != source => {
+                    return Err(bad(format!(
+                        "`-- sources:` declares {} differently from another model; every model \
+                         must give a source the same date column and key",
+                        source.table
+                    )))
+                }
+                Some(_) => {}
+                None => sources.push(source.clone()),
+            }
+        }
+    }
+    Ok(sources)
+}
+
+/// Orders items so that each comes after what it depends on; ties by name.
+fn dependency_order<T>(
+    items: Vec<T>,
+    name: impl Fn(&T) -> &String,
+    deps: impl Fn(&T) -> &Vec<String>,
+    what: &str,
+) -> Result<Vec<T>> {
+    let names: BTreeSet<String> = items.iter().map(|i| name(i).clone()).collect();
+    for item in &items {
+        if let Some(missing) = deps(item).iter().find(|d| !names.contains(*d)) {
+            return Err(Error::Template {
+                file: format!("{what}s/{}.sql", name(item)),
+                message: format!(
+                    "`-- depends_on:` names {missing}, which is not a {what} of this pipeline"
+                ),
+            });
+        }
+    }
+    let mut pending: BTreeMap<String, T> =
+        items.into_iter().map(|i| (name(&i).clone(), i)).collect();
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    let mut out = Vec::new();
+    while !pending.is_empty() {
+        let ready: Vec<String> = pending
+            .iter()
+            .filter(|(_, i)| deps(i).iter().all(|d| done.contains(d)))
+            .map(|(n, _)| n.clone())
+            .collect();
+        if ready.is_empty() {
+            let cycle: Vec<String> = pending.keys().cloned().collect();
+            return Err(Error::Template {
+                file: format!("{what}s/"),
+                message: format!("`-- depends_on:` forms a cycle among {}", cycle.join(", ")),
+            });
+        }
+        for n in ready {
+            out.push(pending.remove(&n).expect("ready names are pending"));
+            done.insert(n);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_pipeline_renders_a_date() {
+        let p = Pipeline::load(None, Dialect::Sqlite).unwrap();
+        assert_eq!(p.signature(), "models/daily_revenue@2");
+        let vars = DateVars {
+            ds: "2026-02-09",
+            run_id: 7,
+            sealed: false,
+            uncovered: &[],
+            started_at: "2026-11-29 00:00:00",
+            lease_seconds: 900,
+        };
+        let sql = p.render_date(&vars).unwrap();
+        assert!(
+            sql.contains("DELETE FROM \"daily_revenue\" WHERE \"ds\" = '2026-02-09';"),
+            "{sql}"
+        );
+        assert!(sql.contains("o.order_date = '2026-02-09'"), "{sql}");
+        assert!(sql.contains("FROM orders_latest AS o"), "{sql}");
+        assert!(sql.contains("VALUES (7, '2026-02-09',"), "{sql}");
+        let sealed = p
+            .render_date(&DateVars {
+                sealed: true,
+                ..vars
+            })
+            .unwrap();
+        assert!(
+            sealed.contains("INSERT INTO \"daily_revenue_corrections\""),
+            "{sealed}"
+        );
+        assert!(
+            !sealed.contains("DELETE FROM \"daily_revenue\""),
+            "{sealed}"
+        );
+        // On a sealed date, a model its seal does not cover is replaced.
+        let uncovered = ["daily_revenue".to_string()];
+        let first_seen = p
+            .render_date(&DateVars {
+                sealed: true,
+                uncovered: &uncovered,
+                ..vars
+            })
+            .unwrap();
+        assert!(
+            first_seen.contains("DELETE FROM \"daily_revenue\" WHERE \"ds\" = '2026-02-09';")
+                && !first_seen.contains("INSERT INTO \"daily_revenue_corrections\""),
+            "{first_seen}"
+        );
+    }
+
+    #[test]
+    fn a_date_runs_its_models_checks_after_the_models_and_before_its_record() {
+        let p = Pipeline::load(None, Dialect::Sqlite).unwrap();
+        assert!(p
+            .checks
+            .iter()
+            .any(|c| c.name == "daily_revenue_one_row" && c.severity == Severity::Error));
+        let sql = p
+            .render_date(&DateVars {
+                ds: "2026-02-09",
+                run_id: 7,
+                sealed: false,
+                uncovered: &[],
+                started_at: "2026-11-29 00:00:00",
+                lease_seconds: 900,
+            })
+            .unwrap();
+        let model = sql.find("INSERT INTO \"daily_revenue\"").unwrap();
+        let check = sql.find("-- sqlrun rows: \"checks\"").unwrap();
+        let last = format!(") AS f) AS \"check_{}\"", p.computed_checks().len());
+        assert!(sql.contains(&last), "{sql}");
+        let record = sql.find("INSERT INTO run_partitions").unwrap();
+        assert!(model < check && check < record, "{sql}");
+        let sealed = p
+            .render_check(
+                p.check("daily_revenue_one_row").unwrap(),
+                "2026-02-09",
+                true,
+            )
+            .unwrap();
+        assert!(
+            sealed.contains("FROM \"daily_revenue_current\" AS t"),
+            "{sealed}"
+        );
+    }
+
+    #[test]
+    fn a_date_executes_the_same_text_for_every_date() {
+        for dialect in [Dialect::Sqlite, Dialect::Postgres] {
+            let p = Pipeline::load(None, dialect).unwrap();
+            let vars = |ds| DateVars {
+                ds,
+                run_id: 7,
+                sealed: false,
+                uncovered: &[],
+                started_at: "2026-11-29 00:00:00",
+                lease_seconds: 900,
+            };
+            let (a, b) = (
+                p.bind_date(&vars("2026-02-09")).unwrap(),
+                p.bind_date(&vars("2031-12-31")).unwrap(),
+            );
+            assert_eq!(a.sql, b.sql, "{dialect:?}");
+            assert!(!a.sql.contains("2026-02-09"), "{}", a.sql);
+            assert!(a
+                .params
+                .iter()
+                .any(|(_, v)| *v == crate::db::Value::Text("2026-02-09".into())));
+            assert_ne!(a.params, b.params);
+        }
+    }
+
+    #[test]
+    fn time_vars_cover_month_ends() {
+        let v = time_vars("2028-03-01", 1);
+        assert_eq!(v.get_attr("prev_ds").unwrap().as_str(), Some("2028-02-29"));
+        assert_eq!(v.get_attr("ds_nodash").unwrap().as_str(), Some("20280301"));
+    }
+
+    #[test]
+    fn dependency_cycles_are_refused() {
+        let items = vec![
+            ("a".to_string(), vec!["b".to_string()]),
+            ("b".to_string(), vec!["a".to_string()]),
+        ];
+        let err = dependency_order(items, |i| &i.0, |i| &i.1, "model")
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("cycle"), "{err}");
+        let items = vec![
+            ("b".to_string(), vec!["a".to_string()]),
+            ("a".to_string(), vec![]),
+        ];
+        let sorted = dependency_order(items, |i| &i.0, |i| &i.1, "model").unwrap();
+        assert_eq!(sorted[0].0, "a");
+    }
+}

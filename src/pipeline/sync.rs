@@ -1,0 +1,594 @@
+//! The pipeline's objects in a database: model tables, `<table>_corrections`,
+//! `<table>_current`, views and source triggers, created or brought up to date in one
+//! transaction. Apart from pipeline.rs, which only loads and renders, so that the record of models (models.rs) can sit between them.
+
+use minijinja::context;
+
+use crate::db::{Db, DbErrorKind, Dialect, TxKind};
+use crate::error::{Error, Result};
+use crate::pipeline::{to_value, DateVars, Model, Owner, Pipeline, Source};
+use crate::store::queries;
+
+impl Pipeline {
+    /// Creates what the pipeline needs and is missing: model tables (from `-- create:`,
+    /// with a run_id column when the DDL has none), corrections tables, views whose SQL
+    /// differs from their template's, source triggers; and records the models in
+    /// `models`. Reads first, so that the usual case (nothing to do) takes no write lock.
+    /// The objects and the checks are one transaction (the templates are this database's
+    /// pipeline, every model table has its columns, a date's statements prepare against
+    /// the new objects): a refusal leaves nothing behind, so the fixed header then just
+    /// works. Returns what is worth saying (a model added, or back from a retirement).
+    pub fn sync(&self, db: &mut Db) -> Result<Vec<String>> {
+        self.sync_checking(db, None)
+    }
+
+    /// `sync`, checking that the statements of date `ds` prepare (apply: its first date),
+    /// also when nothing needed creating. Without `ds`, a creating sync checks today's.
+    pub fn sync_checking(&self, db: &mut Db, ds: Option<&str>) -> Result<Vec<String>> {
+        if self.is_current(db)? {
+            if let Some(ds) = ds {
+                self.check_tables(db)?;
+                self.check_date(db, ds)?;
+            }
+            return Ok(Vec::new());
+        }
+        db.transaction(TxKind::Exclusive, |db| self.sync_in(db, ds))
+    }
+
+    /// `sync_checking`'s work, in the caller's transaction (`apply --dry-run` rolls it
+    /// back).
+    pub fn sync_in(&self, db: &mut Db, ds: Option<&str>) -> Result<Vec<String>> {
+        let ds = ds.map_or_else(
+            || crate::dates::interval::fmt_date(crate::dates::interval::today_utc()),
+            str::to_string,
+        );
+        // Again under the lock: another process may have changed things meanwhile.
+        let notes = crate::pipeline::models::record(db, self, None)?;
+        let (tables, rest) = self.pending_ddl(db)?;
+        if db.dialect() == Dialect::Postgres && !(tables.is_empty() && rest.is_empty()) {
+            // DDL waits for every date that reads the object, and while it waits every new
+            // reader queues behind it: a short bound, not the bookkeeping turn's.
+            db.batch(include_str!("../../queries/postgres/ddl_lock_bound.sql"))?;
+        }
+        for step in &tables {
+            self.run_step(db, step)?;
+        }
+        // Before anything is built on the tables (PostgreSQL's corrections tables copy
+        // their columns).
+        self.check_tables(db)?;
+        for step in &rest {
+            self.run_step(db, step)?;
+        }
+        self.check_date(db, &ds)?;
+        Ok(notes)
+    }
+
+    fn run_step(&self, db: &mut Db, step: &Ddl) -> Result<()> {
+        let dialect = db.dialect();
+        db.batch(step.sql())
+            .map_err(|e| step.failed(e.into(), dialect))?;
+        match step {
+            Ddl::Plain { .. } => {}
+            Ddl::Table { table, .. } => {
+                // sqlrun's own column, which a `-- create:` need not spell out. No
+                // table at all is said by check_tables, with the model's other problems.
+                let columns = table_columns(db, table)?;
+                if !columns.is_empty() && !columns.iter().any(|c| c == "run_id") {
+                    let sql = self.render_system("add_run_id", context! { table => table })?;
+                    db.batch(&sql).map_err(|e| step.failed(e.into(), dialect))?;
+                }
+            }
+            Ddl::View { name, sql } => db.record_view(name, create_statement(sql))?,
+            Ddl::Tracking { source, sql, gap } => self.record_tracking(db, source, sql, *gap)?,
+        }
+        Ok(())
+    }
+
+    /// Every model's table has the columns its header names, and run_id: all the
+    /// problems at once, per model file, each with its fix.
+    fn check_tables(&self, db: &mut Db) -> Result<()> {
+        let mut errors = Vec::new();
+        for model in &self.models {
+            let columns = table_columns(db, &model.table)?;
+            let mut problems = Vec::new();
+            if columns.is_empty() {
+                problems.push(format!(
+                    "there is no table {} after its `-- create:` ran; the DDL must create the table the model fills (`-- table:`, by default the model's name)",
+                    model.table
+                ));
+            }
+            let named = (model.key.iter().map(|c| (c, "key")))
+                .chain(model.values.iter().map(|c| (c, "values")));
+            for (column, line) in named.filter(|_| !columns.is_empty()) {
+                if !columns.contains(column) {
+                    problems.push(format!(
+                        "table {} has no column {column}, which `-- {line}:` names; add the column to the table (it has: {}) or fix the header",
+                        model.table,
+                        columns.join(", ")
+                    ));
+                }
+            }
+            if !columns.is_empty() && !columns.iter().any(|c| c == "run_id") {
+                let alter = self.render_system("add_run_id", context! { table => &model.table })?;
+                problems.push(format!(
+                    "table {} has no run_id column, which sqlrun fills with the run that computed each row; add it: `{}`",
+                    model.table,
+                    statement_text(&alter)
+                ));
+            }
+            if db.dialect() == Dialect::Postgres && columns.contains(&model.date_column) {
+                problems.extend(date_column_problem(db, model)?);
+            }
+            if !problems.is_empty() {
+                errors.push(Error::problems(self.path_of(model), "its table", problems));
+            }
+        }
+        match errors.is_empty() {
+            true => Ok(()),
+            false => Err(Error::all(errors)),
+        }
+    }
+
+    /// The statements of one date, replaced and sealed, prepare against the database as
+    /// it is: SQL syntax errors and unknown tables or columns show before anything is
+    /// written (bad input, exit 2, not a failed date). They are prepared as they run,
+    /// their values as parameters: on PostgreSQL a parameter's type is the server's guess
+    /// from the statement (a literal's would be its own), so what prepares here runs.
+    pub fn check_date(&self, db: &mut Db, ds: &str) -> Result<()> {
+        // Each model's SELECT alone first: it returns the columns its header names, and an
+        // error there is said in the model's lines.
+        self.check_models(db, ds)?;
+        self.check_readiness(db, ds)?;
+        // The date's whole SQL, replaced and sealed: all of it prepares, mostly (on
+        // PostgreSQL in one round trip, and the prepared statements are the ones the
+        // run's dates use).
+        if self.check_date_sql(db, ds).is_ok() {
+            return Ok(());
+        }
+        // Something does not: each check alone, so that the one that does not prepare is
+        // named (on PostgreSQL the first error aborts the transaction: nothing after it can
+        // tell); then the date's SQL again, for what is left.
+        for sealed in [false, true] {
+            if let Some(e) = self.failing_check(db, ds, sealed) {
+                return Err(e);
+            }
+        }
+        self.check_date_sql(db, ds)
+    }
+
+    /// The date's SQL, replaced and sealed, prepares; the first statement that does not,
+    /// named by its model or check.
+    fn check_date_sql(&self, db: &mut Db, ds: &str) -> Result<()> {
+        let started_at = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string();
+        for sealed in [false, true] {
+            let sql = self
+                .bind_date(&DateVars {
+                    ds,
+                    run_id: 0,
+                    sealed,
+                    uncovered: &[],
+                    started_at: &started_at,
+                    lease_seconds: 0,
+                })?
+                .sql;
+            let checked = db.check_statements(&sql).map_err(Error::from);
+            checked.map_err(|e| match e {
+                Error::Database(e) => match e.context.as_deref().and_then(|c| self.model(c)) {
+                    Some(model) => self.date_statement_error(model, ds, e),
+                    None => Error::PipelineSql {
+                        file: self.statement_owner(e.context.as_deref(), ds),
+                        message: format!("{e} (`sqlrun render --date {ds}` prints it all)"),
+                    },
+                },
+                other => other,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The models' `-- ready:` conditions render and prepare, named by their models'
+    /// files when they do not.
+    fn check_readiness(&self, db: &mut Db, ds: &str) -> Result<()> {
+        let Some(ready) = self.bind_ready(ds)? else {
+            return Ok(());
+        };
+        let Err(e) = db.check_statements(&ready.sql) else {
+            return Ok(());
+        };
+        let files: Vec<String> = self
+            .computed_models()
+            .iter()
+            .filter(|m| m.ready.is_some())
+            .map(|m| crate::pipeline::ready_name(m))
+            .collect();
+        Err(Error::PipelineSql {
+            file: files.join(", "),
+            message: format!(
+                "{} (`sqlrun render --date {ds}` prints it first)",
+                Error::from(e)
+            ),
+        })
+    }
+
+    /// The date's checks run as one statement: the first of them that does not prepare
+    /// alone, named by its file (None: each prepares).
+    fn failing_check(&self, db: &mut Db, ds: &str, sealed: bool) -> Option<Error> {
+        self.computed_checks().into_iter().find_map(|check| {
+            let sql = match self.bind_check(check, ds, sealed, 0) {
+                Ok(bound) => bound.sql,
+                Err(e) => return Some(e),
+            };
+            let e = Error::from(db.check_statements(&sql).err()?);
+            Some(Error::PipelineSql {
+                file: format!(
+                    "{} (check {} of model {}, as rendered for {ds})",
+                    check.file, check.name, check.model
+                ),
+                message: format!("{e} (`sqlrun render --date {ds} {}` prints it)", check.name),
+            })
+        })
+    }
+
+    /// What a statement of a date's SQL belongs to, by its `-- sqlrun context:`: a model's
+    /// or a check's file, or the date's SQL as a whole.
+    fn statement_owner(&self, context: Option<&str>, ds: &str) -> String {
+        match context.and_then(|c| self.owner(c)) {
+            Some(Owner::Model(m)) => format!("{} (model {}, as rendered for {ds})", m.file, m.name),
+            Some(Owner::Check(c)) => format!(
+                "{} (check {} of model {}, as rendered for {ds})",
+                c.file, c.name, c.model
+            ),
+            None => format!("SQL rendered for {ds}"),
+        }
+    }
+
+    /// After a source's triggers are (re)installed: if they had gone missing, its dates are
+    /// marked changed; then what was installed is remembered.
+    fn record_tracking(&self, db: &mut Db, source: &str, sql: &str, gap: bool) -> Result<()> {
+        if gap {
+            let script = self.bind_system("source_untracked", context! { source => source })?;
+            db.run_script(&script.sql, &script.params)?;
+        }
+        let triggers = db
+            .one(&queries::SOURCE_TRIGGERS, &[(":table", source.into())])?
+            .i64(0)?;
+        db.execute(
+            &queries::RECORD_SOURCE_TRACKING,
+            &[
+                (":source", source.into()),
+                (":triggers", triggers.into()),
+                (":install_sql", sql.into()),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Whether every object the pipeline needs is there as its template says and its
+    /// models are recorded, so that nothing needs writing (reads only). Templates that
+    /// are not this database's pipeline, and an edited template, are refused here, before
+    /// they change anything, views included.
+    pub fn is_current(&self, db: &mut Db) -> Result<bool> {
+        crate::pipeline::versions::verify_versions(db, &self.templates)?;
+        let unrecorded = crate::pipeline::models::check(db, self)?;
+        let (tables, rest) = self.pending_ddl(db)?;
+        Ok(!unrecorded && tables.is_empty() && rest.is_empty())
+    }
+
+    /// What is missing: the model tables to create, then everything else.
+    fn pending_ddl(&self, db: &mut Db) -> Result<(Vec<Ddl>, Vec<Ddl>)> {
+        let mut tables = Vec::new();
+        let mut out = Vec::new();
+        let mut missing = Vec::new();
+        for model in &self.models {
+            if db.object(&model.table)?.is_none() {
+                match &model.create {
+                    Some(ddl) => tables.push(Ddl::Table {
+                        file: self.path_of(model).to_string(),
+                        table: model.table.clone(),
+                        sql: ddl.clone(),
+                    }),
+                    None => missing.push(Error::Template {
+                        file: self.path_of(model).to_string(),
+                        message: format!(
+                            "table {} does not exist; declare it in the header (`-- create: CREATE TABLE {} (...)`) or in a migration",
+                            model.table, model.table
+                        ),
+                    }),
+                }
+            }
+            if db.object(&model.corrections_table)?.is_none() {
+                out.push(Ddl::plain(
+                    self.render_system("corrections_table", context! { model => to_value(model) })?,
+                    "corrections_table",
+                    model,
+                ));
+            }
+            if db.object(&model.sent_table)?.is_none() {
+                out.push(Ddl::plain(
+                    self.render_system("sent_table", context! { model => to_value(model) })?,
+                    "sent_table",
+                    model,
+                ));
+            }
+            out.extend(self.upgrades(db, model)?);
+        }
+        if !missing.is_empty() {
+            return Err(Error::all(missing));
+        }
+        let mut stored = |name: &str| db.object(name);
+        let mut views: Vec<(String, String)> = Vec::new();
+        for model in &self.models {
+            let each = [
+                (&model.current_view, "current_view"),
+                (&model.sent_view, "sent_view"),
+                (&model.history_view, "sent_history"),
+                (&model.feed_view, "corrections_feed"),
+            ];
+            for (name, template) in each {
+                let sql = self.render_system(template, context! { model => to_value(model) })?;
+                views.push((name.clone(), sql));
+            }
+        }
+        for view in &self.views {
+            let sql = self.render_system("view", context! { view => to_value(view) })?;
+            views.push((view.name.clone(), sql));
+        }
+        // Views are dropped and created again all together, dependents first, when any
+        // of them changed: PostgreSQL refuses to drop a view another view reads.
+        let mut stale = false;
+        for (name, sql) in &views {
+            stale |= stored(name)?.as_deref() != Some(create_statement(sql));
+        }
+        if stale {
+            for (name, _) in views.iter().rev() {
+                out.push(Ddl::Plain {
+                    sql: self.render_system("drop_view", context! { name => name })?,
+                    what: format!("dropping view {name} (templates/system/drop_view.sql)"),
+                });
+            }
+            for (name, sql) in views {
+                out.push(Ddl::View { name, sql });
+            }
+        }
+        for source in &self.sources {
+            out.extend(self.tracking_ddl(db, source)?);
+        }
+        Ok((tables, out))
+    }
+
+    /// A model's `<table>_sent` and `<table>_corrections` made before seals had versions
+    /// get their columns (system/upgrade_*.sql), filled from the seals recorded then.
+    fn upgrades(&self, db: &mut Db, model: &Model) -> Result<Vec<Ddl>> {
+        let mut out = Vec::new();
+        let steps = [
+            (&model.sent_table, "seal_id", "upgrade_sent"),
+            (
+                &model.corrections_table,
+                "settled_by",
+                "upgrade_corrections",
+            ),
+        ];
+        for (table, column, upgrade) in steps {
+            let columns = table_columns(db, table)?;
+            if !columns.is_empty() && !columns.iter().any(|c| c == column) {
+                let sql = self.render_system(upgrade, context! { model => to_value(model) })?;
+                out.push(Ddl::plain(sql, upgrade, model));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A source's change triggers, when they are not installed as this sqlrun would
+    /// install them: never installed, installed from other SQL, or some gone missing
+    /// since (then its changes meanwhile went untracked: `gap`).
+    fn tracking_ddl(&self, db: &mut Db, source: &Source) -> Result<Option<Ddl>> {
+        let table = [(":table", source.table.as_str().into())];
+        let columns = table_columns(db, &source.table)?;
+        self.check_source(source, &columns)?;
+        let sql = self.render_system(
+            "source_tracking",
+            context! { source => to_value(source), columns => columns },
+        )?;
+        let triggers = db.one(&queries::SOURCE_TRIGGERS, &table)?.i64(0)?;
+        let installed = db.row(
+            &queries::SOURCE_TRACKING_OF,
+            &[(":source", source.table.as_str().into())],
+        )?;
+        let (gap, same) = match installed {
+            None => (false, false),
+            Some(row) => {
+                let gap = row.i64(0)? != triggers;
+                (gap, !gap && row.text(1)? == sql)
+            }
+        };
+        Ok((!same).then(|| Ddl::Tracking {
+            source: source.table.clone(),
+            sql,
+            gap,
+        }))
+    }
+
+    /// A declared source must exist with the columns its declaration names.
+    fn check_source(&self, source: &Source, columns: &[String]) -> Result<()> {
+        let model = self
+            .models
+            .iter()
+            .find(|m| m.sources.contains(source))
+            .expect("every source comes from a model");
+        let bad = |message: String| Error::Template {
+            file: model.template.clone(),
+            message,
+        };
+        if columns.is_empty() {
+            return Err(bad(format!(
+                "`-- sources:` names {}, which does not exist; create the table first (a \
+                 migration, or by hand) or leave it out of `-- sources:`",
+                source.table
+            )));
+        }
+        let named = std::iter::once(&source.date_column).chain(source.key.as_ref());
+        for column in named {
+            if !columns.contains(column) {
+                return Err(bad(format!(
+                    "`-- sources:` names column {column} of {}, which has: {}",
+                    source.table,
+                    columns.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One step of bringing the pipeline's objects up to date.
+enum Ddl {
+    /// `what` it makes, for a message: the template and the model it is for.
+    Plain { sql: String, what: String },
+    /// A model's table, from its `-- create:` in `file`.
+    Table {
+        file: String,
+        table: String,
+        sql: String,
+    },
+    /// A view, whose SQL is remembered.
+    View { name: String, sql: String },
+    /// A source's change triggers (`gap`: some had gone missing).
+    Tracking {
+        source: String,
+        sql: String,
+        gap: bool,
+    },
+}
+
+impl Ddl {
+    /// A system template's object for a model.
+    fn plain(sql: String, template: &str, model: &Model) -> Ddl {
+        Ddl::Plain {
+            sql,
+            what: format!(
+                "templates/system/{template}.sql, for model {} ({})",
+                model.name, model.file
+            ),
+        }
+    }
+
+    fn sql(&self) -> &str {
+        match self {
+            Ddl::Plain { sql, .. }
+            | Ddl::Table { sql, .. }
+            | Ddl::View { sql, .. }
+            | Ddl::Tracking { sql, .. } => sql,
+        }
+    }
+
+    /// A step that failed, said as the pipeline's problem, unless the database itself is
+    /// the problem (a read-only file, a full disk: said on one line).
+    fn failed(&self, e: Error, dialect: Dialect) -> Error {
+        if let (
+            Error::Environment {
+                kind: DbErrorKind::Timeout,
+                cause,
+                ..
+            },
+            Dialect::Postgres,
+        ) = (&e, dialect)
+        {
+            let line = format!(
+                "creating or replacing the pipeline's objects waits for the dates of other \
+                 runs that read them ({cause}; at most 2 s, so that no run's dates queue \
+                 behind it): nothing was changed; run it again when no date is being \
+                 computed (`sqlrun status` shows who holds dates)\n{}",
+                self.sql()
+            );
+            let cause = cause.clone();
+            return Error::Environment {
+                kind: DbErrorKind::Timeout,
+                cause,
+                line,
+            };
+        }
+        if let Error::Environment { .. } = e {
+            return e;
+        }
+        let message = match self {
+            Ddl::Tracking { source, .. } => format!(
+                "installing the change triggers on source {source} failed: {e}; sqlrun must be \
+                 allowed to create triggers on it (own it, or hold the TRIGGER privilege)"
+            ),
+            Ddl::Table { file, table, .. } => {
+                return Error::PipelineSql {
+                    file: file.clone(),
+                    message: format!(
+                        "creating table {table} from its `-- create:` failed: {e}; fix the DDL \
+                         (nothing was created)\n{}",
+                        self.sql()
+                    ),
+                }
+            }
+            Ddl::Plain { what, .. } => format!(
+                "{what}: {e}; this is sqlrun's own SQL over the model's table, so a type of \
+                 one of its columns is the likely cause (see its `-- create:`); nothing was \
+                 created"
+            ),
+            Ddl::View { name, .. } => {
+                format!("creating view {name} failed: {e}; nothing was created")
+            }
+        };
+        Error::PipelineSql {
+            file: "pipeline objects".into(),
+            message,
+        }
+    }
+}
+
+/// A rendered one-statement template as a person would type it: without its header
+/// comments, blank lines and final semicolon.
+fn statement_text(rendered: &str) -> String {
+    let lines: Vec<&str> = rendered
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty() && !l.trim_start().starts_with("--"))
+        .collect();
+    lines.join(" ").trim_end_matches(';').trim_end().to_string()
+}
+
+/// PostgreSQL: a model's date column must be a `date`, which sqlrun's statements compare
+/// with the date (`ds = DATE '2026-02-09'`; `text = date` has no operator there). Said
+/// here, naming the column and the type, before any of sqlrun's own DDL over the table
+/// fails on it. (SQLite keeps a date as text whatever the column's declared type.)
+fn date_column_problem(db: &mut Db, model: &Model) -> Result<Option<String>> {
+    let rows = db.rows(
+        &queries::COLUMN_TYPES,
+        &[(":table", model.table.as_str().into())],
+    )?;
+    let kind = rows
+        .iter()
+        .find(|r| r.text(0).ok().as_deref() == Some(model.date_column.as_str()))
+        .and_then(|r| r.opt_text(1).ok().flatten());
+    Ok(match kind.as_deref() {
+        Some("date") | None => None,
+        Some(kind) => Some(format!(
+            "column {column} of table {table} holds {kind}, but on PostgreSQL a model's date column must be of type date (sqlrun compares it with dates); declare it `{column} DATE NOT NULL` in `-- create:`, which works on SQLite too (it keeps the dates as 'YYYY-MM-DD' text), or `ALTER TABLE {table} ALTER COLUMN {column} TYPE date USING {column}::date` for a table that exists",
+            column = model.date_column,
+            table = model.table,
+        )),
+    })
+}
+
+/// The columns of a table, in order (none: there is no such table).
+fn table_columns(db: &mut Db, table: &str) -> Result<Vec<String>> {
+    db.rows(&queries::COLUMN_TYPES, &[(":table", table.into())])?
+        .iter()
+        .map(|r| Ok(r.text(0)?))
+        .collect()
+}
+
+/// The text SQLite keeps in sqlite_schema for a rendered CREATE: from CREATE to the end,
+/// without the header comments and the final semicolon.
+fn create_statement(rendered: &str) -> &str {
+    let start = rendered.find("CREATE ").unwrap_or(0);
+    rendered[start..]
+        .trim_end()
+        .trim_end_matches(';')
+        .trim_end()
+}

@@ -1,0 +1,390 @@
+//! `sqlrun seal`, `seal --reissue` and `sqlrun unseal`: the life of what went out. A seal
+//! sends dates out (a first version; a sealed date is never replaced again, applying it
+//! records a correction when its value changed: system/correct.sql); a reissue sends
+//! their current values again (a new version, settling the corrections so far); an
+//! unseal makes them ordinary again. Each is one event in `seal_events`, all or nothing,
+//! in one transaction; `--dry-run` says what it would do and what blocks it, and rolls
+//! everything back.
+
+pub mod corrections;
+pub mod verify;
+
+use std::collections::BTreeMap;
+
+use minijinja::context;
+use serde::Serialize;
+
+use crate::dates::interval::{contiguous, fmt_date, parse_date, Interval};
+use crate::db::{Db, TxKind};
+use crate::error::{Error, Result};
+use crate::pipeline::Pipeline;
+use crate::reservations::holders::Identity;
+use crate::reservations::take;
+use crate::store::queries;
+use crate::store::requester::default_user;
+use crate::text::words::{SealAction, Severity};
+
+/// `sqlrun seal` or `unseal` as asked (text as given; checked by `check`).
+#[derive(Debug, Clone)]
+pub struct SealRequest {
+    pub interval: String,
+    /// What went out (or why it is unsealed): an event without a reason is refused.
+    pub reason: String,
+    pub by: Option<String>,
+    pub action: SealAction,
+    /// Say what would happen, write nothing.
+    pub dry_run: bool,
+}
+
+/// A request whose input is valid, before anything is opened.
+pub struct CheckedSeal {
+    pub interval: Interval,
+    pub reason: String,
+    pub by: String,
+    pub action: SealAction,
+    pub dry_run: bool,
+}
+
+/// What a seal event did (or, dry, would do).
+#[derive(Default)]
+pub struct Sealing {
+    pub reclaimed: Vec<crate::reservations::state::Reclaim>,
+    /// The event recorded (none: nothing to do, or a dry run).
+    pub seal_id: Option<i64>,
+    /// Seal: the dates sealed for the first time; reissue: reissued; unseal: unsealed.
+    pub dates: Vec<String>,
+    /// Seal: the dates sealed before, which stay as they were sent.
+    pub already: Vec<String>,
+    /// Each model and the dates whose rows the event sends (unseal: unseals).
+    pub cover: Vec<Covered>,
+    /// Seal: models first sealed on dates that were sealed before (computed there after
+    /// the seal).
+    pub added: Vec<Covered>,
+    /// Models never computed on dates of the event: not covered there.
+    pub left_out: Vec<Covered>,
+    /// The open corrections a reissue or an unseal settles.
+    pub settled: i64,
+    /// Why it is refused (a dry run says; a real one is refused, exit 2).
+    pub blockers: Vec<String>,
+}
+
+/// A model and dates of it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Covered {
+    pub model: String,
+    pub dates: Vec<String>,
+}
+
+pub fn check(request: &SealRequest) -> Result<CheckedSeal> {
+    let interval = Interval::parse(&request.interval)?;
+    if request.reason.trim().is_empty() {
+        let example = match request.action {
+            SealAction::Unseal => "--reason \"sealed the wrong week by mistake\"",
+            _ => "--reason \"weekly report to finance\"",
+        };
+        return Err(Error::bad(format!(
+            "--reason is empty; say {}, e.g. {example}",
+            match request.action {
+                SealAction::Unseal => "why the dates are unsealed",
+                _ => "what went out",
+            }
+        )));
+    }
+    Ok(CheckedSeal {
+        interval,
+        reason: request.reason.clone(),
+        by: request.by.clone().unwrap_or_else(default_user),
+        action: request.action,
+        dry_run: request.dry_run,
+    })
+}
+
+/// The event, all or nothing, in one transaction (a dry run's is rolled back).
+pub fn seal(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal) -> Result<Sealing> {
+    if r.dry_run {
+        return db.rolled_back(TxKind::Exclusive, |db| plan(db, pipeline, r));
+    }
+    db.transaction(TxKind::Exclusive, |db| {
+        let mut sealing = plan(db, pipeline, r)?;
+        if !sealing.blockers.is_empty() {
+            return Err(Error::bad(sealing.blockers.join("; ")));
+        }
+        write(db, pipeline, r, &mut sealing)?;
+        Ok(sealing)
+    })
+}
+
+/// In the event's transaction: reclaim dead holders, then what each date and model
+/// stands at, and what the event would do and what blocks it.
+fn plan(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal) -> Result<Sealing> {
+    // A dead holder does not count as holding: its dates are reclaimed first (and the
+    // reclaim is rolled back with everything else if the event is refused).
+    let reclaimed = take::sweep(db, pipeline, &Identity::current(), None)?;
+    let found = seal_check(db, pipeline, r.interval)?;
+    let models = pipeline
+        .models
+        .iter()
+        .map(|m| m.name.clone())
+        .collect::<Vec<_>>();
+    let mut s = Sealing {
+        reclaimed,
+        ..Sealing::default()
+    };
+    let mut cover: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut added: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut left_out: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for d in &found {
+        let takes = match r.action {
+            SealAction::Seal => true,
+            SealAction::Reissue | SealAction::Unseal => d.sealed,
+        };
+        for (name, &(computed, covered)) in models.iter().zip(&d.models) {
+            let sends = match r.action {
+                SealAction::Seal => computed && !covered,
+                SealAction::Reissue => computed,
+                SealAction::Unseal => covered,
+            };
+            if takes && sends {
+                cover.entry(name).or_default().push(d.ds.clone());
+                if r.action == SealAction::Seal && d.sealed {
+                    added.entry(name).or_default().push(d.ds.clone());
+                }
+            } else if takes && !computed && !covered && r.action != SealAction::Unseal {
+                left_out.entry(name).or_default().push(d.ds.clone());
+            }
+        }
+        match (r.action, d.sealed) {
+            (SealAction::Seal, true) => s.already.push(d.ds.clone()),
+            (SealAction::Seal, false) => s.dates.push(d.ds.clone()),
+            (_, true) => {
+                s.dates.push(d.ds.clone());
+                s.settled += d.open_corrections;
+            }
+            (_, false) => {}
+        }
+    }
+    let listed = |m: BTreeMap<&str, Vec<String>>| {
+        m.into_iter()
+            .map(|(model, dates)| Covered {
+                model: model.to_string(),
+                dates,
+            })
+            .collect()
+    };
+    s.cover = listed(cover);
+    s.added = listed(added);
+    s.left_out = listed(left_out);
+    s.blockers = blockers(db, pipeline, r, &found, &s)?;
+    Ok(s)
+}
+
+/// Records the event and does its work, in the plan's transaction.
+fn write(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal, s: &mut Sealing) -> Result<()> {
+    if s.cover.is_empty() && r.action != SealAction::Unseal {
+        return Ok(()); // nothing new to send: no event
+    }
+    let seal_id = db
+        .one(
+            &queries::INSERT_SEAL_EVENT,
+            &[
+                (":action", r.action.as_str().into()),
+                (":first", fmt_date(r.interval.start).into()),
+                (":last", fmt_date(r.interval.end).into()),
+                (":by", r.by.as_str().into()),
+                (":reason", r.reason.as_str().into()),
+            ],
+        )?
+        .i64(0)?;
+    let cover: Vec<serde_json::Value> = s
+        .cover
+        .iter()
+        .map(|c| {
+            let model = pipeline.models.iter().find(|m| m.name == c.model);
+            serde_json::json!({
+                "model": model,
+                "dates": serde_json::to_string(&c.dates).expect("dates serialize"),
+            })
+        })
+        .collect();
+    let json = |dates: &[String]| serde_json::to_string(dates).expect("dates serialize");
+    let template = match r.action {
+        SealAction::Unseal => "unseal",
+        _ => "seal",
+    };
+    let script = pipeline.bind_system(
+        template,
+        context! {
+            seal_id => seal_id,
+            reissue => r.action == SealAction::Reissue,
+            dates => json(&s.dates),
+            new => json(&s.dates),
+            cover => crate::pipeline::to_value(&cover),
+            by => &r.by,
+            reason => &r.reason,
+            models => pipeline.models_value(),
+        },
+    )?;
+    db.run_script(&script.sql, &script.params)?;
+    s.seal_id = Some(seal_id);
+    Ok(())
+}
+
+/// One date of the event's interval, as `system/seal_check.sql` finds it.
+struct SealCheck {
+    ds: String,
+    /// No run built it.
+    blocked_missing: bool,
+    /// The run that holds it now.
+    blocked_by: Option<i64>,
+    sealed: bool,
+    open_corrections: i64,
+    /// Per model of the pipeline, in order: computed on the date, and sealed there now.
+    models: Vec<(bool, bool)>,
+}
+
+fn seal_check(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Vec<SealCheck>> {
+    let sql = pipeline.render_system(
+        "seal_check",
+        context! {
+            start => fmt_date(interval.start),
+            end => fmt_date(interval.end),
+            models => pipeline.models_value(),
+        },
+    )?;
+    let models = pipeline.models.len();
+    db.rows(sql.as_str(), &[])?
+        .iter()
+        .map(|r| {
+            Ok(SealCheck {
+                ds: r.text(0)?,
+                blocked_missing: r.bool(1)?,
+                blocked_by: r.opt_i64(2)?,
+                sealed: r.bool(3)?,
+                open_corrections: r.i64(4)?,
+                models: (0..models)
+                    .map(|i| Ok((r.bool(5 + 2 * i)?, r.bool(6 + 2 * i)?)))
+                    .collect::<Result<_>>()?,
+            })
+        })
+        .collect()
+}
+
+/// Why the event is refused, each reason with what to do about it (none: it may go).
+fn blockers(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    r: &CheckedSeal,
+    found: &[SealCheck],
+    s: &Sealing,
+) -> Result<Vec<String>> {
+    let (done, free) = match r.action {
+        SealAction::Seal => ("nothing sealed", "computed and free"),
+        SealAction::Reissue => ("nothing reissued", "sealed and free"),
+        SealAction::Unseal => ("nothing unsealed", "sealed and free"),
+    };
+    let mut why = Vec::new();
+    let dates_where = |test: &dyn Fn(&SealCheck) -> bool| -> Vec<String> {
+        found
+            .iter()
+            .filter(|d| test(d))
+            .map(|d| d.ds.clone())
+            .collect()
+    };
+    let missing = dates_where(&|d| d.blocked_missing);
+    let unsealed = dates_where(&|d| !d.sealed);
+    if r.action == SealAction::Seal && !missing.is_empty() {
+        why.push(format!(
+            "not computed: {}; compute them first (sqlrun apply --interval ...)",
+            ranges(&missing)
+        ));
+    }
+    if r.action != SealAction::Seal && !unsealed.is_empty() {
+        why.push(format!(
+            "not sealed: {}; {}",
+            ranges(&unsealed),
+            match r.action {
+                SealAction::Reissue =>
+                    "seal them first (`sqlrun seal`), or narrow --interval to the sealed dates",
+                _ => "only a sealed date can be unsealed; narrow --interval to the sealed dates",
+            }
+        ));
+    }
+    let held: Vec<String> = found
+        .iter()
+        .filter_map(|d| d.blocked_by.map(|h| format!("{} (run {h})", d.ds)))
+        .collect();
+    if !held.is_empty() {
+        why.push(format!(
+            "held by another run: {}; try again after that run ends",
+            held.join(", ")
+        ));
+    }
+    let mut out = Vec::new();
+    if !why.is_empty() {
+        out.push(format!(
+            "{done}: every date of {} must be {free}. {}",
+            r.interval,
+            why.join(". ")
+        ));
+    }
+    if out.is_empty() && r.action != SealAction::Unseal {
+        // What goes out must pass the error checks, on its values as they are now.
+        let sends: Vec<(String, bool)> = match r.action {
+            SealAction::Reissue => s.dates.iter().map(|d| (d.clone(), true)).collect(),
+            _ => s.dates.iter().map(|d| (d.clone(), false)).collect(),
+        };
+        out.extend(failing_checks(db, pipeline, &sends, done)?);
+    }
+    Ok(out)
+}
+
+/// The refusal when a date to send fails an error check on its rows as they stand: what
+/// goes out must have passed them. Names each check and its dates.
+fn failing_checks(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    dates: &[(String, bool)],
+    done: &str,
+) -> Result<Option<String>> {
+    let errors: Vec<&crate::pipeline::checks::Check> = pipeline
+        .checks
+        .iter()
+        .filter(|c| c.severity == Severity::Error)
+        .collect();
+    let mut failing: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (ds, sealed) in dates {
+        for f in crate::seals::verify::date_failures(db, pipeline, &errors, (ds, *sealed), 0)? {
+            failing.entry(f.check).or_default().push(ds.clone());
+        }
+    }
+    if failing.is_empty() {
+        return Ok(None);
+    }
+    let each: Vec<String> = failing
+        .iter()
+        .map(|(check, dates)| format!("check {check} finds rows on {}", ranges(dates)))
+        .collect();
+    let all: std::collections::BTreeSet<&String> = failing.values().flatten().collect();
+    let span = match (all.first(), all.last()) {
+        (Some(first), Some(last)) if first != last => format!("{first}..{last}"),
+        (Some(first), _) => first.to_string(),
+        _ => String::new(),
+    };
+    Ok(Some(format!(
+        "{done}: {}; fix the model and recompute them (`sqlrun apply --interval {span}`), then try again; `sqlrun check --interval {span}` shows the failing rows",
+        each.join("; ")
+    )))
+}
+
+/// Dates as ranges of consecutive days: `2026-01-03..2026-01-05, 2026-01-09`.
+pub fn ranges(dates: &[String]) -> String {
+    let parsed: Vec<_> = dates
+        .iter()
+        .filter_map(|d| parse_date(d, "date").ok())
+        .collect();
+    contiguous(&parsed)
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
