@@ -9,6 +9,14 @@ use crate::text::words::Severity;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A conversion that cannot fail (a command's arguments into its request) converts through
+/// `?` like one that can: every dispatch arm has one shape.
+impl From<std::convert::Infallible> for Error {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Bad input or usage: a flag, an interval, a run id. Exit 2, nothing written.

@@ -27,9 +27,10 @@ use std::process::ExitCode;
 pub use error::{Error, Result};
 
 use cli::{Cli, Command};
+use commands::Context;
 use exit::Exit;
 use output::Output;
-use project::settings::{Flags, Settings};
+use project::settings::Flags;
 
 /// Runs one command; the exit code follows the contract (0, 1, 2, 99).
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -50,108 +51,70 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// A command line clap did not run: `--help` and `--version` (exit 0), or a usage error
-/// (exit 2, clap's message on stderr). With `--json`, stdout gets the document a script
-/// parses: `{"help": ...}` or the error.
-pub fn command_line_not_run(e: &clap::Error, json: bool) -> ExitCode {
-    let out = Output::new(json, 0);
+/// What becomes of a command line clap did not run: `--help` and `--version` (exit 0), or
+/// a usage error (exit 2). `main` prints clap's own message when `clap_prints` (help on
+/// stdout, an error on stderr, styled as clap styles them), then `json`, the document a
+/// script parses with `--json` (`{"help": ...}`, `{"version": ...}` or the error).
+pub struct NotRun {
+    pub clap_prints: bool,
+    pub json: Option<serde_json::Value>,
+    pub code: u8,
+}
+
+pub fn command_line_not_run(e: &clap::Error, json: bool) -> NotRun {
     if !e.use_stderr() {
-        if !json {
-            e.exit();
-        }
         let doc = match e.kind() {
             clap::error::ErrorKind::DisplayVersion => {
                 serde_json::json!({ "version": env!("CARGO_PKG_VERSION") })
             }
             _ => serde_json::json!({ "help": e.render().to_string() }),
         };
-        let _ = out.json(&doc);
-        return ExitCode::SUCCESS;
+        return NotRun {
+            clap_prints: !json,
+            json: json.then_some(doc),
+            code: 0,
+        };
     }
-    let _ = e.print();
     let usage = Error::Usage(e.to_string().trim_end().to_string());
-    let _ = out.json_error(&usage);
-    ExitCode::from(usage.exit_code())
+    NotRun {
+        clap_prints: true,
+        json: json.then(|| usage.to_json()),
+        code: usage.exit_code(),
+    }
 }
 
-/// One match: each command with its request, converted from clap's values here.
+/// One match, one shape: each command gets the context and its request, converted from
+/// clap's values by `cli` (the help, man pages and completion scripts rendered there).
+// `try_into` for all: some conversions can fail (they render help or pages), and an arm
+// of one shape reads the same whichever it is.
+#[allow(clippy::unnecessary_fallible_conversions)]
 fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
-    let flags = Flags::from(&cli.global);
+    let ctx = Context {
+        flags: Flags::from(&cli.global),
+    };
     match &cli.command {
-        // `new` writes a project; the one it may stand in does not matter to it.
-        Command::New { dir } => commands::new::run(&flags, dir, out),
-        Command::Help { command } => commands::help::run(command, out),
-        // The demo tells the same story anywhere: a scratch database and the built-in
-        // pipeline, whatever a project file says (only the backend comes from --db).
-        Command::Demo { keep } => {
-            let global = project::resolve(&flags, &project::Env::from_process(), None)?;
-            commands::demo::run(&global, keep.as_deref(), out)
-        }
-        // The shell's kit describes the command line: no database, no project file.
-        Command::Completions { shell } => {
-            commands::completions::run(&cli::shell::completion(*shell)?, out)
-        }
-        Command::Man { command, dir } => {
-            commands::man::run(command.as_deref(), dir.as_deref(), out)
-        }
-        Command::Init => commands::init::run(&here(&flags, out)?, out),
-        Command::Apply(args) => commands::apply::run(&here(&flags, out)?, args.into(), out),
-        Command::Reserve(args) => commands::reserve::run(&here(&flags, out)?, &args.into(), out),
-        Command::Release { run_id, by } => {
-            commands::release::run(&here(&flags, out)?, *run_id, by.as_deref(), out)
-        }
-        Command::Seal(args) => commands::seal::run(&here(&flags, out)?, &args.into(), out),
-        Command::Unseal(args) => commands::seal::run(&here(&flags, out)?, &args.into(), out),
-        Command::Retire { model, reason, by } => {
-            let request = pipeline::models::RetireRequest {
-                model: model.clone(),
-                reason: reason.clone(),
-                by: by.clone(),
-            };
-            commands::retire::run(&here(&flags, out)?, &request, out)
-        }
-        Command::Status {
-            interval,
-            select,
-            list,
-        } => commands::status::run(&here(&flags, out)?, interval.as_deref(), select, *list, out),
-        Command::Report {
-            html,
-            interval,
-            select,
-        } => commands::report::run(
-            &here(&flags, out)?,
-            &commands::report::ReportRequest {
-                html,
-                interval: interval.as_deref(),
-                select,
-            },
-            out,
-        ),
-        Command::Runs {
-            run_id,
-            limit,
-            dates,
-        } => commands::runs::run(&here(&flags, out)?, *run_id, *limit, *dates, out),
-        Command::Seals { seal_id, limit } => {
-            commands::seals::run(&here(&flags, out)?, *seal_id, *limit, out)
-        }
-        Command::Corrections(args) => {
-            commands::corrections::run(&here(&flags, out)?, &args.into(), out)
-        }
-        Command::Render {
-            date,
-            model,
-            select,
-        } => commands::render::run(&here(&flags, out)?, date, model.as_deref(), select, out),
-        Command::Check { interval, select } => {
-            commands::check::run(&here(&flags, out)?, interval, select, out)
-        }
-        Command::Templates { show } => {
-            commands::templates::run(&here(&flags, out)?, show.as_deref(), out)
-        }
-        Command::Generate(args) => commands::generate::run(&here(&flags, out)?, &args.into(), out),
-        Command::Load { table, file } => commands::load::run(&here(&flags, out)?, table, file, out),
+        Command::New(args) => commands::new::run(&ctx, args.try_into()?, out),
+        Command::Help(args) => commands::help::run(&ctx, args.try_into()?, out),
+        Command::Demo(args) => commands::demo::run(&ctx, args.try_into()?, out),
+        Command::Completions(args) => commands::completions::run(&ctx, args.try_into()?, out),
+        Command::Man(args) => commands::man::run(&ctx, args.try_into()?, out),
+        Command::Init(args) => commands::init::run(&ctx, args.try_into()?, out),
+        Command::Apply(args) => commands::apply::run(&ctx, args.try_into()?, out),
+        Command::Reserve(args) => commands::reserve::run(&ctx, args.try_into()?, out),
+        Command::Release(args) => commands::release::run(&ctx, args.try_into()?, out),
+        Command::Seal(args) => commands::seal::run(&ctx, args.try_into()?, out),
+        Command::Unseal(args) => commands::seal::run(&ctx, args.try_into()?, out),
+        Command::Retire(args) => commands::retire::run(&ctx, args.try_into()?, out),
+        Command::Status(args) => commands::status::run(&ctx, args.try_into()?, out),
+        Command::Report(args) => commands::report::run(&ctx, args.try_into()?, out),
+        Command::Runs(args) => commands::runs::run(&ctx, args.try_into()?, out),
+        Command::Seals(args) => commands::seals::run(&ctx, args.try_into()?, out),
+        Command::Corrections(args) => commands::corrections::run(&ctx, args.try_into()?, out),
+        Command::Render(args) => commands::render::run(&ctx, args.try_into()?, out),
+        Command::Check(args) => commands::check::run(&ctx, args.try_into()?, out),
+        Command::Templates(args) => commands::templates::run(&ctx, args.try_into()?, out),
+        Command::Generate(args) => commands::generate::run(&ctx, args.try_into()?, out),
+        Command::Load(args) => commands::load::run(&ctx, args.try_into()?, out),
     }
 }
 
@@ -161,11 +124,11 @@ fn creates_default_db(cli: &Cli) -> Option<(String, std::path::PathBuf)> {
     // These open no database of the settings' (the demo's is a scratch one or its own).
     if matches!(
         cli.command,
-        Command::New { .. }
-            | Command::Help { .. }
-            | Command::Demo { .. }
-            | Command::Completions { .. }
-            | Command::Man { .. }
+        Command::New(_)
+            | Command::Help(_)
+            | Command::Demo(_)
+            | Command::Completions(_)
+            | Command::Man(_)
     ) {
         return None;
     }
@@ -173,14 +136,4 @@ fn creates_default_db(cli: &Cli) -> Option<(String, std::path::PathBuf)> {
     let cwd = std::env::current_dir().ok()?;
     let note = project::new_default_db(&settings, &cwd)?;
     Some((note, std::path::PathBuf::from(&settings.db)))
-}
-
-/// The settings of a command that works on a project's database: the flags, the
-/// environment, then the project file found from here upward.
-fn here(flags: &Flags, out: &Output) -> Result<Settings> {
-    let settings = project::resolve_here(flags)?;
-    if let Some(path) = settings.project.as_deref().filter(|_| out.verbose > 0) {
-        out.note(&format!("project file {}", path.display()));
-    }
-    Ok(settings)
 }

@@ -14,7 +14,14 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let json = sqlrun::cli::json_requested(std::env::args_os());
-            return sqlrun::command_line_not_run(&e, json);
+            let not_run = sqlrun::command_line_not_run(&e, json);
+            if not_run.clap_prints {
+                let _ = e.print();
+            }
+            if let Some(doc) = &not_run.json {
+                let _ = sqlrun::output::Output::new(json, 0).json(doc);
+            }
+            return ExitCode::from(not_run.code);
         }
     };
     match sqlrun::run(cli) {

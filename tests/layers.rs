@@ -1,7 +1,9 @@
-//! The floor plan, checked (DESIGN.md, "Where the code is going"): the modules of src/
-//! import each other without a cycle; clap stays in the command line (src/cli/, the
-//! dispatch in lib.rs, main.rs); only the command layer and output itself use output; only
-//! output and main.rs write to stdout or stderr. Reads the `crate::` paths of the source.
+//! The floor plan, checked (docs: the architecture chapter): src/ holds only the wings and
+//! the four files at its root; each wing imports only the wings below it in `FLOORS` (so
+//! none import each other in a cycle); clap stays in the command line (src/cli/, the
+//! dispatch in lib.rs, main.rs), and only main.rs prints or exits for it; only the command
+//! layer and output itself use output; only output and main.rs write to stdout or stderr.
+//! Reads the `crate::` paths of the source.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -114,6 +116,70 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<Vec<String>> {
         .collect()
 }
 
+/// The wings from the bottom up: each may import only those before it. db, text and exit
+/// import nothing of the crate; error names their values; the domain wings follow in the
+/// order they build on each other; then output, the commands, and the command line.
+const FLOORS: &[&str] = &[
+    "db",
+    "text",
+    "exit",
+    "error",
+    "dates",
+    "store",
+    "pipeline",
+    "project",
+    "reservations",
+    "seals",
+    "sources",
+    "run",
+    "demo",
+    "output",
+    "commands",
+    "cli",
+];
+
+/// What may sit at src/'s root besides the wing folders.
+const ROOT_FILES: &[&str] = &["main.rs", "lib.rs", "error.rs", "exit.rs"];
+
+#[test]
+fn src_holds_the_wings_and_four_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().to_string();
+        if entry.path().is_dir() {
+            assert!(
+                FLOORS.contains(&name.as_str()),
+                "src/{name}/ is no wing of the floor plan: add it to FLOORS (and the architecture chapter) or move it into one"
+            );
+        } else {
+            assert!(
+                ROOT_FILES.contains(&name.as_str()),
+                "src/{name}: a module at src/'s root; move it into the wing it serves"
+            );
+        }
+    }
+}
+
+#[test]
+fn each_wing_imports_only_the_wings_below_it() {
+    let graph = graph();
+    for (wing, used) in &graph {
+        let floor = FLOORS
+            .iter()
+            .position(|f| f == wing)
+            .unwrap_or_else(|| panic!("{wing} is not in FLOORS"));
+        for other in used {
+            let below = FLOORS[..floor].contains(&other.as_str());
+            assert!(
+                below,
+                "{wing} imports {other}, which is not below it: {:?}",
+                FLOORS
+            );
+        }
+    }
+}
+
 #[test]
 fn modules_import_each_other_without_a_cycle() {
     let graph = graph();
@@ -152,6 +218,26 @@ fn clap_stays_in_the_command_line() {
             "{}: clap belongs in src/cli/ and the dispatch (lib.rs)",
             path.display()
         );
+    }
+}
+
+#[test]
+fn only_main_prints_or_exits_for_clap() {
+    for (module, path, text) in sources() {
+        if module == "main" {
+            continue;
+        }
+        // clap's `Error::exit` and `Error::print` (only where clap is named: error.rs has
+        // an `exit()` of its own, the exit map).
+        let clap_here = text.contains("clap");
+        for call in [".exit()", ".print()", "process::exit"] {
+            let counts = clap_here || call == "process::exit";
+            assert!(
+                !(counts && text.contains(call)),
+                "{}: `{call}` prints or exits from the library; return a value for main.rs",
+                path.display()
+            );
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+mod requests;
 pub mod shell;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -95,12 +96,9 @@ pub enum Command {
     /// The models and views are the built-in pipeline's, to start from. --db and --schema,
     /// when given, go into sqlrun.toml (default: sqlrun.db in DIR). The database itself is
     /// made by `sqlrun init`.
-    New {
-        /// The project's folder: created, or an empty one.
-        dir: PathBuf,
-    },
+    New(NewArgs),
     /// Create or migrate the database (every other command migrates too).
-    Init,
+    Init(InitArgs),
     /// Reserve, then recompute each date of the interval, one date per transaction.
     #[command(after_help = "Examples:\n  \
         sqlrun apply                                        the regular run: yesterday\n  \
@@ -123,14 +121,7 @@ pub enum Command {
         sqlrun reserve --interval 2026-02-01 --for 2h   a hold that expires by itself")]
     Reserve(ReserveArgs),
     /// Give up what a reserved or running run still holds (recorded).
-    Release {
-        /// The run to release (`sqlrun runs` lists them).
-        #[arg(add = ArgValueCandidates::new(shell::run_ids))]
-        run_id: i64,
-        /// Who releases it (default: $USER, else the account).
-        #[arg(long, value_name = "NAME")]
-        by: Option<String>,
-    },
+    Release(ReleaseArgs),
     /// Mark dates as sent: a sealed date is never overwritten again, only corrected.
     #[command(after_help = "Examples:\n  \
         sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report 2026-W06\"\n  \
@@ -152,17 +143,7 @@ pub enum Command {
     Unseal(UnsealArgs),
     /// Retire a model the database knows and the templates no longer have: recorded; its
     /// table and rows stay, and templates without it are accepted from then on.
-    Retire {
-        /// The model's name (its file models/NAME.sql).
-        #[arg(add = ArgValueCandidates::new(shell::model_names))]
-        model: String,
-        /// Why it is gone (recorded). Required.
-        #[arg(long, value_name = "TEXT")]
-        reason: String,
-        /// Who retires it (default: $USER, else the account).
-        #[arg(long, value_name = "NAME")]
-        by: Option<String>,
-    },
+    Retire(RetireArgs),
     /// The state at a glance: counts, notable dates as ranges, and a calendar (a row per
     /// month, a cell per day); --list for a line per date.
     #[command(after_help = "Examples:\n  \
@@ -171,60 +152,19 @@ pub enum Command {
         sqlrun status --list --interval 2026-02-03     a line per date\n  \
         sqlrun status --select daily_revenue           judged by one model\n  \
         sqlrun --json status | jq .ranges              for scripts")]
-    Status {
-        /// The dates to show, START..END or one date (default: from the first to the last
-        /// date the database knows, source rows included).
-        #[arg(long, value_name = "START..END")]
-        interval: Option<String>,
-        /// Judge dates by these models (and those downstream of them) only.
-        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
-        select: Vec<String>,
-        /// A table, a line per date (computed by which run, stale or not, sealed,
-        /// corrections, held by whom, last failure) instead of the summary and calendar.
-        #[arg(long)]
-        list: bool,
-    },
+    Status(StatusArgs),
     /// One self-contained HTML page: each model's calendar, the runs, the seal events and
     /// the corrections (reads only; no network, no script).
     #[command(after_help = "Examples:\n  \
         sqlrun report --html report.html               from the first to the last date known\n  \
         sqlrun report --html feb.html --interval 2026-02-01..2026-02-28\n  \
         sqlrun report --html rev.html --select daily_revenue")]
-    Report {
-        /// The file to write (replaced whole; its folder must exist).
-        #[arg(long, value_name = "FILE")]
-        html: PathBuf,
-        /// The dates to show, START..END or one date (default: from the first to the last
-        /// date the database knows, source rows included).
-        #[arg(long, value_name = "START..END")]
-        interval: Option<String>,
-        /// Only these models (and those downstream of them): a calendar and corrections each.
-        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
-        select: Vec<String>,
-    },
+    Report(ReportArgs),
     /// The audit trail: runs, or one run's dates, events and template versions.
-    Runs {
-        /// One run: its dates as ranges per status, events and template versions (default:
-        /// the list of runs).
-        #[arg(add = ArgValueCandidates::new(shell::run_ids))]
-        run_id: Option<i64>,
-        /// How many runs to list, newest first.
-        #[arg(long, default_value_t = 50)]
-        limit: u32,
-        /// With RUN_ID: list each date on its own line instead of ranges.
-        #[arg(long, requires = "run_id")]
-        dates: bool,
-    },
+    Runs(RunsArgs),
     /// The seal events (seal, reissue, unseal), newest first: who, when, why, which
     /// dates; or one event with the dates of each model it covered.
-    Seals {
-        /// One event (the id `sqlrun seal` printed).
-        #[arg(add = ArgValueCandidates::new(shell::seal_ids))]
-        seal_id: Option<i64>,
-        /// How many events to list, newest first.
-        #[arg(long, default_value_t = 50)]
-        limit: u32,
-    },
+    Seals(SealsArgs),
     /// Corrections of sealed dates, as a feed: what was sent, what is true now, the
     /// difference, the seal version it departs from, its cause and who ran it.
     #[command(after_help = "Examples:\n  \
@@ -233,90 +173,200 @@ pub enum Command {
         sqlrun corrections --select daily_revenue --interval 2026-02-01..2026-02-28")]
     Corrections(CorrectionsArgs),
     /// Print the exact SQL one date would execute, for review.
-    Render {
-        /// The date whose SQL to print.
-        #[arg(long, value_name = "YYYY-MM-DD")]
-        date: String,
-        /// Only this model's SELECT (or one check's query).
-        #[arg(add = ArgValueCandidates::new(shell::model_and_check_names))]
-        model: Option<String>,
-        /// The date's transaction with only these models (and those downstream of them).
-        #[arg(
-            long,
-            value_name = "MODEL[,MODEL...]",
-            value_delimiter = ',',
-            conflicts_with = "model",
-            add = ArgValueCandidates::new(shell::model_names)
-        )]
-        select: Vec<String>,
-    },
+    Render(RenderArgs),
     /// Run the checks (checks/*.sql) over dates already computed, reading only: exit 1
     /// when an error check finds rows.
-    Check {
-        /// The dates to check, START..END or one date.
-        #[arg(long, value_name = "START..END")]
-        interval: String,
-        /// Only the checks of these models (and of those downstream of them).
-        #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
-        select: Vec<String>,
-    },
+    Check(CheckArgs),
     /// The pipeline's templates, their versions and whether the state store has recorded them.
-    Templates {
-        /// Print a recorded version's text, e.g. `models/daily_revenue@2`.
-        #[arg(long, value_name = "NAME@VERSION")]
-        show: Option<String>,
-    },
+    Templates(TemplatesArgs),
     /// Insert seeded synthetic orders (with re-sent records) for demos and benchmarks.
     Generate(GenerateArgs),
     /// The worked example from the design notes, in a scratch database (on PostgreSQL, a
     /// scratch schema of the --db database, dropped afterwards).
-    Demo {
-        /// Keep the story's database and pipeline in DIR (new or empty), as a project to
-        /// look at afterwards: `cd DIR && sqlrun status`. SQLite only.
-        #[arg(long, value_name = "DIR")]
-        keep: Option<PathBuf>,
-    },
+    Demo(DemoArgs),
     /// Print the help of sqlrun, or of a command (`sqlrun help apply`).
-    Help {
-        /// The command (none: sqlrun itself).
-        #[arg(value_name = "COMMAND")]
-        command: Vec<String>,
-    },
+    Help(HelpArgs),
     /// Load rows from a CSV file into a table (a source such as orders), all or nothing.
     ///
     /// The header row names the columns; columns it leaves out take their defaults (orders'
     /// created_at: now). An empty field is NULL. Each value is checked against its
     /// column's type first: a bad row stops the load with its line, column and value, and
     /// nothing is written. Dates a tracked source's new rows touch show as changed.
-    Load {
-        /// The table to load into; not a model's table (apply fills those) nor sqlrun's own.
-        table: String,
-        /// A CSV file (RFC 4180, UTF-8, comma-separated, header row first), or - for stdin.
-        #[arg(value_name = "FILE|-")]
-        file: String,
-    },
+    Load(LoadArgs),
     /// Print a shell completion script on stdout (opens no database).
     ///
     /// bash: `sqlrun completions bash > ~/.local/share/bash-completion/completions/sqlrun`;
     /// zsh: into a folder of $fpath as _sqlrun; fish: ~/.config/fish/completions/sqlrun.fish.
-    Completions {
-        /// The shell to complete in.
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
+    Completions(CompletionsArgs),
     /// Print the man page (roff) on stdout, or write one page per command into a folder
     /// (opens no database).
     ///
     /// `sqlrun man | man -l -` reads it now; `sqlrun man --dir ~/.local/share/man/man1`
     /// installs sqlrun.1 and sqlrun-COMMAND.1 for `man sqlrun` and `man sqlrun-apply`.
-    Man {
-        /// One command's page (sqlrun-COMMAND(1)) instead of sqlrun(1).
-        #[arg(value_name = "COMMAND")]
-        command: Option<String>,
-        /// Write sqlrun.1 and sqlrun-COMMAND.1 for every command into DIR (created if missing).
-        #[arg(long, value_name = "DIR", conflicts_with = "command")]
-        dir: Option<PathBuf>,
-    },
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The project's folder: created, or an empty one.
+    pub dir: PathBuf,
+}
+
+/// `init` takes no arguments of its own.
+#[derive(Debug, Args)]
+pub struct InitArgs {}
+
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    /// The run to release (`sqlrun runs` lists them).
+    #[arg(add = ArgValueCandidates::new(shell::run_ids))]
+    pub run_id: i64,
+    /// Who releases it (default: $USER, else the account).
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RetireArgs {
+    /// The model's name (its file models/NAME.sql).
+    #[arg(add = ArgValueCandidates::new(shell::model_names))]
+    pub model: String,
+    /// Why it is gone (recorded). Required.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+    /// Who retires it (default: $USER, else the account).
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The dates to show, START..END or one date (default: from the first to the last
+    /// date the database knows, source rows included).
+    #[arg(long, value_name = "START..END")]
+    pub interval: Option<String>,
+    /// Judge dates by these models (and those downstream of them) only.
+    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
+    pub select: Vec<String>,
+    /// A table, a line per date (computed by which run, stale or not, sealed,
+    /// corrections, held by whom, last failure) instead of the summary and calendar.
+    #[arg(long)]
+    pub list: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The file to write (replaced whole; its folder must exist).
+    #[arg(long, value_name = "FILE")]
+    pub html: PathBuf,
+    /// The dates to show, START..END or one date (default: from the first to the last
+    /// date the database knows, source rows included).
+    #[arg(long, value_name = "START..END")]
+    pub interval: Option<String>,
+    /// Only these models (and those downstream of them): a calendar and corrections each.
+    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
+    pub select: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// One run: its dates as ranges per status, events and template versions (default:
+    /// the list of runs).
+    #[arg(add = ArgValueCandidates::new(shell::run_ids))]
+    pub run_id: Option<i64>,
+    /// How many runs to list, newest first.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+    /// With RUN_ID: list each date on its own line instead of ranges.
+    #[arg(long, requires = "run_id")]
+    pub dates: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SealsArgs {
+    /// One event (the id `sqlrun seal` printed).
+    #[arg(add = ArgValueCandidates::new(shell::seal_ids))]
+    pub seal_id: Option<i64>,
+    /// How many events to list, newest first.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The date whose SQL to print.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub date: String,
+    /// Only this model's SELECT (or one check's query).
+    #[arg(add = ArgValueCandidates::new(shell::model_and_check_names))]
+    pub model: Option<String>,
+    /// The date's transaction with only these models (and those downstream of them).
+    #[arg(
+        long,
+        value_name = "MODEL[,MODEL...]",
+        value_delimiter = ',',
+        conflicts_with = "model",
+        add = ArgValueCandidates::new(shell::model_names)
+    )]
+    pub select: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The dates to check, START..END or one date.
+    #[arg(long, value_name = "START..END")]
+    pub interval: String,
+    /// Only the checks of these models (and of those downstream of them).
+    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
+    pub select: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TemplatesArgs {
+    /// Print a recorded version's text, e.g. `models/daily_revenue@2`.
+    #[arg(long, value_name = "NAME@VERSION")]
+    pub show: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the story's database and pipeline in DIR (new or empty), as a project to
+    /// look at afterwards: `cd DIR && sqlrun status`. SQLite only.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct HelpArgs {
+    /// The command (none: sqlrun itself).
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// The table to load into; not a model's table (apply fills those) nor sqlrun's own.
+    pub table: String,
+    /// A CSV file (RFC 4180, UTF-8, comma-separated, header row first), or - for stdin.
+    #[arg(value_name = "FILE|-")]
+    pub file: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// One command's page (sqlrun-COMMAND(1)) instead of sqlrun(1).
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
+    /// Write sqlrun.1 and sqlrun-COMMAND.1 for every command into DIR (created if missing).
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

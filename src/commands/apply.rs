@@ -1,16 +1,17 @@
 //! `sqlrun apply`: the request checked, the database opened, the run (or its plan), and
 //! how it ended handed to output.
 
-use super::{open, Access};
+use super::open::{open, Access};
+use crate::commands::Context;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::apply::{finished, Watch};
 use crate::output::{plan, Output};
-use crate::project::settings::Settings;
 use crate::run::{self, Request};
 use crate::sources::statistics;
 
-pub fn run(settings: &Settings, request: Request, out: &Output) -> Result<Exit> {
+pub fn run(ctx: &Context, request: Request, out: &Output) -> Result<Exit> {
+    let settings = &ctx.settings(out)?;
     let request = request.with_defaults(&settings.apply);
     // A request that cannot run is refused before the templates load.
     let asked = request.check(settings)?;

@@ -1,16 +1,30 @@
 //! `sqlrun man [COMMAND]` prints one page (sqlrun(1), or sqlrun-COMMAND(1)) on stdout;
 //! `sqlrun man --dir DIR` writes every page there and names the files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::cli::shell;
-use crate::error::Result;
+use crate::commands::Context;
+use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::output::Output;
 
-pub fn run(command: Option<&str>, dir: Option<&Path>, out: &Output) -> Result<Exit> {
-    if let Some(dir) = dir {
-        let written = shell::write_pages(dir)?;
+/// One man page, as the command line renders it: its file name (`sqlrun-apply.1`) and
+/// its roff text.
+#[derive(Debug)]
+pub struct Page {
+    pub name: String,
+    pub roff: String,
+}
+
+/// `sqlrun man [COMMAND]`: the one page asked for; `--dir DIR`: every page, to write there.
+pub struct ManRequest {
+    pub pages: Vec<Page>,
+    pub dir: Option<PathBuf>,
+}
+
+pub fn run(_ctx: &Context, request: ManRequest, out: &Output) -> Result<Exit> {
+    if let Some(dir) = request.dir.as_deref() {
+        let written = write_pages(&request.pages, dir)?;
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         out.json(&serde_json::json!({"dir": dir.display().to_string(), "pages": names}))?;
         out.text(&names.join("\n"))?;
@@ -19,10 +33,28 @@ pub fn run(command: Option<&str>, dir: Option<&Path>, out: &Output) -> Result<Ex
         }
         return Ok(Exit::Done);
     }
-    let (name, page) = shell::page(command)?;
-    out.json(&serde_json::json!({"page": name, "roff": page}))?;
-    out.text(&page)?;
+    for page in &request.pages {
+        out.json(&serde_json::json!({"page": page.name, "roff": page.roff}))?;
+        out.text(&page.roff)?;
+    }
     Ok(Exit::Done)
+}
+
+/// Each page into `dir` (created if missing), as `NAME` there.
+fn write_pages(pages: &[Page], dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::bad(format!(
+            "--dir {}: cannot create the folder ({e}); pass a folder you may write, e.g. ~/.local/share/man/man1",
+            dir.display()
+        ))
+    })?;
+    let mut written = Vec::new();
+    for page in pages {
+        let path = dir.join(&page.name);
+        std::fs::write(&path, &page.roff)?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 /// `man sqlrun-apply` looks in the folders of man's path, each holding man1/: unless the

@@ -2,31 +2,36 @@
 //! the corrections as one self-contained page. Read-only: every answer is the one
 //! `status --select MODEL`, `runs`, `seals` and `corrections` give.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::commands::{open, Access};
+use crate::commands::open::{open, Access};
+use crate::commands::Context;
 use crate::dates::interval::{fmt_date, Interval};
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::output::report::{self, ModelCalendar, Page};
 use crate::output::Output;
-use crate::project::settings::Settings;
 use crate::reservations::holders::Identity;
 use crate::reservations::{judge, take};
 use crate::run::history::{self, Record};
 use crate::seals::corrections::{self, Feed, FeedShape};
 
 /// What to show and where to write it, as asked.
-pub struct ReportRequest<'a> {
-    pub html: &'a Path,
-    pub interval: Option<&'a str>,
-    pub select: &'a [String],
+pub struct ReportRequest {
+    pub html: PathBuf,
+    pub interval: Option<String>,
+    pub select: Vec<String>,
 }
 
-pub fn run(settings: &Settings, request: &ReportRequest, out: &Output) -> Result<Exit> {
-    let interval = request.interval.map(Interval::parse).transpose()?;
-    writable(request.html)?;
-    let mut opened = open(settings, request.select, Access::Read)?;
+pub fn run(ctx: &Context, request: ReportRequest, out: &Output) -> Result<Exit> {
+    let settings = ctx.settings(out)?;
+    let interval = request
+        .interval
+        .as_deref()
+        .map(Interval::parse)
+        .transpose()?;
+    writable(&request.html)?;
+    let mut opened = open(&settings, &request.select, Access::Read)?;
     out.notes(&opened.notes);
     let span = match interval {
         Some(i) => Some(i),
@@ -75,8 +80,8 @@ pub fn run(settings: &Settings, request: &ReportRequest, out: &Output) -> Result
         seals: &seals,
         corrections: &corrections,
     });
-    write(request.html, &html)?;
-    report::written(request.html, html.len(), span, out)?;
+    write(&request.html, &html)?;
+    report::written(&request.html, html.len(), span, out)?;
     Ok(Exit::Done)
 }
 

@@ -1,14 +1,16 @@
 //! `sqlrun reserve`: a planned backfill holds its dates from now on; `apply --run` carries
 //! it out, `release` cancels it. Exit 99 when another live run holds some of them.
 
-use crate::commands::{open, Access};
+use crate::commands::open::{open, Access};
+use crate::commands::Context;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::{reserve as show, Output};
-use crate::project::settings::Settings;
 use crate::reservations::planned::{self, ReserveRequest};
 
-pub fn run(settings: &Settings, request: &ReserveRequest, out: &Output) -> Result<Exit> {
+pub fn run(ctx: &Context, request: ReserveRequest, out: &Output) -> Result<Exit> {
+    let settings = &ctx.settings(out)?;
+    let request = &request;
     let checked = planned::check(request)?;
     let mut opened = open(settings, &[], Access::Sync)?;
     out.notes(&opened.notes);

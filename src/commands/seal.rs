@@ -1,14 +1,16 @@
 //! `sqlrun seal` (also `--reissue`) and `sqlrun unseal`: what went out, and its life
 //! after.
 
-use crate::commands::{open, Access};
+use crate::commands::open::{open, Access};
+use crate::commands::Context;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::{seal as show, Output};
-use crate::project::settings::Settings;
 use crate::seals::{self, SealRequest};
 
-pub fn run(settings: &Settings, request: &SealRequest, out: &Output) -> Result<Exit> {
+pub fn run(ctx: &Context, request: SealRequest, out: &Output) -> Result<Exit> {
+    let settings = &ctx.settings(out)?;
+    let request = &request;
     let checked = seals::check(request)?;
     let mut opened = open(settings, &[], Access::Sync)?;
     out.notes(&opened.notes);

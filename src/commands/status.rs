@@ -2,25 +2,32 @@
 //! date. Without `--interval` the span runs from the first to the last date the
 //! database knows, source rows included, so gaps inside it show.
 
-use crate::commands::{open, Access};
+use crate::commands::open::{open, Access};
+use crate::commands::Context;
 use crate::dates::interval::Interval;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::status::{self, Status, StatusView};
 use crate::output::Output;
-use crate::project::settings::Settings;
 use crate::reservations::holders::Identity;
 use crate::reservations::{judge, take};
 
-pub fn run(
-    settings: &Settings,
-    interval: Option<&str>,
-    select: &[String],
-    list: bool,
-    out: &Output,
-) -> Result<Exit> {
-    let interval = interval.map(Interval::parse).transpose()?;
-    let mut opened = open(settings, select, Access::Read)?;
+/// `sqlrun status [--interval I] [--select M] [--list]`.
+pub struct StatusRequest {
+    pub interval: Option<String>,
+    pub select: Vec<String>,
+    pub list: bool,
+}
+
+pub fn run(ctx: &Context, request: StatusRequest, out: &Output) -> Result<Exit> {
+    let StatusRequest {
+        interval,
+        select,
+        list,
+    } = request;
+    let settings = ctx.settings(out)?;
+    let interval = interval.as_deref().map(Interval::parse).transpose()?;
+    let mut opened = open(&settings, &select, Access::Read)?;
     out.notes(&opened.notes);
     let (pipeline, db) = (&opened.pipeline, &mut opened.db);
     let span = match interval {

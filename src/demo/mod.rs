@@ -13,7 +13,6 @@ use crate::pipeline::Pipeline;
 use crate::project::settings::Settings;
 use crate::run::{self, Request};
 use crate::seals::{self, SealRequest};
-use crate::store;
 use crate::store::queries;
 use crate::text::numbers::{delta, won};
 use crate::text::table::table;
@@ -24,7 +23,7 @@ use crate::text::words::{RunKind, SealAction, Severity};
 /// `keep`, the SQLite database and the pipeline stay in that folder, as a project. The
 /// story as text, and its numbers.
 pub fn run(given: &Settings, keep: Option<&Path>) -> Result<(String, serde_json::Value)> {
-    let target = store::target(given)?;
+    let target = given.target()?;
     if let Some(dir) = keep {
         return kept(&target, dir);
     }
@@ -37,7 +36,7 @@ pub fn run(given: &Settings, keep: Option<&Path>) -> Result<(String, serde_json:
             Settings::scratch(url, Some(format!("sqlrun_demo_{}", std::process::id())))
         }
     };
-    let mut db = store::open(&global)?;
+    let mut db = Db::open(&global.target()?)?;
     let story = tell(&global, &mut db, scratch.path(), false);
     if let Target::Postgres { schema, .. } = &db.target {
         let schema = schema.clone();
@@ -64,7 +63,7 @@ fn kept(target: &Target, dir: &Path) -> Result<(String, serde_json::Value)> {
     crate::project::scaffold::refuse_used_folder(dir)?;
     std::fs::create_dir_all(dir)?;
     let global = Settings::scratch(dir.join("sqlrun.db").display().to_string(), None);
-    let mut db = store::open(&global)?;
+    let mut db = Db::open(&global.target()?)?;
     let (mut say, summary) = tell(&global, &mut db, dir, true)?;
     std::fs::write(dir.join(crate::project::FILE_NAME), KEPT_PROJECT)?;
     say.push_str(&format!(

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::holds::{reclaim_lines, skip_lines};
 use super::Output;
 use crate::dates::interval::{contiguous, contiguous_by, fmt_date, parse_date, Date, Interval};
-use crate::db::Db;
+use crate::db::Target;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::pipeline::Pipeline;
@@ -36,11 +36,11 @@ impl Progress for Watch<'_> {
         self.out.note(line);
     }
 
-    fn ready(&mut self, db: &Db, pipeline: &Pipeline) {
+    fn ready(&mut self, target: &Target, pipeline: &Pipeline) {
         if self.out.verbose > 0 {
             self.out.note(&format!(
                 "database {}; templates {} ({})",
-                db.target,
+                target,
                 pipeline.templates.origin,
                 pipeline.signature()
             ));

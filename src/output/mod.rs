@@ -36,8 +36,6 @@ pub struct Output {
     stdout_tty: bool,
     /// The one JSON document was printed (an error after it must not print another).
     printed: std::cell::Cell<bool>,
-    /// Prints nothing (the demo drives commands and tells the story itself).
-    quiet: bool,
 }
 
 impl Output {
@@ -48,27 +46,13 @@ impl Output {
             stderr_tty: std::io::stderr().is_terminal(),
             stdout_tty: std::io::stdout().is_terminal(),
             printed: std::cell::Cell::new(false),
-            quiet: false,
-        }
-    }
-
-    pub fn quiet() -> Self {
-        Output {
-            json: false,
-            verbose: 0,
-            stderr_tty: false,
-            stdout_tty: false,
-            printed: std::cell::Cell::new(false),
-            quiet: true,
         }
     }
 
     /// A line on stderr that must be seen (a skip, a reclaim, a failure).
     pub fn note(&self, line: &str) {
-        if !self.quiet {
-            // A closed stderr must not stop a run halfway: the line is lost, the run goes on.
-            let _ = writeln!(std::io::stderr(), "{line}");
-        }
+        // A closed stderr must not stop a run halfway: the line is lost, the run goes on.
+        let _ = writeln!(std::io::stderr(), "{line}");
     }
 
     /// Each line a note (what opening the database did, say).
@@ -80,18 +64,16 @@ impl Output {
 
     /// A per-date line on stderr, when no progress bar is drawn.
     pub fn progress(&self, line: &str) {
-        if !self.quiet {
-            let _ = writeln!(std::io::stderr(), "{line}");
-        }
+        let _ = writeln!(std::io::stderr(), "{line}");
     }
 
     pub fn progress_bar(&self) -> bool {
-        self.stderr_tty && self.verbose == 0 && !self.quiet
+        self.stderr_tty && self.verbose == 0
     }
 
     /// Text on stdout (ignored in --json mode, where `json` prints the one document).
     pub fn text(&self, text: &str) -> Result<()> {
-        if !self.json && !self.quiet {
+        if !self.json {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(text.as_bytes())?;
             if !text.ends_with('\n') {
@@ -102,7 +84,7 @@ impl Output {
     }
 
     pub fn json<T: Serialize>(&self, value: &T) -> Result<()> {
-        if self.json && !self.quiet {
+        if self.json {
             let mut stdout = std::io::stdout().lock();
             let written = if self.stdout_tty {
                 serde_json::to_writer_pretty(&mut stdout, value)

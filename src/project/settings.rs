@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::db::{self, Target};
+
 /// The most dates `apply --jobs` (or `[apply] jobs`) computes at once (each is a
 /// database session).
 pub const MAX_JOBS: i64 = 64;
@@ -68,5 +70,10 @@ impl Settings {
             default_db: false,
             apply: ApplyDefaults::default(),
         }
+    }
+
+    /// The database these settings name, parsed (nothing is opened).
+    pub fn target(&self) -> db::Result<Target> {
+        Target::parse(&self.db, self.schema.as_deref())
     }
 }

@@ -50,7 +50,7 @@ pub trait Progress {
     /// A line to be seen (a warning, what bringing the pipeline up to date did).
     fn note(&mut self, line: &str);
     /// The database and templates the run uses, once they are ready.
-    fn ready(&mut self, db: &Db, pipeline: &Pipeline);
+    fn ready(&mut self, target: &Target, pipeline: &Pipeline);
     /// The dead holders' dates the run reclaimed as it reserved its own.
     fn reclaimed(&mut self, reclaimed: &[Reclaim]);
     /// A look back of `days` over `interval`: the older dates that need work, taken or
@@ -69,7 +69,7 @@ pub trait Progress {
 /// Nobody watching (the demo).
 impl Progress for () {
     fn note(&mut self, _: &str) {}
-    fn ready(&mut self, _: &Db, _: &Pipeline) {}
+    fn ready(&mut self, _: &Target, _: &Pipeline) {}
     fn reclaimed(&mut self, _: &[Reclaim]) {}
     fn looked_back(&mut self, _: u32, _: Interval, _: &[DateState]) {}
     fn skipped(&mut self, _: &[Skip]) {}
@@ -115,7 +115,7 @@ pub fn apply(
     for note in pipeline.sync_checking(db, Some(&first))? {
         progress.note(&note);
     }
-    progress.ready(db, pipeline);
+    progress.ready(&db.target, pipeline);
     if let Some(note) = crate::reservations::judge::no_source_rows(db, pipeline, start.interval)? {
         progress.note(&note);
     }

@@ -9,7 +9,6 @@ use crate::db::{Dialect, Target};
 use crate::error::{Error, Result};
 use crate::project::settings::{ApplyDefaults, Settings};
 use crate::reservations::state::Selection;
-use crate::store;
 use crate::store::requester::default_user;
 use crate::text::words::{OnlyFilter, RunKind};
 
@@ -59,7 +58,7 @@ impl Request {
             Some(_) => None,
             None => Some(self.new_run(settings.timezone)?),
         };
-        let jobs = self.workers(&store::target(settings)?)?;
+        let jobs = self.workers(&settings.target()?)?;
         Ok(Asked {
             request: self,
             new_run,

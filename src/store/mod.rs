@@ -1,89 +1,13 @@
-//! The state-store records every command shares: opening the database named by the
-//! global flags, runs, and template versions.
+//! The state store's records every command shares: runs, their times and who asked; and
+//! sqlrun's own statements (queries) that read and write them.
 
 pub mod queries;
 pub mod requester;
 
-use crate::db::{Db, DbErrorKind, Params, ReadOpen, Row, Sql, Target, Value};
+use crate::db::{Db, Params, Row, Sql, Value};
 use crate::error::{Error, Result};
-use crate::pipeline::Pipeline;
-use crate::project::settings::Settings;
 use crate::text::words::RunStatus;
 use requester::Scheduler;
-
-/// The database the global flags name, opened and migrated.
-pub fn open(global: &Settings) -> Result<Db> {
-    Ok(Db::open(&target(global)?)?)
-}
-
-/// The database, for a command that only reads (`status`, `runs`, `corrections`,
-/// `render`, `templates`): opened read-only when its schema and the pipeline's objects
-/// (if `pipeline` is given) are current, so that a copy on read-only media can be read;
-/// otherwise opened, migrated and synced as every command does, and when that cannot
-/// write, said so: run `sqlrun init` with write access.
-pub fn open_to_read(target: &Target, pipeline: Option<&Pipeline>) -> Result<Db> {
-    open_to_read_checking(target, pipeline, None)
-}
-
-/// `open_to_read`, checking that the statements of date `ds` prepare (`render --date`),
-/// also when nothing needs writing; the read-only connection prepares them too.
-pub fn open_to_read_checking(
-    target: &Target,
-    pipeline: Option<&Pipeline>,
-    ds: Option<&str>,
-) -> Result<Db> {
-    let what = match Db::open_read_only(target) {
-        Ok(ReadOpen::Current(mut db)) => match pipeline {
-            Some(p) if !p.is_current(&mut db)? => {
-                Some("its pipeline objects (tables, views) are missing or out of date")
-            }
-            Some(p) => {
-                if let Some(ds) = ds {
-                    p.check_date(&mut db, ds)?;
-                }
-                return Ok(*db);
-            }
-            None => return Ok(*db),
-        },
-        Ok(ReadOpen::NeedsWriting) => Some("it needs migrating to this sqlrun's schema"),
-        Ok(ReadOpen::Absent) => None,
-        // A read-only connection cannot do what a writer can (recover a WAL whose -shm
-        // it may not write): the ordinary open tries, and says why if it cannot.
-        Err(e) if e.db_kind().is_some_and(DbErrorKind::is_unwritable) => None,
-        Err(e) => return Err(e.into()),
-    };
-    let needs_init = |e| needs_init(e, target, what);
-    let mut db = Db::open(target).map_err(|e| needs_init(e.into()))?;
-    if let Some(p) = pipeline {
-        // What a sync has to say (a model added) is for the commands that write.
-        p.sync_checking(&mut db, ds).map_err(needs_init)?;
-    }
-    Ok(db)
-}
-
-/// A database that cannot be written, met by a command that only reads and found it
-/// needs writing first (`what`): run `sqlrun init` with write access. Other errors as
-/// they are.
-fn needs_init(e: Error, target: &Target, what: Option<&str>) -> Error {
-    let (Error::Environment { kind, cause, .. }, Some(what)) = (&e, what) else {
-        return e;
-    };
-    let why = match kind {
-        DbErrorKind::ReadOnlyFolder => "its folder is read-only",
-        DbErrorKind::Denied => "no privilege",
-        DbErrorKind::ReadOnly => "it is read-only",
-        _ => return e,
-    };
-    Error::NeedsInit {
-        target: target.to_string(),
-        what: what.into(),
-        why: format!("{why}: {cause}"),
-    }
-}
-
-pub fn target(global: &Settings) -> Result<Target> {
-    Ok(Target::parse(&global.db, global.schema.as_deref())?)
-}
 
 /// A run's row, as `runs` and `apply --run` read it.
 #[derive(Debug, Clone, serde::Serialize)]
