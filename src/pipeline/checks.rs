@@ -33,13 +33,6 @@ pub struct Check {
     pub severity: Severity,
 }
 
-impl Check {
-    /// The name the state store keeps (`checks/NAME`), as for every template.
-    pub fn recorded_name(&self) -> String {
-        format!("checks/{}", self.name)
-    }
-}
-
 /// One check's failing rows: the count the wrapper added, and the rows without it.
 pub fn failure(check: &Check, rows: &[Row]) -> Failure {
     let mut failing_rows = rows.len() as i64;

@@ -362,13 +362,6 @@ impl Pipeline {
             .transpose()
     }
 
-    /// The same with its values as literals, for review.
-    pub fn render_ready(&self, ds: &str) -> Result<Option<String>> {
-        self.ready_context(ds)
-            .map(|c| self.templates.render("system/ready.sql", c))
-            .transpose()
-    }
-
     /// What `system/ready.sql` renders with: the computed models that declare `-- ready:`.
     fn ready_context(&self, ds: &str) -> Option<Value> {
         let waiting: Vec<&Model> = self

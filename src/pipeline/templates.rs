@@ -270,12 +270,8 @@ impl TemplateSet {
     /// Models and views from `dir` (or the built-in pipeline); the machinery in `system/`
     /// always comes built in, because it must match this binary's schema. A file in
     /// `system/<dialect>/` replaces the `system/` file of the same name on that backend.
-    pub fn load(dir: Option<&Path>, dialect: Dialect) -> Result<Self> {
-        Self::load_checked(dir, dialect, &|_| Vec::new())
-    }
-
-    /// `load`, with `more` problems of each file's header (a model's own header keys, see
-    /// pipeline.rs): every problem of every file is said at once, one line each.
+    /// `more`: further problems of each file's header (a model's own header keys, see
+    /// pipeline/mod.rs): every problem of every file is said at once, one line each.
     pub fn load_checked(
         dir: Option<&Path>,
         dialect: Dialect,
@@ -779,7 +775,7 @@ mod tests {
 
     #[test]
     fn bound_rendering_prints_parameters_and_keeps_the_values() {
-        let mut set = TemplateSet::load(None, Dialect::Postgres).unwrap();
+        let mut set = TemplateSet::load_checked(None, Dialect::Postgres, &|_| Vec::new()).unwrap();
         set.env
             .add_template_owned(
                 "t.sql",
@@ -895,7 +891,7 @@ mod tests {
 
     #[test]
     fn builtin_templates_load() {
-        let set = TemplateSet::load(None, Dialect::Sqlite).unwrap();
+        let set = TemplateSet::load_checked(None, Dialect::Sqlite, &|_| Vec::new()).unwrap();
         assert!(set
             .of_kind(TemplateKind::Model)
             .any(|f| f.name == "models/daily_revenue"));

@@ -348,8 +348,6 @@ pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Sett
         schema,
         templates,
         timezone,
-        json: args.json,
-        verbose: args.verbose,
         apply,
         project: project.map(|p| p.path),
         default_db,

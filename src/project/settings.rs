@@ -44,8 +44,6 @@ pub struct Settings {
     pub templates: Option<PathBuf>,
     /// The zone whose calendar days the dates are (UTC unless the project names one).
     pub timezone: chrono_tz::Tz,
-    pub json: bool,
-    pub verbose: u8,
     /// The project file these settings were read from, if one was found.
     pub project: Option<PathBuf>,
     /// Nothing named the database (no --db, `SQLRUN_DB` or project `db`): it is the
@@ -64,8 +62,6 @@ impl Settings {
             schema,
             templates: None,
             timezone: chrono_tz::Tz::UTC,
-            json: false,
-            verbose: 0,
             project: None,
             default_db: false,
             apply: ApplyDefaults::default(),

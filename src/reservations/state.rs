@@ -102,16 +102,8 @@ impl DateState {
         self.judged.computed
     }
 
-    pub fn failed(&self) -> bool {
-        self.judged.failed
-    }
-
     pub fn sealed(&self) -> bool {
         self.judged.sealed
-    }
-
-    pub fn changed(&self) -> bool {
-        self.judged.changed
     }
 
     /// Reissued (sealed, its latest version sent by a reissue) or unsealed.
