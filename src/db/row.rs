@@ -72,7 +72,8 @@ impl From<bool> for Value {
 /// Named parameters, as `:name` in the SQL.
 pub type Params<'a> = &'a [(&'a str, Value)];
 
-/// One result row; columns by position.
+/// One result row. Outside `src/db/` it is read by column name (`read.rs`: `Row::read`
+/// into a struct, `Row::get`); by position only here, in the backends' own statements.
 #[derive(Debug, Clone)]
 pub struct Row {
     names: Rc<Vec<String>>,
@@ -86,6 +87,14 @@ impl Row {
 
     pub fn names(&self) -> &[String] {
         &self.names
+    }
+
+    /// Each column's name and value, in the statement's order.
+    pub fn columns(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.names
+            .iter()
+            .map(String::as_str)
+            .zip(self.values.iter())
     }
 
     pub fn value(&self, i: usize) -> &Value {
