@@ -327,6 +327,19 @@ impl Db {
         Ok(read.map_err(|e| read::of_statement(&sql.what(), e))?)
     }
 
+    /// The first row as `T` with `n` numbered `U`s, which the statement always returns.
+    pub fn one_numbered<T: DeserializeOwned, U: DeserializeOwned, S: Sql + ?Sized>(
+        &mut self,
+        sql: &S,
+        params: Params,
+        n: usize,
+    ) -> Result<(T, Vec<U>)> {
+        let row = self.one(sql, params)?;
+        Ok(row
+            .read_numbered(n)
+            .map_err(|e| read::of_statement(&sql.what(), e))?)
+    }
+
     /// How the columns a statement returns differ from what its read expects (None:
     /// they match), found by preparing it against this database.
     pub fn shape_mismatch(&mut self, shape: &RowShape) -> Result<Option<String>> {

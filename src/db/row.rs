@@ -97,7 +97,7 @@ impl Row {
             .zip(self.values.iter())
     }
 
-    pub fn value(&self, i: usize) -> &Value {
+    pub(in crate::db) fn value(&self, i: usize) -> &Value {
         self.values.get(i).unwrap_or(&Value::Null)
     }
 
@@ -110,7 +110,7 @@ impl Row {
         ))
     }
 
-    pub fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
+    pub(in crate::db) fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
         match self.value(i) {
             Value::Null => Ok(None),
             Value::Int(n) => Ok(Some(*n)),
@@ -119,12 +119,7 @@ impl Row {
         }
     }
 
-    pub fn i64(&self, i: usize) -> Result<i64> {
-        self.opt_i64(i)?
-            .ok_or_else(|| self.mismatch(i, "an integer"))
-    }
-
-    pub fn opt_text(&self, i: usize) -> Result<Option<String>> {
+    pub(in crate::db) fn opt_text(&self, i: usize) -> Result<Option<String>> {
         match self.value(i) {
             Value::Null => Ok(None),
             Value::Text(s) => Ok(Some(s.clone())),
@@ -133,11 +128,11 @@ impl Row {
         }
     }
 
-    pub fn text(&self, i: usize) -> Result<String> {
+    pub(in crate::db) fn text(&self, i: usize) -> Result<String> {
         self.opt_text(i)?.ok_or_else(|| self.mismatch(i, "text"))
     }
 
-    pub fn bool(&self, i: usize) -> Result<bool> {
+    pub(in crate::db) fn bool(&self, i: usize) -> Result<bool> {
         match self.value(i) {
             Value::Bool(b) => Ok(*b),
             Value::Int(n) => Ok(*n != 0),

@@ -836,6 +836,17 @@ fn dependency_order<T>(
     Ok(out)
 }
 
+/// The rows the pipeline's own bookkeeping reads, rendered for `pipeline`, for the test
+/// that prepares each statement against a real schema (each file keeps its own list
+/// beside its row structs).
+pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<crate::db::RowShape>> {
+    let mut shapes = models::row_shapes(pipeline.dialect);
+    shapes.extend(sync::row_shapes(pipeline.dialect));
+    shapes.extend(versions::row_shapes(pipeline.dialect));
+    shapes.extend(ready::row_shapes(pipeline)?);
+    Ok(shapes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,9 @@ macro_rules! queries {
             sqlite: include_str!(concat!("../../queries/", $file)),
             postgres: queries!(@pg $file $(, $pg)?),
         };)*
+
+        /// Every statement above, for the test that checks the rows each returns.
+        pub const ALL: &[Query] = &[$($name,)*];
     };
     (@pg $file:literal) => { include_str!(concat!("../../queries/", $file)) };
     (@pg $file:literal, $pg:literal) => { include_str!(concat!("../../queries/", $pg)) };
