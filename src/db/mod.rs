@@ -26,7 +26,9 @@ pub use target::{is_postgres_url, plain_schema, redact_url, Dialect, Target};
 /// A driver statement, one text per dialect (most are the same text).
 #[derive(Debug, Clone, Copy)]
 pub struct Query {
+    /// The file of each text, under queries/.
     pub name: &'static str,
+    pub postgres_name: &'static str,
     pub sqlite: &'static str,
     pub postgres: &'static str,
 }
@@ -37,8 +39,8 @@ pub trait Sql {
 
     /// What the statement is, for an error of reading its rows: a rendered template by
     /// the name its header gives.
-    fn what(&self) -> String {
-        let text = self.text(Dialect::Sqlite);
+    fn what(&self, dialect: Dialect) -> String {
+        let text = self.text(dialect);
         let header = text
             .lines()
             .map(str::trim)
@@ -59,8 +61,11 @@ impl Sql for Query {
         }
     }
 
-    fn what(&self) -> String {
-        format!("queries/{}", self.name)
+    fn what(&self, dialect: Dialect) -> String {
+        match dialect {
+            Dialect::Sqlite => format!("queries/{}", self.name),
+            Dialect::Postgres => format!("queries/{}", self.postgres_name),
+        }
     }
 }
 
@@ -287,7 +292,7 @@ impl Db {
     ) -> Result<Vec<T>> {
         let rows = self.rows(sql, params)?;
         let read = rows.iter().map(Row::read).collect::<Result<_, DbError>>();
-        Ok(read.map_err(|e| read::of_statement(&sql.what(), e))?)
+        Ok(read.map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
     }
 
     /// The first row as `T`, if there is one.
@@ -298,7 +303,7 @@ impl Db {
     ) -> Result<Option<T>> {
         let row = self.row(sql, params)?;
         let read = row.as_ref().map(Row::read).transpose();
-        Ok(read.map_err(|e| read::of_statement(&sql.what(), e))?)
+        Ok(read.map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
     }
 
     /// The first row as `T`, which the statement always returns (an aggregate, RETURNING).
@@ -308,7 +313,9 @@ impl Db {
         params: Params,
     ) -> Result<T> {
         let row = self.one(sql, params)?;
-        Ok(row.read().map_err(|e| read::of_statement(&sql.what(), e))?)
+        Ok(row
+            .read()
+            .map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
     }
 
     /// The rows as `T`s with `n` numbered `U`s each (`Row::read_numbered`): a statement
@@ -324,7 +331,7 @@ impl Db {
             .iter()
             .map(|r| r.read_numbered(n))
             .collect::<Result<_, DbError>>();
-        Ok(read.map_err(|e| read::of_statement(&sql.what(), e))?)
+        Ok(read.map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
     }
 
     /// The first row as `T` with `n` numbered `U`s, which the statement always returns.
@@ -337,7 +344,7 @@ impl Db {
         let row = self.one(sql, params)?;
         Ok(row
             .read_numbered(n)
-            .map_err(|e| read::of_statement(&sql.what(), e))?)
+            .map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
     }
 
     /// How the columns a statement returns differ from what its read expects (None:

@@ -433,7 +433,7 @@ pub struct RowShape {
 impl RowShape {
     fn new<S: Sql + ?Sized>(sql: &S, dialect: Dialect, columns: Option<Vec<String>>) -> Self {
         RowShape {
-            what: sql.what(),
+            what: sql.what(dialect),
             sql: sql.text(dialect).to_string(),
             columns,
             kept: None,

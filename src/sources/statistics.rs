@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 /// ANALYZE. PostgreSQL only, as the next.
 const STALE_STATISTICS: Query = Query {
     name: "postgres/stale_statistics.sql",
+    postgres_name: "postgres/stale_statistics.sql",
     sqlite: "",
     postgres: include_str!("../../queries/postgres/stale_statistics.sql"),
 };
@@ -27,6 +28,7 @@ const STALE_STATISTICS: Query = Query {
 /// The ANALYZE of a table, and whether this role may run it.
 const ANALYZE_STATEMENT: Query = Query {
     name: "postgres/analyze_statement.sql",
+    postgres_name: "postgres/analyze_statement.sql",
     sqlite: "",
     postgres: include_str!("../../queries/postgres/analyze_statement.sql"),
 };

@@ -11,6 +11,7 @@ macro_rules! queries {
             name: $file,
             sqlite: include_str!(concat!("../../queries/", $file)),
             postgres: queries!(@pg $file $(, $pg)?),
+            postgres_name: queries!(@pg_name $file $(, $pg)?),
         };)*
 
         /// Every statement above, for the test that checks the rows each returns.
@@ -18,6 +19,8 @@ macro_rules! queries {
     };
     (@pg $file:literal) => { include_str!(concat!("../../queries/", $file)) };
     (@pg $file:literal, $pg:literal) => { include_str!(concat!("../../queries/", $pg)) };
+    (@pg_name $file:literal) => { $file };
+    (@pg_name $file:literal, $pg:literal) => { $pg };
 }
 
 queries! {
