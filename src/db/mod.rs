@@ -16,7 +16,7 @@ mod target;
 use backend::{Backend, Scripted};
 pub use backend::{Interrupter, TxKind};
 pub use error::{DbError, DbErrorKind, Error, ErrorAt, Result};
-pub use read::{fields, RowShape};
+pub use read::RowShape;
 pub use row::{Params, Row, Value};
 pub use script::split_statements;
 use script::{code_mask, excerpt};
@@ -26,7 +26,7 @@ pub use target::{is_postgres_url, plain_schema, redact_url, Dialect, Target};
 /// A driver statement, one text per dialect (most are the same text).
 #[derive(Debug, Clone, Copy)]
 pub struct Query {
-    /// The file of each text, under queries/.
+    /// Where its texts are, under queries/: SQLite's, PostgreSQL's (for messages).
     pub name: &'static str,
     pub postgres_name: &'static str,
     pub sqlite: &'static str,
