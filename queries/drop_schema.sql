@@ -1,2 +1,2 @@
 -- SQLite has no schemas to drop: the demo deletes its scratch file instead.
-SELECT NULL
+SELECT NULL AS statement

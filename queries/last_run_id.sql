@@ -1,1 +1,1 @@
-SELECT max(run_id) FROM runs
+SELECT max(run_id) AS run_id FROM runs

@@ -4,7 +4,7 @@
 -- same round trip: whether it is sealed, the database's time (the date's start in its
 -- record: on PostgreSQL the transaction's start on the server's clock), and the models its
 -- seal covers (comma separated; the others are replaced there, not corrected).
-SELECT r.run_id, EXISTS (SELECT 1 FROM seals WHERE ds = :ds), CURRENT_TIMESTAMP,
-       (SELECT string_agg(m.model, ',') FROM sealed_models AS m WHERE m.ds = :ds)
+SELECT EXISTS (SELECT 1 FROM seals WHERE ds = :ds) AS sealed, CURRENT_TIMESTAMP AS started_at,
+       (SELECT string_agg(m.model, ',') FROM sealed_models AS m WHERE m.ds = :ds) AS covered
 FROM reservations AS r
 WHERE r.ds = :ds AND r.run_id = :run_id

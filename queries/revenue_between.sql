@@ -1,1 +1,1 @@
-SELECT coalesce(sum(revenue), 0) FROM daily_revenue_current WHERE ds BETWEEN :start AND :end
+SELECT coalesce(sum(revenue), 0) AS revenue FROM daily_revenue_current WHERE ds BETWEEN :start AND :end

@@ -1,2 +1,2 @@
 -- The demo's scratch schema, and everything in it, goes when the demo ends.
-SELECT format('DROP SCHEMA %I CASCADE', CAST(:schema AS text))
+SELECT format('DROP SCHEMA %I CASCADE', CAST(:schema AS text)) AS statement

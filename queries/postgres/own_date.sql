@@ -9,8 +9,9 @@
 -- are replaced there, not corrected).
 -- The clock comes as text, so that the record keeps its microseconds (sqlrun reads a
 -- timestamptz to the second, for display).
-SELECT r.run_id, EXISTS (SELECT 1 FROM seals WHERE ds = :ds), CAST(CURRENT_TIMESTAMP AS text),
-       (SELECT string_agg(m.model, ',') FROM sealed_models AS m WHERE m.ds = :ds)
+SELECT EXISTS (SELECT 1 FROM seals WHERE ds = :ds) AS sealed,
+       CAST(CURRENT_TIMESTAMP AS text) AS started_at,
+       (SELECT string_agg(m.model, ',') FROM sealed_models AS m WHERE m.ds = :ds) AS covered
 FROM reservations AS r
 WHERE r.ds = :ds AND r.run_id = :run_id
 FOR UPDATE OF r

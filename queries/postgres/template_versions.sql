@@ -3,6 +3,6 @@
 -- recorded text only where the checksum differs (it is needed then only, to tell an edit
 -- from a change of line endings).
 SELECT v.name, v.version, v.checksum, v.first_used_at,
-       CASE WHEN v.checksum <> f.checksum THEN v.body END
+       CASE WHEN v.checksum <> f.checksum THEN v.body END AS body_if_other
 FROM json_to_recordset(CAST(:files AS json)) AS f (name text, version bigint, checksum text)
 JOIN template_versions AS v ON v.name = f.name AND v.version = f.version

@@ -7,6 +7,7 @@
 mod backend;
 mod error;
 mod postgres;
+mod read;
 mod row;
 mod script;
 mod sqlite;
@@ -15,15 +16,19 @@ mod target;
 use backend::{Backend, Scripted};
 pub use backend::{Interrupter, TxKind};
 pub use error::{DbError, DbErrorKind, Error, ErrorAt, Result};
+pub use read::RowShape;
 pub use row::{Params, Row, Value};
 pub use script::split_statements;
 use script::{code_mask, excerpt};
+use serde::de::DeserializeOwned;
 pub use target::{is_postgres_url, plain_schema, redact_url, Dialect, Target};
 
 /// A driver statement, one text per dialect (most are the same text).
 #[derive(Debug, Clone, Copy)]
 pub struct Query {
+    /// Where its texts are, under queries/: SQLite's, PostgreSQL's (for messages).
     pub name: &'static str,
+    pub postgres_name: &'static str,
     pub sqlite: &'static str,
     pub postgres: &'static str,
 }
@@ -31,6 +36,21 @@ pub struct Query {
 /// SQL to run: a driver query (picked by dialect) or rendered text.
 pub trait Sql {
     fn text(&self, dialect: Dialect) -> &str;
+
+    /// What the statement is, for an error of reading its rows: a rendered template by
+    /// the name its header gives.
+    fn what(&self, dialect: Dialect) -> String {
+        let text = self.text(dialect);
+        let header = text
+            .lines()
+            .map(str::trim)
+            .take_while(|l| l.is_empty() || l.starts_with("--"))
+            .find_map(|l| l.strip_prefix("-- name:"));
+        match header {
+            Some(name) => format!("template {}", name.trim()),
+            None => "a statement".to_string(),
+        }
+    }
 }
 
 impl Sql for Query {
@@ -38,6 +58,13 @@ impl Sql for Query {
         match dialect {
             Dialect::Sqlite => self.sqlite,
             Dialect::Postgres => self.postgres,
+        }
+    }
+
+    fn what(&self, dialect: Dialect) -> String {
+        match dialect {
+            Dialect::Sqlite => format!("queries/{}", self.name),
+            Dialect::Postgres => format!("queries/{}", self.postgres_name),
         }
     }
 }
@@ -254,6 +281,93 @@ impl Db {
                 "a statement that always returns a row returned none",
             ))
         })
+    }
+
+    /// The rows as `T`s, each field from the column of its name (`Row::read`); a column
+    /// and a field that do not match are an error naming the statement and the column.
+    pub fn rows_as<T: DeserializeOwned, S: Sql + ?Sized>(
+        &mut self,
+        sql: &S,
+        params: Params,
+    ) -> Result<Vec<T>> {
+        let rows = self.rows(sql, params)?;
+        let read = rows.iter().map(Row::read).collect::<Result<_, DbError>>();
+        Ok(read.map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
+    }
+
+    /// The first row as `T`, if there is one.
+    pub fn row_as<T: DeserializeOwned, S: Sql + ?Sized>(
+        &mut self,
+        sql: &S,
+        params: Params,
+    ) -> Result<Option<T>> {
+        let row = self.row(sql, params)?;
+        let read = row.as_ref().map(Row::read).transpose();
+        Ok(read.map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
+    }
+
+    /// The first row as `T`, which the statement always returns (an aggregate, RETURNING).
+    pub fn one_as<T: DeserializeOwned, S: Sql + ?Sized>(
+        &mut self,
+        sql: &S,
+        params: Params,
+    ) -> Result<T> {
+        let row = self.one(sql, params)?;
+        Ok(row
+            .read()
+            .map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
+    }
+
+    /// The rows as `T`s with `n` numbered `U`s each (`Row::read_numbered`): a statement
+    /// with columns per model, source or check of the pipeline.
+    pub fn rows_numbered<T: DeserializeOwned, U: DeserializeOwned, S: Sql + ?Sized>(
+        &mut self,
+        sql: &S,
+        params: Params,
+        n: usize,
+    ) -> Result<Vec<(T, Vec<U>)>> {
+        let rows = self.rows(sql, params)?;
+        let read = rows
+            .iter()
+            .map(|r| r.read_numbered(n))
+            .collect::<Result<_, DbError>>();
+        Ok(read.map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
+    }
+
+    /// The first row as `T` with `n` numbered `U`s, which the statement always returns.
+    pub fn one_numbered<T: DeserializeOwned, U: DeserializeOwned, S: Sql + ?Sized>(
+        &mut self,
+        sql: &S,
+        params: Params,
+        n: usize,
+    ) -> Result<(T, Vec<U>)> {
+        let row = self.one(sql, params)?;
+        Ok(row
+            .read_numbered(n)
+            .map_err(|e| read::of_statement(&sql.what(self.dialect()), e))?)
+    }
+
+    /// How the columns a statement returns differ from what its read expects (None:
+    /// they match), found by preparing it against this database.
+    pub fn shape_mismatch(&mut self, shape: &RowShape) -> Result<Option<String>> {
+        let statement = match &shape.kept {
+            None => shape.sql.as_str(),
+            Some(name) => {
+                let marked = script::marked(&shape.sql);
+                let kept = marked.iter().find(|m| m.kept.as_ref() == Some(name));
+                match kept {
+                    Some(m) => m.statement,
+                    None => {
+                        return Ok(Some(format!(
+                            "{}: no statement keeps its rows as `{name}`",
+                            shape.what
+                        )))
+                    }
+                }
+            }
+        };
+        let found = self.select_columns(statement)?;
+        Ok(shape.mismatch(&found))
     }
 
     /// Runs `work` in a transaction: committed when it returns Ok, rolled back otherwise.

@@ -72,7 +72,8 @@ impl From<bool> for Value {
 /// Named parameters, as `:name` in the SQL.
 pub type Params<'a> = &'a [(&'a str, Value)];
 
-/// One result row; columns by position.
+/// One result row. Outside `src/db/` it is read by column name (`read.rs`: `Row::read`
+/// into a struct, `Row::get`); by position only here, in the backends' own statements.
 #[derive(Debug, Clone)]
 pub struct Row {
     names: Rc<Vec<String>>,
@@ -88,7 +89,15 @@ impl Row {
         &self.names
     }
 
-    pub fn value(&self, i: usize) -> &Value {
+    /// Each column's name and value, in the statement's order.
+    pub fn columns(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.names
+            .iter()
+            .map(String::as_str)
+            .zip(self.values.iter())
+    }
+
+    pub(in crate::db) fn value(&self, i: usize) -> &Value {
         self.values.get(i).unwrap_or(&Value::Null)
     }
 
@@ -101,7 +110,7 @@ impl Row {
         ))
     }
 
-    pub fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
+    pub(in crate::db) fn opt_i64(&self, i: usize) -> Result<Option<i64>> {
         match self.value(i) {
             Value::Null => Ok(None),
             Value::Int(n) => Ok(Some(*n)),
@@ -110,12 +119,7 @@ impl Row {
         }
     }
 
-    pub fn i64(&self, i: usize) -> Result<i64> {
-        self.opt_i64(i)?
-            .ok_or_else(|| self.mismatch(i, "an integer"))
-    }
-
-    pub fn opt_text(&self, i: usize) -> Result<Option<String>> {
+    pub(in crate::db) fn opt_text(&self, i: usize) -> Result<Option<String>> {
         match self.value(i) {
             Value::Null => Ok(None),
             Value::Text(s) => Ok(Some(s.clone())),
@@ -124,11 +128,11 @@ impl Row {
         }
     }
 
-    pub fn text(&self, i: usize) -> Result<String> {
+    pub(in crate::db) fn text(&self, i: usize) -> Result<String> {
         self.opt_text(i)?.ok_or_else(|| self.mismatch(i, "text"))
     }
 
-    pub fn bool(&self, i: usize) -> Result<bool> {
+    pub(in crate::db) fn bool(&self, i: usize) -> Result<bool> {
         match self.value(i) {
             Value::Bool(b) => Ok(*b),
             Value::Int(n) => Ok(*n != 0),

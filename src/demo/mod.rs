@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::db::{Db, Target};
+use crate::db::{Db, Dialect, RowShape, Target};
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::pipeline::Pipeline;
@@ -76,10 +76,8 @@ fn kept(target: &Target, dir: &Path) -> Result<(String, serde_json::Value)> {
 }
 
 fn drop_schema(db: &mut Db, schema: &str) -> Result<()> {
-    let ddl = db
-        .one(&queries::DROP_SCHEMA, &[(":schema", schema.into())])?
-        .text(0)?;
-    Ok(db.batch(&ddl)?)
+    let ddl: Statement = db.one_as(&queries::DROP_SCHEMA, &[(":schema", schema.into())])?;
+    Ok(db.batch(&ddl.statement)?)
 }
 
 fn tell(
@@ -221,9 +219,11 @@ fn late_voucher(global: &Settings, conn: &mut Db, say: &mut String) -> Result<(i
         .iter()
         .map(|(ds, status)| format!("{ds} {status}"))
         .collect();
-    let row = conn.one(&queries::SENT_AND_NOW, &[(":ds", "2026-02-03".into())])?;
-    let (sent, now) = (row.i64(0)?, row.i64(1)?);
-    let sent_cumulative = conn.one(&queries::LAST_CUMULATIVE_AS_SENT, &[])?.i64(0)?;
+    let row: SentAndNow = conn.one_as(&queries::SENT_AND_NOW, &[(":ds", "2026-02-03".into())])?;
+    let (sent, now) = (row.sent_revenue, row.current_revenue);
+    let sent_cumulative = conn
+        .one_as::<Cumulative, _>(&queries::LAST_CUMULATIVE_AS_SENT, &[])?
+        .cumulative_revenue;
     let now_week = revenue_between(conn, "2026-02-01", "2026-02-07")?;
     let now_cumulative = last_cumulative(conn)?;
     say.push_str("5. The first week is sealed (`sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report, week 1\"`);\n");
@@ -281,7 +281,9 @@ fn reissue(global: &Settings, conn: &mut Db, first: i64, say: &mut String) -> Re
             (":start", start.into()),
             (":end", end.into()),
         ];
-        Ok(conn.one(&queries::SENT_IN_SEAL, &params)?.i64(0)?)
+        Ok(conn
+            .one_as::<Revenue, _>(&queries::SENT_IN_SEAL, &params)?
+            .revenue)
     };
     let mut rows = Vec::new();
     for (label, start, end) in [
@@ -452,7 +454,7 @@ fn apply_quietly(
     if let Some(e) = ran.error {
         return Err(e);
     }
-    let run_id = conn.one(&queries::LAST_RUN_ID, &[])?.i64(0)?;
+    let run_id = last_run_id(conn)?;
     if ran.exit != Exit::Done {
         return Err(crate::Error::bad(format!(
             "demo: run {run_id} ended with exit {}",
@@ -465,7 +467,7 @@ fn apply_quietly(
             &[(":run_id", run_id.into())],
         )?
         .iter()
-        .map(|r| Ok((r.text(0)?, r.text(1)?)))
+        .map(|r| Ok((r.get("ds")?, r.get("status")?)))
         .collect::<Result<_>>()?;
     Ok((run_id, dates))
 }
@@ -488,24 +490,72 @@ fn seal_week(global: &Settings, target: &Target, action: SealAction, reason: &st
         .ok_or_else(|| crate::Error::bad("demo: the seal of week 1 recorded no event"))
 }
 
-fn last_run_total(conn: &mut Db) -> Result<i64> {
-    let run_id = conn.one(&queries::LAST_RUN_ID, &[])?.i64(0)?;
+fn last_run_id(conn: &mut Db) -> Result<i64> {
     Ok(conn
-        .one(&queries::RUN_TOTAL, &[(":run_id", run_id.into())])?
-        .i64(0)?)
+        .one_as::<LastRun, _>(&queries::LAST_RUN_ID, &[])?
+        .run_id)
+}
+
+fn last_run_total(conn: &mut Db) -> Result<i64> {
+    let run_id = last_run_id(conn)?;
+    let total = conn.one_as::<Revenue, _>(&queries::RUN_TOTAL, &[(":run_id", run_id.into())])?;
+    Ok(total.revenue)
 }
 
 fn last_cumulative(conn: &mut Db) -> Result<i64> {
-    Ok(conn.one(&queries::LAST_CUMULATIVE, &[])?.i64(0)?)
+    let last = conn.one_as::<Cumulative, _>(&queries::LAST_CUMULATIVE, &[])?;
+    Ok(last.cumulative_revenue)
 }
 
 fn revenue_between(conn: &mut Db, start: &str, end: &str) -> Result<i64> {
+    let params = [(":start", start.into()), (":end", end.into())];
     Ok(conn
-        .one(
-            &queries::REVENUE_BETWEEN,
-            &[(":start", start.into()), (":end", end.into())],
-        )?
-        .i64(0)?)
+        .one_as::<Revenue, _>(&queries::REVENUE_BETWEEN, &params)?
+        .revenue)
+}
+
+/// The statement `queries/postgres/drop_schema.sql` writes.
+#[derive(serde::Deserialize)]
+struct Statement {
+    statement: String,
+}
+
+/// A date's revenue as it was sent and as it is now.
+#[derive(serde::Deserialize)]
+struct SentAndNow {
+    sent_revenue: i64,
+    current_revenue: i64,
+}
+
+/// The latest running total of a cumulative view.
+#[derive(serde::Deserialize)]
+struct Cumulative {
+    cumulative_revenue: i64,
+}
+
+/// A sum of daily revenue.
+#[derive(serde::Deserialize)]
+struct Revenue {
+    revenue: i64,
+}
+
+#[derive(serde::Deserialize)]
+struct LastRun {
+    run_id: i64,
+}
+
+/// The rows the demo reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    vec![
+        RowShape::of::<Statement, _>(&queries::DROP_SCHEMA, dialect),
+        RowShape::of::<SentAndNow, _>(&queries::SENT_AND_NOW, dialect),
+        RowShape::of::<Cumulative, _>(&queries::LAST_CUMULATIVE_AS_SENT, dialect),
+        RowShape::of::<Cumulative, _>(&queries::LAST_CUMULATIVE, dialect),
+        RowShape::of::<Revenue, _>(&queries::SENT_IN_SEAL, dialect),
+        RowShape::of::<Revenue, _>(&queries::RUN_TOTAL, dialect),
+        RowShape::of::<Revenue, _>(&queries::REVENUE_BETWEEN, dialect),
+        RowShape::of::<LastRun, _>(&queries::LAST_RUN_ID, dialect),
+    ]
 }
 
 fn indent(text: &str) -> String {

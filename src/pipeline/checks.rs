@@ -39,15 +39,11 @@ pub fn failure(check: &Check, rows: &[Row]) -> Failure {
     let sample = rows
         .iter()
         .map(|row| {
-            let mut object = serde_json::Map::new();
-            for (i, name) in row.names().iter().enumerate() {
-                match name.as_str() {
-                    FAILING_ROWS_COLUMN => failing_rows = row.i64(i).unwrap_or(failing_rows),
-                    _ => {
-                        object.insert(name.clone(), row.value(i).to_json());
-                    }
-                }
+            if let Ok(count) = row.get::<i64>(FAILING_ROWS_COLUMN) {
+                failing_rows = count;
             }
+            let mut object = row.to_json();
+            object.remove(FAILING_ROWS_COLUMN);
             object
         })
         .collect();

@@ -362,6 +362,13 @@ impl Pipeline {
             .transpose()
     }
 
+    /// The same with its values as literals, for review (and the row shapes' test).
+    pub fn render_ready(&self, ds: &str) -> Result<Option<String>> {
+        self.ready_context(ds)
+            .map(|c| self.templates.render("system/ready.sql", c))
+            .transpose()
+    }
+
     /// What `system/ready.sql` renders with: the computed models that declare `-- ready:`.
     fn ready_context(&self, ds: &str) -> Option<Value> {
         let waiting: Vec<&Model> = self
@@ -827,6 +834,17 @@ fn dependency_order<T>(
         }
     }
     Ok(out)
+}
+
+/// The rows the pipeline's own bookkeeping reads, rendered for `pipeline`, for the test
+/// that prepares each statement against a real schema (each file keeps its own list
+/// beside its row structs).
+pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<crate::db::RowShape>> {
+    let mut shapes = models::row_shapes(pipeline.dialect);
+    shapes.extend(sync::row_shapes(pipeline.dialect));
+    shapes.extend(versions::row_shapes(pipeline.dialect));
+    shapes.extend(ready::row_shapes(pipeline)?);
+    Ok(shapes)
 }
 
 #[cfg(test)]

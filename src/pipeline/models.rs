@@ -7,7 +7,7 @@
 //! and rows stay, and templates without it are accepted from then on. A retired model that
 //! is in the templates again is restored, and that is recorded.
 
-use crate::db::{Db, Row, TxKind, Value};
+use crate::db::{Db, Dialect, RowShape, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
 use crate::store::queries;
@@ -33,27 +33,67 @@ pub struct Retirement {
     pub reason: String,
 }
 
-impl Known {
-    fn from_row(r: &Row) -> Result<Known> {
-        let retired = match r.opt_text(6)? {
-            None => None,
-            Some(at) => Some(Retirement {
-                at,
-                by: r.opt_text(7)?.unwrap_or_default(),
-                reason: r.opt_text(8)?.unwrap_or_default(),
-            }),
-        };
-        Ok(Known {
-            name: r.text(0)?,
-            table: r.text(1)?,
-            key: r.text(2)?,
-            version: r.i64(3)?,
-            first_seen_at: r.text(4)?,
-            first_run_id: r.opt_i64(5)?,
-            retired,
-        })
-    }
+/// A row of `queries/models_known.sql`.
+#[derive(serde::Deserialize)]
+struct KnownColumns {
+    name: String,
+    table_name: String,
+    key_columns: String,
+    version: i64,
+    first_seen_at: String,
+    first_run_id: Option<i64>,
+    retired_at: Option<String>,
+    retired_by: Option<String>,
+    retired_reason: Option<String>,
+}
 
+impl From<KnownColumns> for Known {
+    fn from(r: KnownColumns) -> Known {
+        let retired = r.retired_at.map(|at| Retirement {
+            at,
+            by: r.retired_by.unwrap_or_default(),
+            reason: r.retired_reason.unwrap_or_default(),
+        });
+        Known {
+            name: r.name,
+            table: r.table_name,
+            key: r.key_columns,
+            version: r.version,
+            first_seen_at: r.first_seen_at,
+            first_run_id: r.first_run_id,
+            retired,
+        }
+    }
+}
+
+/// A model the latest run of an older sqlrun used (`queries/models_from_history.sql`):
+/// its recorded version's text says the rest.
+#[derive(serde::Deserialize)]
+struct UsedColumns {
+    name: String,
+    version: i64,
+    body: String,
+    first_used_at: String,
+    first_run_id: Option<i64>,
+}
+
+/// The latest run that recorded where its templates came from.
+#[derive(serde::Deserialize)]
+struct TemplatesFrom {
+    run_id: i64,
+    templates_from: String,
+}
+
+/// The rows this file reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    vec![
+        RowShape::of::<KnownColumns, _>(&queries::MODELS_KNOWN, dialect),
+        RowShape::of::<UsedColumns, _>(&queries::MODELS_FROM_HISTORY, dialect),
+        RowShape::of::<TemplatesFrom, _>(&queries::LAST_TEMPLATES_FROM, dialect),
+    ]
+}
+
+impl Known {
     fn live(&self) -> bool {
         self.retired.is_none()
     }
@@ -63,15 +103,14 @@ impl Known {
 /// predate `models` (an older sqlrun) knows the models its latest run used, read from
 /// the text of their recorded versions; they are recorded with the first change.
 fn known(db: &mut Db) -> Result<(Vec<Known>, bool)> {
-    let rows = db.rows(&queries::MODELS_KNOWN, &[])?;
+    let rows = db.rows_as::<KnownColumns, _>(&queries::MODELS_KNOWN, &[])?;
     if !rows.is_empty() {
-        let known = rows.iter().map(Known::from_row).collect::<Result<_>>()?;
-        return Ok((known, true));
+        return Ok((rows.into_iter().map(Known::from).collect(), true));
     }
     let mut known = Vec::new();
-    for r in db.rows(&queries::MODELS_FROM_HISTORY, &[])? {
-        let name = r.text(0)?.trim_start_matches("models/").to_string();
-        let header = crate::pipeline::templates::model_header(&r.text(2)?);
+    for r in db.rows_as::<UsedColumns, _>(&queries::MODELS_FROM_HISTORY, &[])? {
+        let name = r.name.trim_start_matches("models/").to_string();
+        let header = crate::pipeline::templates::model_header(&r.body);
         let list = |key: &str| -> Vec<String> {
             header
                 .get(key)
@@ -86,9 +125,9 @@ fn known(db: &mut Db) -> Result<(Vec<Known>, bool)> {
             table: header.get("table").cloned().unwrap_or_else(|| name.clone()),
             name,
             key: key.join(", "),
-            version: r.i64(1)?,
-            first_seen_at: r.text(3)?,
-            first_run_id: r.opt_i64(4)?,
+            version: r.version,
+            first_seen_at: r.first_used_at,
+            first_run_id: r.first_run_id,
             retired: None,
         });
     }
@@ -168,10 +207,10 @@ fn refuse_differences(db: &mut Db, pipeline: &Pipeline, known: &[Known]) -> Resu
         dir => format!("the templates in {dir}"),
     };
     // The folder the database's runs recorded is the likely right one.
-    let last = db.row(&queries::LAST_TEMPLATES_FROM, &[])?;
+    let last: Option<TemplatesFrom> = db.row_as(&queries::LAST_TEMPLATES_FROM, &[])?;
     let hint = match last {
-        Some(r) if r.text(1)? != *origin => {
-            let (run, from) = (r.i64(0)?, r.text(1)?);
+        Some(r) if r.templates_from != *origin => {
+            let (run, from) = (r.run_id, r.templates_from);
             match from.as_str() {
                 "built-in" => format!(
                     "its latest run, run {run}, used the built-in ones: leave out --templates"

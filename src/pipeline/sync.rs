@@ -4,10 +4,10 @@
 
 use minijinja::context;
 
-use crate::db::{Db, DbErrorKind, Dialect, TxKind};
+use crate::db::{Db, DbErrorKind, Dialect, RowShape, TxKind};
 use crate::error::{Error, Result};
 use crate::pipeline::{to_value, DateVars, Model, Owner, Pipeline, Source};
-use crate::store::queries;
+use crate::store::{self, queries};
 
 impl Pipeline {
     /// Creates what the pipeline needs and is missing: model tables (from `-- create:`,
@@ -250,8 +250,8 @@ impl Pipeline {
             db.run_script(&script.sql, &script.params)?;
         }
         let triggers = db
-            .one(&queries::SOURCE_TRIGGERS, &[(":table", source.into())])?
-            .i64(0)?;
+            .one_as::<Triggers, _>(&queries::SOURCE_TRIGGERS, &[(":table", source.into())])?
+            .triggers;
         db.execute(
             &queries::RECORD_SOURCE_TRACKING,
             &[
@@ -389,16 +389,16 @@ impl Pipeline {
             "source_tracking",
             context! { source => to_value(source), columns => columns },
         )?;
-        let triggers = db.one(&queries::SOURCE_TRIGGERS, &table)?.i64(0)?;
-        let installed = db.row(
+        let triggers = db.one_as::<Triggers, _>(&queries::SOURCE_TRIGGERS, &table)?;
+        let installed: Option<Tracking> = db.row_as(
             &queries::SOURCE_TRACKING_OF,
             &[(":source", source.table.as_str().into())],
         )?;
         let (gap, same) = match installed {
             None => (false, false),
-            Some(row) => {
-                let gap = row.i64(0)? != triggers;
-                (gap, !gap && row.text(1)? == sql)
+            Some(t) => {
+                let gap = t.triggers != triggers.triggers;
+                (gap, !gap && t.install_sql == sql)
             }
         };
         Ok((!same).then(|| Ddl::Tracking {
@@ -557,14 +557,10 @@ fn statement_text(rendered: &str) -> String {
 /// here, naming the column and the type, before any of sqlrun's own DDL over the table
 /// fails on it. (SQLite keeps a date as text whatever the column's declared type.)
 fn date_column_problem(db: &mut Db, model: &Model) -> Result<Option<String>> {
-    let rows = db.rows(
-        &queries::COLUMN_TYPES,
-        &[(":table", model.table.as_str().into())],
-    )?;
-    let kind = rows
-        .iter()
-        .find(|r| r.text(0).ok().as_deref() == Some(model.date_column.as_str()))
-        .and_then(|r| r.opt_text(1).ok().flatten());
+    let kind = store::table_columns(db, &model.table)?
+        .into_iter()
+        .find(|c| c.name == model.date_column)
+        .and_then(|c| c.kind);
     Ok(match kind.as_deref() {
         Some("date") | None => None,
         Some(kind) => Some(format!(
@@ -577,10 +573,29 @@ fn date_column_problem(db: &mut Db, model: &Model) -> Result<Option<String>> {
 
 /// The columns of a table, in order (none: there is no such table).
 fn table_columns(db: &mut Db, table: &str) -> Result<Vec<String>> {
-    db.rows(&queries::COLUMN_TYPES, &[(":table", table.into())])?
-        .iter()
-        .map(|r| Ok(r.text(0)?))
-        .collect()
+    let columns = store::table_columns(db, table)?;
+    Ok(columns.into_iter().map(|c| c.name).collect())
+}
+
+/// How many of its change triggers a source has (`queries/*/source_triggers.sql`).
+#[derive(serde::Deserialize)]
+struct Triggers {
+    triggers: i64,
+}
+
+/// What was installed to track a source's changes (`queries/source_tracking_of.sql`).
+#[derive(serde::Deserialize)]
+struct Tracking {
+    triggers: i64,
+    install_sql: String,
+}
+
+/// The rows this file reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    vec![
+        RowShape::of::<Triggers, _>(&queries::SOURCE_TRIGGERS, dialect),
+        RowShape::of::<Tracking, _>(&queries::SOURCE_TRACKING_OF, dialect),
+    ]
 }
 
 /// The text SQLite keeps in sqlite_schema for a rendered CREATE: from CREATE to the end,

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::db::Db;
+use crate::db::{Db, Dialect, RowShape};
 use crate::error::{Error, Result};
 use crate::pipeline::templates::{versioned_text, TemplateFile, TemplateSet};
 use crate::store::queries;
@@ -17,6 +17,30 @@ struct Stored {
     body_if_other: Option<String>,
 }
 
+/// A row of `queries/template_versions.sql`.
+#[derive(serde::Deserialize)]
+struct StoredColumns {
+    name: String,
+    version: i64,
+    checksum: String,
+    first_used_at: String,
+    body_if_other: Option<String>,
+}
+
+/// A row of `queries/template_version.sql`: one version's text.
+#[derive(serde::Deserialize)]
+struct Version {
+    body: String,
+}
+
+/// The rows this file reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    vec![
+        RowShape::of::<StoredColumns, _>(&queries::TEMPLATE_VERSIONS, dialect),
+        RowShape::of::<Version, _>(&queries::TEMPLATE_VERSION, dialect),
+    ]
+}
+
 /// The recorded versions of the set's files, in one read, by (name, version).
 fn stored(db: &mut Db, templates: &TemplateSet) -> Result<HashMap<(String, i64), Stored>> {
     let files: Vec<serde_json::Value> = templates
@@ -25,18 +49,19 @@ fn stored(db: &mut Db, templates: &TemplateSet) -> Result<HashMap<(String, i64),
         .map(|f| serde_json::json!({"name": f.name, "version": f.version, "checksum": f.checksum}))
         .collect();
     let files = serde_json::Value::from(files).to_string();
-    let rows = db.rows(&queries::TEMPLATE_VERSIONS, &[(":files", files.into())])?;
-    rows.iter()
-        .map(|row| {
-            let key = (row.text(0)?, row.i64(1)?);
+    let rows: Vec<StoredColumns> =
+        db.rows_as(&queries::TEMPLATE_VERSIONS, &[(":files", files.into())])?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
             let stored = Stored {
-                checksum: row.text(2)?,
-                first_used: row.text(3)?,
-                body_if_other: row.opt_text(4)?,
+                checksum: r.checksum,
+                first_used: r.first_used_at,
+                body_if_other: r.body_if_other,
             };
-            Ok((key, stored))
+            ((r.name, r.version), stored)
         })
-        .collect()
+        .collect())
 }
 
 /// Refuses a template whose text changed while its version did not, as a migration tool
@@ -158,12 +183,11 @@ pub fn body(db: &mut Db, spec: &str) -> Result<(String, i64, String)> {
             ))
         })?;
     let body = db
-        .row(
+        .row_as::<Version, _>(
             &queries::TEMPLATE_VERSION,
             &[(":name", name.into()), (":version", version.into())],
         )?
-        .map(|r| r.text(2))
-        .transpose()?;
+        .map(|r| r.body);
     let body = body.ok_or_else(|| {
         Error::bad(format!(
             "the state store has no {name}@{version}; `sqlrun templates` lists what it has"

@@ -4,8 +4,8 @@
 use minijinja::context;
 
 use crate::dates::interval::{fmt_date, parse_date, Interval};
-use crate::db::{Db, DbError, Row, Value};
-use crate::error::{Error, Result};
+use crate::db::{Db, RowShape, Value};
+use crate::error::Result;
 use crate::pipeline::Pipeline;
 use crate::reservations::state::Judged;
 pub use crate::reservations::state::{DateState, Reclaim, Skip};
@@ -18,7 +18,17 @@ use crate::text::words::{
 /// maps its columns).
 pub fn date_states(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Vec<DateState>> {
     let scope = scope(pipeline);
-    let sql = pipeline.render_system(
+    let sql = date_states_sql(pipeline, interval, &scope)?;
+    let rows =
+        db.rows_numbered::<DateColumns, InScopeColumns, _>(sql.as_str(), &[], scope.len())?;
+    Ok(rows
+        .into_iter()
+        .map(|(date, models)| date_state(date, models, &scope))
+        .collect())
+}
+
+fn date_states_sql(pipeline: &Pipeline, interval: Interval, scope: &[InScope]) -> Result<String> {
+    pipeline.render_system(
         "date_states",
         context! {
             start => fmt_date(interval.start),
@@ -27,11 +37,7 @@ pub fn date_states(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Resu
             sources => pipeline.sources_value(),
             scope => crate::pipeline::to_value(&scope),
         },
-    )?;
-    db.rows(sql.as_str(), &[])?
-        .iter()
-        .map(|r| date_state(r, &scope))
-        .collect()
+    )
 }
 
 /// A model in scope as `date_states.sql` takes it: `models/NAME` and its version now.
@@ -55,75 +61,104 @@ fn scope(pipeline: &Pipeline) -> Vec<InScope> {
     scope
 }
 
-/// One row of `date_states.sql`: the facts (0-19), the judgement (20-31), the seal's
-/// version (32-35), then each model of `scope` (36 on).
-fn date_state(r: &Row, scope: &[InScope]) -> Result<DateState> {
+/// One row of `date_states.sql`: the facts, the judgement and the seal's version, then
+/// a column per model of the scope (`InScopeColumns`).
+#[derive(serde::Deserialize)]
+struct DateColumns {
+    ds: String,
+    built_run: Option<i64>,
+    built_kind: Option<RunKind>,
+    built_at: Option<String>,
+    built_models: Option<String>,
+    last_run: Option<i64>,
+    last_status: Option<DateStatus>,
+    last_error: Option<String>,
+    sealed_at: Option<String>,
+    sealed_by: Option<String>,
+    corrections: i64,
+    held_by: Option<i64>,
+    held_since: Option<String>,
+    held_until: Option<String>,
+    holder_kind: Option<RunKind>,
+    holder_by: Option<String>,
+    holder_status: Option<RunStatus>,
+    source_changed: bool,
+    failed_model: Option<String>,
+    checks: Option<CheckMark>,
+    computed: bool,
+    failed: bool,
+    missing: bool,
+    stale: bool,
+    changed: bool,
+    sealed: bool,
+    state: State,
+    reason: Reason,
+    action: Action,
+    needs_work: bool,
+    lookback_reason: Reason,
+    lookback: bool,
+    seal_id: Option<i64>,
+    seal_version: Option<i64>,
+    unsealed: bool,
+    reissued: bool,
+}
+
+/// Where a model of the scope stands on the date: `model_1`, `model_2`, ... in the
+/// order of the scope.
+#[derive(serde::Deserialize)]
+struct InScopeColumns {
+    model: ModelState,
+}
+
+fn date_state(r: DateColumns, models: Vec<InScopeColumns>, scope: &[InScope]) -> DateState {
     let models = scope
         .iter()
-        .enumerate()
-        .map(|(i, m)| {
+        .zip(models)
+        .map(|(m, state)| {
             let name = m.name.trim_start_matches("models/").to_string();
-            Ok((name, word(r, 36 + i, ModelState::parse)?))
+            (name, state.model)
         })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(DateState {
-        ds: r.text(0)?,
-        built_run: r.opt_i64(1)?,
-        built_kind: opt_word(r, 2, RunKind::parse)?,
-        built_at: r.opt_text(3)?,
-        built_models: r.opt_text(4)?,
-        last_run: r.opt_i64(5)?,
-        last_status: opt_word(r, 6, DateStatus::parse)?,
-        last_error: r.opt_text(7)?,
-        sealed_at: r.opt_text(8)?,
-        sealed_by: r.opt_text(9)?,
-        corrections: r.i64(10)?,
-        held_by: r.opt_i64(11)?,
-        held_since: r.opt_text(12)?,
-        held_until: r.opt_text(13)?,
-        holder_kind: opt_word(r, 14, RunKind::parse)?,
-        holder_by: r.opt_text(15)?,
-        holder_status: opt_word(r, 16, RunStatus::parse)?,
-        source_changed: r.bool(17)?,
-        failed_model: r.opt_text(18)?,
-        checks: opt_word(r, 19, CheckMark::parse)?,
-        seal_id: r.opt_i64(32)?,
-        seal_version: r.opt_i64(33)?,
-        unsealed: r.bool(34)?,
-        reissued: r.bool(35)?,
+        .collect();
+    DateState {
+        ds: r.ds,
+        built_run: r.built_run,
+        built_kind: r.built_kind,
+        built_at: r.built_at,
+        built_models: r.built_models,
+        last_run: r.last_run,
+        last_status: r.last_status,
+        last_error: r.last_error,
+        sealed_at: r.sealed_at,
+        sealed_by: r.sealed_by,
+        corrections: r.corrections,
+        held_by: r.held_by,
+        held_since: r.held_since,
+        held_until: r.held_until,
+        holder_kind: r.holder_kind,
+        holder_by: r.holder_by,
+        holder_status: r.holder_status,
+        source_changed: r.source_changed,
+        failed_model: r.failed_model,
+        checks: r.checks,
+        seal_id: r.seal_id,
+        seal_version: r.seal_version,
+        unsealed: r.unsealed,
+        reissued: r.reissued,
         judged: Judged {
-            computed: r.bool(20)?,
-            failed: r.bool(21)?,
-            missing: r.bool(22)?,
-            stale: r.bool(23)?,
-            changed: r.bool(24)?,
-            sealed: r.bool(25)?,
-            state: word(r, 26, State::parse)?,
-            reason: word(r, 27, Reason::parse)?,
-            action: word(r, 28, Action::parse)?,
-            needs_work: r.bool(29)?,
-            lookback_reason: word(r, 30, Reason::parse)?,
-            lookback: r.bool(31)?,
+            computed: r.computed,
+            failed: r.failed,
+            missing: r.missing,
+            stale: r.stale,
+            changed: r.changed,
+            sealed: r.sealed,
+            state: r.state,
+            reason: r.reason,
+            action: r.action,
+            needs_work: r.needs_work,
+            lookback_reason: r.lookback_reason,
+            lookback: r.lookback,
             models,
         },
-    })
-}
-
-/// A column that holds one of the contract's words.
-fn word<T>(r: &Row, i: usize, parse: fn(&str) -> Option<T>) -> Result<T> {
-    let text = r.text(i)?;
-    parse(&text).ok_or_else(|| {
-        Error::Database(DbError::other(format!(
-            "column {i} ({}) holds `{text}`, which sqlrun does not know",
-            r.names().get(i).map(String::as_str).unwrap_or("?")
-        )))
-    })
-}
-
-fn opt_word<T>(r: &Row, i: usize, parse: fn(&str) -> Option<T>) -> Result<Option<T>> {
-    match r.value(i) {
-        Value::Null => Ok(None),
-        _ => word(r, i, parse).map(Some),
     }
 }
 
@@ -138,20 +173,11 @@ pub fn no_source_rows(
     if pipeline.sources.is_empty() {
         return Ok(None);
     }
-    let after = interval
-        .end
-        .succ_opt()
-        .map(fmt_date)
-        .unwrap_or_else(|| "9999-12-31".into());
-    let sql = pipeline.render_system(
-        "source_rows_in",
-        context! { sources => pipeline.sources_value(), first => fmt_date(interval.start), after => after },
-    )?;
-    let row = db.one(sql.as_str(), &[])?;
-    for i in 0..pipeline.sources.len() {
-        if row.i64(i)? > 0 {
-            return Ok(None);
-        }
+    let sql = source_rows_in_sql(pipeline, interval)?;
+    let n = pipeline.sources.len();
+    let ((), found) = db.one_numbered::<(), SourceRows, _>(sql.as_str(), &[], n)?;
+    if found.iter().any(|s| s.rows > 0) {
+        return Ok(None);
     }
     let sources: Vec<String> = pipeline
         .sources
@@ -167,29 +193,50 @@ pub fn no_source_rows(
     )))
 }
 
+/// Whether a source has a row in the interval: `rows_1`, `rows_2`, ... in the order of
+/// the pipeline's sources (`system/source_rows_in.sql`).
+#[derive(serde::Deserialize)]
+struct SourceRows {
+    rows: i64,
+}
+
+fn source_rows_in_sql(pipeline: &Pipeline, interval: Interval) -> Result<String> {
+    let after = interval
+        .end
+        .succ_opt()
+        .map(fmt_date)
+        .unwrap_or_else(|| "9999-12-31".into());
+    pipeline.render_system(
+        "source_rows_in",
+        context! { sources => pipeline.sources_value(), first => fmt_date(interval.start), after => after },
+    )
+}
+
 /// The first to the last date the database knows (`system/known_span.sql`): the dates of
 /// the state store and of the pipeline's source rows. None: it knows no date. A source
 /// bound that is not a date (nor a time whose first ten characters are one) is left out,
 /// and said in the notes returned beside.
 pub fn known_span(db: &mut Db, pipeline: &Pipeline) -> Result<(Option<Interval>, Vec<String>)> {
-    let sql = pipeline.render_system(
-        "known_span",
-        context! { sources => pipeline.sources_value() },
-    )?;
-    let row = db.one(sql.as_str(), &[])?;
+    let sql = known_span_sql(pipeline)?;
+    let n = pipeline.sources.len();
+    let (state, sources) = db.one_numbered::<StateSpan, SourceSpan, _>(sql.as_str(), &[], n)?;
     let mut dates = Vec::new();
     let mut notes = Vec::new();
-    let origins = std::iter::once("the state store".to_string()).chain(
-        pipeline
-            .sources
-            .iter()
-            .map(|s| format!("{}.{}", s.table, s.date_column)),
-    );
-    for (i, origin) in origins.enumerate() {
-        for column in [2 * i, 2 * i + 1] {
-            let text = match row.value(column) {
+    let bounds = std::iter::once((
+        "the state store".to_string(),
+        [state.state_first, state.state_last],
+    ))
+    .chain(pipeline.sources.iter().zip(sources).map(|(s, span)| {
+        (
+            format!("{}.{}", s.table, s.date_column),
+            [span.first, span.last],
+        )
+    }));
+    for (origin, values) in bounds {
+        for value in values {
+            let text = match value {
                 Value::Null => continue,
-                Value::Text(text) => text.clone(),
+                Value::Text(text) => text,
                 other => format!("{other:?}"),
             };
             match text.get(..10).map(|day| parse_date(day, "date")) {
@@ -209,4 +256,58 @@ pub fn known_span(db: &mut Db, pipeline: &Pipeline) -> Result<(Option<Interval>,
             end: *last,
         });
     Ok((span, notes))
+}
+
+fn known_span_sql(pipeline: &Pipeline) -> Result<String> {
+    pipeline.render_system(
+        "known_span",
+        context! { sources => pipeline.sources_value() },
+    )
+}
+
+/// The first and the last date of the state store (`system/known_span.sql`), as they
+/// come: a source's bound may be other than a date.
+#[derive(serde::Deserialize)]
+struct StateSpan {
+    state_first: Value,
+    state_last: Value,
+}
+
+/// A source's first and last date: `first_1`, `last_1`, ... in the order of the
+/// pipeline's sources.
+#[derive(serde::Deserialize)]
+struct SourceSpan {
+    first: Value,
+    last: Value,
+}
+
+/// The rows this file reads, rendered for `pipeline`, for the test that prepares each
+/// against a real schema.
+pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
+    let d = pipeline.dialect;
+    let day = parse_date("2026-02-01", "date")?;
+    let interval = Interval {
+        start: day,
+        end: day,
+    };
+    let scope = scope(pipeline);
+    let (sources, models) = (pipeline.sources.len(), scope.len());
+    let states = date_states_sql(pipeline, interval, &scope)?;
+    let mut shapes = vec![
+        RowShape::numbered::<DateColumns, InScopeColumns, _>(states.as_str(), d, models),
+        RowShape::numbered::<StateSpan, SourceSpan, _>(
+            known_span_sql(pipeline)?.as_str(),
+            d,
+            sources,
+        ),
+    ];
+    if sources > 0 {
+        let rows_in = source_rows_in_sql(pipeline, interval)?;
+        shapes.push(RowShape::numbered::<(), SourceRows, _>(
+            rows_in.as_str(),
+            d,
+            sources,
+        ));
+    }
+    Ok(shapes)
 }

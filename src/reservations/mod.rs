@@ -9,3 +9,15 @@ pub mod judge;
 pub mod planned;
 pub mod state;
 pub mod take;
+
+use crate::db::RowShape;
+use crate::error::Result;
+use crate::pipeline::Pipeline;
+
+/// The rows this module reads, rendered for `pipeline`, for the test that prepares each
+/// statement against a real schema (each file keeps its own list beside its row structs).
+pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
+    let mut shapes = take::row_shapes(pipeline.dialect);
+    shapes.extend(judge::row_shapes(pipeline)?);
+    Ok(shapes)
+}

@@ -192,8 +192,8 @@ pub struct Reclaim {
     pub dates: Vec<String>,
 }
 
-/// A skipped date and who holds it.
-#[derive(Debug, Clone, serde::Serialize)]
+/// A skipped date and who holds it (a row of `queries/skipped_of_run.sql`).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Skip {
     pub ds: String,
     pub held_by: Option<i64>,

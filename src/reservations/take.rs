@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use minijinja::context;
 
-use crate::db::{Db, Value};
+use crate::db::{Db, Dialect, RowShape};
 use crate::error::Result;
 use crate::pipeline::Pipeline;
 use crate::reservations::holders::{liveness, Holder, Identity, Liveness};
@@ -23,6 +23,27 @@ pub fn lease_seconds() -> i64 {
     LEASE.as_secs() as i64
 }
 
+/// A run that may hold dates, with what tells whether it is still there
+/// (`queries/live_runs.sql`; `session_alive` only on PostgreSQL).
+#[derive(serde::Deserialize)]
+struct LiveRun {
+    run_id: i64,
+    status: String,
+    host: Option<String>,
+    pid: Option<i64>,
+    pid_started: Option<String>,
+    lease_until: Option<String>,
+    unexpiring: i64,
+    lease_expired: bool,
+    session_alive: Option<bool>,
+}
+
+/// A date a run holds (`queries/held_by_run.sql`, `releasable_of_run.sql`).
+#[derive(serde::Deserialize)]
+struct Held {
+    ds: String,
+}
+
 /// Runs that hold (or may hold) dates but are gone: a dead process, an expired lease.
 /// Each with why, for the reclaim record. `exclude` is the caller's own run.
 pub fn dead_holders(
@@ -31,32 +52,23 @@ pub fn dead_holders(
     exclude: Option<i64>,
 ) -> Result<Vec<(i64, String)>> {
     let mut dead = Vec::new();
-    for r in db.rows(&queries::LIVE_RUNS, &[])? {
-        let run_id = r.i64(0)?;
-        if Some(run_id) == exclude {
+    for r in db.rows_as::<LiveRun, _>(&queries::LIVE_RUNS, &[])? {
+        if Some(r.run_id) == exclude {
             continue;
         }
-        let status = r.text(1)?;
-        let host = r.opt_text(2)?;
-        let started = r.opt_text(4)?;
-        let lease_until = r.opt_text(5)?;
-        let session_alive = match r.value(8) {
-            Value::Null => None,
-            _ => Some(r.bool(8)?),
-        };
         let holder = Holder {
-            run_id,
-            status: &status,
-            host: host.as_deref(),
-            pid: r.opt_i64(3)?,
-            started: started.as_deref(),
-            lease_until: lease_until.as_deref(),
-            lease_expired: r.bool(7)?,
-            unexpiring: r.i64(6)? > 0,
-            session_alive,
+            run_id: r.run_id,
+            status: &r.status,
+            host: r.host.as_deref(),
+            pid: r.pid,
+            started: r.pid_started.as_deref(),
+            lease_until: r.lease_until.as_deref(),
+            lease_expired: r.lease_expired,
+            unexpiring: r.unexpiring > 0,
+            session_alive: r.session_alive,
         };
         if let Liveness::Dead(why) = liveness(&holder, me) {
-            dead.push((run_id, why));
+            dead.push((r.run_id, why));
         }
     }
     Ok(dead)
@@ -95,10 +107,8 @@ pub fn sweep(
 }
 
 pub fn held_by_run(db: &mut Db, run_id: i64) -> Result<Vec<String>> {
-    db.rows(&queries::HELD_BY_RUN, &[(":run_id", run_id.into())])?
-        .iter()
-        .map(|r| Ok(r.text(0)?))
-        .collect()
+    let held = db.rows_as::<Held, _>(&queries::HELD_BY_RUN, &[(":run_id", run_id.into())])?;
+    Ok(held.into_iter().map(|h| h.ds).collect())
 }
 
 /// Takes the free dates of `selected` for `run_id` and records the held ones as skipped.
@@ -155,24 +165,20 @@ pub fn release(
 /// The dates `run_id` holds that can be given up now, locked for that: all but a date in
 /// flight (queries/postgres/releasable_of_run.sql).
 fn releasable(db: &mut Db, run_id: i64) -> Result<Vec<String>> {
-    db.rows(&queries::RELEASABLE_OF_RUN, &[(":run_id", run_id.into())])?
-        .iter()
-        .map(|r| Ok(r.text(0)?))
-        .collect()
+    let held = db.rows_as::<Held, _>(&queries::RELEASABLE_OF_RUN, &[(":run_id", run_id.into())])?;
+    Ok(held.into_iter().map(|h| h.ds).collect())
 }
 
 pub fn skipped_of_run(db: &mut Db, run_id: i64) -> Result<Vec<Skip>> {
-    db.rows(&queries::SKIPPED_OF_RUN, &[(":run_id", run_id.into())])?
-        .iter()
-        .map(|r| {
-            Ok(Skip {
-                ds: r.text(0)?,
-                held_by: r.opt_i64(1)?,
-                holder_kind: r.opt_text(2)?,
-                holder_by: r.opt_text(3)?,
-                holder_status: r.opt_text(4)?,
-                held_since: r.opt_text(5)?,
-            })
-        })
-        .collect()
+    Ok(db.rows_as(&queries::SKIPPED_OF_RUN, &[(":run_id", run_id.into())])?)
+}
+
+/// The rows this file reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    vec![
+        RowShape::of::<LiveRun, _>(&queries::LIVE_RUNS, dialect),
+        RowShape::of::<Held, _>(&queries::HELD_BY_RUN, dialect),
+        RowShape::of::<Held, _>(&queries::RELEASABLE_OF_RUN, dialect),
+        RowShape::of::<Skip, _>(&queries::SKIPPED_OF_RUN, dialect),
+    ]
 }

@@ -9,7 +9,7 @@ use super::outcome::{DateOutcome, Stop};
 use super::pause;
 use super::workers::{self, Halt, Step};
 use super::Progress;
-use crate::db::{Db, DbError, DbErrorKind, Dialect, Row, TxKind, Value};
+use crate::db::{Db, DbError, DbErrorKind, Dialect, RowShape, TxKind, Value};
 use crate::error::{failed_message, Failure};
 use crate::error::{Error, Result};
 use crate::pipeline::ready;
@@ -167,17 +167,24 @@ pub(crate) struct DateStart {
 }
 
 pub(crate) fn date_start(db: &mut Db, pipeline: &Pipeline, ds: &str) -> Result<DateStart> {
-    let row = db.one(&queries::IS_SEALED, &[(":ds", ds.into())])?;
-    start_from(&row, 0, pipeline)
+    let row = db.one_as(&queries::IS_SEALED, &[(":ds", ds.into())])?;
+    Ok(start_from(row, pipeline))
 }
 
-/// A date's start from a row whose columns from `first` on are: sealed, the database's
-/// time, the models its seal covers (queries/is_sealed.sql, own_date.sql).
-fn start_from(row: &Row, first: usize, pipeline: &Pipeline) -> Result<DateStart> {
-    let sealed = row.bool(first)?;
-    let covered = row.opt_text(first + 2)?.unwrap_or_default();
+/// What a date starts from, as the database says just before its transaction or as
+/// the first statement of it (queries/is_sealed.sql, own_date.sql): whether it is
+/// sealed, the database's time, and the models its seal covers (comma separated).
+#[derive(serde::Deserialize)]
+struct StartColumns {
+    sealed: bool,
+    started_at: String,
+    covered: Option<String>,
+}
+
+fn start_from(row: StartColumns, pipeline: &Pipeline) -> DateStart {
+    let covered = row.covered.unwrap_or_default();
     let covered: Vec<&str> = covered.split(',').collect();
-    let uncovered = match sealed {
+    let uncovered = match row.sealed {
         true => pipeline
             .computed_models()
             .iter()
@@ -186,11 +193,33 @@ fn start_from(row: &Row, first: usize, pipeline: &Pipeline) -> Result<DateStart>
             .collect(),
         false => Vec::new(),
     };
-    Ok(DateStart {
-        sealed,
-        at: row.text(first + 1)?,
+    DateStart {
+        sealed: row.sealed,
+        at: row.started_at,
         uncovered,
-    })
+    }
+}
+
+/// How a date ended in a run (queries/date_status_in_run.sql).
+#[derive(serde::Deserialize)]
+struct DateEnded {
+    status: DateStatus,
+}
+
+/// The run that holds a date (queries/holder_of_date.sql).
+#[derive(serde::Deserialize)]
+struct Holder {
+    run_id: i64,
+}
+
+/// The rows this file reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    vec![
+        RowShape::of::<StartColumns, _>(&queries::IS_SEALED, dialect),
+        RowShape::of::<StartColumns, _>(&queries::OWN_DATE, dialect),
+        RowShape::of::<DateEnded, _>(&queries::DATE_STATUS_IN_RUN, dialect),
+        RowShape::of::<Holder, _>(&queries::HOLDER_OF_DATE, dialect),
+    ]
 }
 
 /// One date, one transaction: the fencing (with what the date starts from: its seal and
@@ -299,7 +328,7 @@ fn fenced(
     ds: &str,
 ) -> Result<std::result::Result<DateStart, Stop>> {
     let own = [(":ds", Value::from(ds)), (":run_id", run_id.into())];
-    let Some(row) = db.row(&queries::OWN_DATE, &own)? else {
+    let Some(row) = db.row_as(&queries::OWN_DATE, &own)? else {
         let holder = holder_now(db, ds)?;
         return Ok(Err(Stop::Lost {
             ds: ds.into(),
@@ -312,7 +341,7 @@ fn fenced(
             error: run_gone(),
         }));
     }
-    Ok(Ok(start_from(&row, 1, pipeline)?))
+    Ok(Ok(start_from(row, pipeline)))
 }
 
 /// What one date's work inside its transaction needs.
@@ -411,12 +440,9 @@ fn record_checks(
 /// A sealed date's status as record_date.sql recorded it: corrected or unchanged.
 fn recorded_status(db: &mut Db, run_id: i64, ds: &str) -> Result<DateStatus> {
     let params = [(":run_id", run_id.into()), (":ds", ds.into())];
-    let text = db.one(&queries::DATE_STATUS_IN_RUN, &params)?.text(0)?;
-    DateStatus::parse(&text).ok_or_else(|| {
-        Error::bad(format!(
-            "{ds}: record_date.sql recorded the status `{text}`, which sqlrun does not know"
-        ))
-    })
+    Ok(db
+        .one_as::<DateEnded, _>(&queries::DATE_STATUS_IN_RUN, &params)?
+        .status)
 }
 
 /// A worker of a run whose own session (the one that holds the run's lock) is gone.
@@ -444,9 +470,8 @@ fn lost_or_failed(db: &mut Db, run_id: i64, ds: &str, e: Error) -> Result<Attemp
 
 /// The run that holds `ds` now, if any (read without a lock).
 fn holder_now(db: &mut Db, ds: &str) -> Result<Option<i64>> {
-    db.row(&queries::HOLDER_OF_DATE, &[(":ds", ds.into())])?
-        .map(|r| Ok(r.i64(0)?))
-        .transpose()
+    let holder: Option<Holder> = db.row_as(&queries::HOLDER_OF_DATE, &[(":ds", ds.into())])?;
+    Ok(holder.map(|h| h.run_id))
 }
 
 /// A date that failed, recorded if the database still takes it (a full disk may not).

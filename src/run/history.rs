@@ -5,7 +5,7 @@
 use serde_json::{Map, Value as Json};
 
 use crate::dates::interval::{contiguous, parse_date};
-use crate::db::Db;
+use crate::db::{Db, Dialect, RowShape};
 use crate::error::{Error, Result};
 use crate::run::DateOutcome;
 use crate::store::queries;
@@ -129,6 +129,26 @@ pub fn seal_detail(db: &mut Db, seal_id: i64) -> Result<SealDetail> {
         }
     }
     Ok(SealDetail { event, coverage })
+}
+
+/// The rows this file reads, for the test that prepares each against a real schema:
+/// all are printed as they come, keyed by column (any columns).
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    [
+        queries::LIST_RUNS,
+        queries::RUN_DATES_NOT_DONE,
+        queries::RUN_PARTITIONS_OF_RUN,
+        queries::RUN_EVENTS_OF_RUN,
+        queries::RUN_TEMPLATES_OF_RUN,
+        queries::CHECK_RESULTS_OF_RUN,
+        queries::SEAL_EVENTS_OF_RUN,
+        queries::LIST_SEAL_EVENTS,
+        queries::SEAL_EVENT,
+        queries::SEAL_COVERAGE_OF,
+    ]
+    .iter()
+    .map(|q| RowShape::any(q, dialect))
+    .collect()
 }
 
 /// A `run_partitions` row as the outcome of its date.

@@ -34,7 +34,7 @@ pub use outcome::{DateOutcome, RunOutcome};
 pub use request::{Asked, Request};
 
 use crate::dates::interval::{fmt_date, Interval};
-use crate::db::{Db, Target, TxKind};
+use crate::db::{Db, Dialect, RowShape, Target, TxKind};
 use crate::error::Result;
 use crate::pipeline::Pipeline;
 use crate::reservations::state::{DateState, Reclaim, Skip};
@@ -43,6 +43,15 @@ use crate::reservations::take;
 use each_date::Worker;
 use finish::Ran;
 use signals::SignalGuard;
+
+/// The rows a run and the audit trail read, for the test that prepares each statement
+/// against a real schema (each file keeps its own list beside its row structs).
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    let mut shapes = each_date::row_shapes(dialect);
+    shapes.extend(render::row_shapes(dialect));
+    shapes.extend(history::row_shapes(dialect));
+    shapes
+}
 
 /// What a watcher of a run is told while it goes, in this order; a run that tells
 /// nobody passes `&mut ()`.

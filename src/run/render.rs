@@ -1,7 +1,7 @@
 //! `sqlrun render`: the SQL a date would run, exactly as `apply` would run it (its whole
 //! transaction, one model's SELECT, or one check's query), without running it.
 
-use crate::db::Db;
+use crate::db::{Db, Dialect, RowShape};
 use crate::error::{Error, Result};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::reservations::take;
@@ -19,13 +19,24 @@ pub struct Rendered<'a> {
     pub begin: Option<&'static str>,
 }
 
+/// The id the next run will most likely get (`queries/next_run_id.sql`).
+#[derive(serde::Deserialize)]
+struct NextRun {
+    run_id: i64,
+}
+
+/// The rows this file reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    vec![RowShape::of::<NextRun, _>(&queries::NEXT_RUN_ID, dialect)]
+}
+
 pub fn date<'a>(
     db: &mut Db,
     pipeline: &Pipeline,
     ds: String,
     model: Option<&'a str>,
 ) -> Result<Rendered<'a>> {
-    let run_id = db.one(&queries::NEXT_RUN_ID, &[])?.i64(0)?;
+    let run_id = db.one_as::<NextRun, _>(&queries::NEXT_RUN_ID, &[])?.run_id;
     let start = crate::run::date_start(db, pipeline, &ds)?;
     let sealed = start.sealed;
     let (body, begin) = match model {

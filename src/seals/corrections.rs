@@ -10,11 +10,11 @@ use minijinja::context;
 use serde_json::{Map, Value as Json};
 
 use crate::dates::interval::{fmt_date, Interval};
-use crate::db::Db;
+use crate::db::{Db, RowShape};
 use crate::error::{Error, Result};
 use crate::pipeline::{to_value, Model, Pipeline};
-use crate::store::queries;
 use crate::store::rows_as_json;
+use crate::store::{self, queries};
 use crate::text::kinds::Kind;
 
 /// One model's corrections in the interval.
@@ -167,13 +167,8 @@ pub fn list<'a>(
         .iter()
         .filter(|m| feed.select.is_empty() || feed.select.contains(&m.name));
     for model in chosen {
-        let sql = pipeline.render_system(
-            "corrections_list",
-            context! {
-                model => to_value(model), start => start.clone(), end => end.clone(),
-                since_seal => since_seal, since_time => since_time.clone(),
-            },
-        )?;
+        let since = (since_seal, since_time.clone());
+        let sql = corrections_list_sql(pipeline, model, (&start, &end), since)?;
         let records = rows_as_json(db, sql.as_str(), &[])?;
         let kinds = ColumnKinds::read(db, &model.table)?;
         let rows = records
@@ -223,17 +218,51 @@ fn correction(model: &Model, kinds: &ColumnKinds, record: Map<String, Json>) -> 
     }
 }
 
+/// A model's corrections on the dates `start..end`, since a seal or a time.
+fn corrections_list_sql(
+    pipeline: &Pipeline,
+    model: &Model,
+    (start, end): (&str, &str),
+    (since_seal, since_time): (Option<i64>, Option<String>),
+) -> Result<String> {
+    pipeline.render_system(
+        "corrections_list",
+        context! {
+            model => to_value(model), start => start, end => end,
+            since_seal => since_seal, since_time => since_time,
+        },
+    )
+}
+
+/// The rows this file reads, rendered for `pipeline`, for the test that prepares each
+/// against a real schema: the corrections feed is printed as it comes (any columns), a
+/// seal event only looked for.
+pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
+    let d = pipeline.dialect;
+    let mut shapes = vec![RowShape::any(&queries::SEAL_EVENT, d)];
+    for model in &pipeline.models {
+        let dates = ("2026-02-01", "2026-02-07");
+        for since in [
+            (Some(1), None),
+            (None, Some("2026-02-01 00:00:00".to_string())),
+        ] {
+            let sql = corrections_list_sql(pipeline, model, dates, since)?;
+            shapes.push(RowShape::any(sql.as_str(), d));
+        }
+    }
+    Ok(shapes)
+}
+
 /// The declared kind of each column of a model's table: a value is shown as its column's
 /// kind (a count is a count, text is text), also where it is NULL.
 struct ColumnKinds(BTreeMap<String, Option<Kind>>);
 
 impl ColumnKinds {
     fn read(db: &mut Db, table: &str) -> Result<ColumnKinds> {
-        let kinds = db
-            .rows(&queries::COLUMN_TYPES, &[(":table", table.into())])?
-            .iter()
-            .map(|r| Ok((r.text(0)?, Kind::parse(r.opt_text(1)?.as_deref()))))
-            .collect::<Result<_>>()?;
+        let kinds = store::table_columns(db, table)?
+            .into_iter()
+            .map(|c| (c.name, Kind::parse(c.kind.as_deref())))
+            .collect();
         Ok(ColumnKinds(kinds))
     }
 

@@ -15,7 +15,7 @@ use minijinja::context;
 use serde::Serialize;
 
 use crate::dates::interval::{contiguous, fmt_date, parse_date, Interval};
-use crate::db::{Db, TxKind};
+use crate::db::{Db, RowShape, TxKind};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
 use crate::reservations::holders::Identity;
@@ -184,7 +184,7 @@ fn write(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal, s: &mut Sealing) -> 
         return Ok(()); // nothing new to send: no event
     }
     let seal_id = db
-        .one(
+        .one_as::<NewSeal, _>(
             &queries::INSERT_SEAL_EVENT,
             &[
                 (":action", r.action.as_str().into()),
@@ -194,7 +194,7 @@ fn write(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal, s: &mut Sealing) -> 
                 (":reason", r.reason.as_str().into()),
             ],
         )?
-        .i64(0)?;
+        .seal_id;
     let cover: Vec<serde_json::Value> = s
         .cover
         .iter()
@@ -229,6 +229,12 @@ fn write(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal, s: &mut Sealing) -> 
     Ok(())
 }
 
+/// The id `queries/insert_seal_event.sql` returns.
+#[derive(serde::Deserialize)]
+struct NewSeal {
+    seal_id: i64,
+}
+
 /// One date of the event's interval, as `system/seal_check.sql` finds it.
 struct SealCheck {
     ds: String,
@@ -242,31 +248,75 @@ struct SealCheck {
     models: Vec<(bool, bool)>,
 }
 
+/// A row of `system/seal_check.sql`, but the models' columns (`ModelColumns`).
+#[derive(serde::Deserialize)]
+struct SealCheckColumns {
+    ds: String,
+    blocked_missing: bool,
+    blocked_by: Option<i64>,
+    sealed: bool,
+    open_corrections: i64,
+}
+
+/// A model's columns of `system/seal_check.sql`: `computed_1`, `covered_1`, ... in the
+/// order of the pipeline's models.
+#[derive(serde::Deserialize)]
+struct ModelColumns {
+    computed: bool,
+    covered: bool,
+}
+
 fn seal_check(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Vec<SealCheck>> {
-    let sql = pipeline.render_system(
+    let sql = seal_check_sql(pipeline, interval)?;
+    let n = pipeline.models.len();
+    let rows = db.rows_numbered::<SealCheckColumns, ModelColumns, _>(sql.as_str(), &[], n)?;
+    Ok(rows
+        .into_iter()
+        .map(|(r, models)| SealCheck {
+            ds: r.ds,
+            blocked_missing: r.blocked_missing,
+            blocked_by: r.blocked_by,
+            sealed: r.sealed,
+            open_corrections: r.open_corrections,
+            models: models.iter().map(|m| (m.computed, m.covered)).collect(),
+        })
+        .collect())
+}
+
+fn seal_check_sql(pipeline: &Pipeline, interval: Interval) -> Result<String> {
+    pipeline.render_system(
         "seal_check",
         context! {
             start => fmt_date(interval.start),
             end => fmt_date(interval.end),
             models => pipeline.models_value(),
         },
+    )
+}
+
+/// The rows this module reads, rendered for `pipeline`, for the test that prepares each
+/// against a real schema.
+pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
+    let d = pipeline.dialect;
+    let day = parse_date("2026-02-01", "date")?;
+    let check = seal_check_sql(
+        pipeline,
+        Interval {
+            start: day,
+            end: day,
+        },
     )?;
-    let models = pipeline.models.len();
-    db.rows(sql.as_str(), &[])?
-        .iter()
-        .map(|r| {
-            Ok(SealCheck {
-                ds: r.text(0)?,
-                blocked_missing: r.bool(1)?,
-                blocked_by: r.opt_i64(2)?,
-                sealed: r.bool(3)?,
-                open_corrections: r.i64(4)?,
-                models: (0..models)
-                    .map(|i| Ok((r.bool(5 + 2 * i)?, r.bool(6 + 2 * i)?)))
-                    .collect::<Result<_>>()?,
-            })
-        })
-        .collect()
+    let mut shapes = vec![
+        RowShape::of::<NewSeal, _>(&queries::INSERT_SEAL_EVENT, d),
+        RowShape::numbered::<SealCheckColumns, ModelColumns, _>(
+            check.as_str(),
+            d,
+            pipeline.models.len(),
+        ),
+    ];
+    shapes.extend(corrections::row_shapes(pipeline)?);
+    shapes.extend(verify::row_shapes(pipeline)?);
+    Ok(shapes)
 }
 
 /// Why the event is refused, each reason with what to do about it (none: it may go).

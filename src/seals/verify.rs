@@ -5,11 +5,11 @@
 use serde::Serialize;
 
 use crate::dates::interval::Interval;
-use crate::db::{Db, DbError, Row};
+use crate::db::{Db, DbError, Row, RowShape};
 use crate::error::Failure;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::pipeline::checks::{failure, Check};
-use crate::pipeline::Pipeline;
+use crate::pipeline::{DateVars, Pipeline};
 use crate::text::words::Severity;
 
 /// What `sqlrun check` found over an interval's computed dates.
@@ -92,6 +92,13 @@ pub fn date_failures(
     Ok(found)
 }
 
+/// How many rows a check returned: `check_1`, `check_2`, ... in the order of
+/// `computed_checks` (`system/date_checks.sql`).
+#[derive(serde::Deserialize)]
+struct CheckCount {
+    check: i64,
+}
+
 /// In a date's transaction, after its script: the checks whose count
 /// (`system/date_checks.sql`, kept as `checks`, a column per check in the order of
 /// `computed_checks`) is not 0, each with its first rows. The count decides: a check
@@ -111,16 +118,12 @@ pub fn counted_failures(
         return Ok(Vec::new());
     };
     let checks = pipeline.computed_checks();
-    if counts.names().len() != checks.len() {
-        return Err(Error::Database(DbError::other(format!(
-            "system/date_checks.sql counted {} checks, the pipeline has {}",
-            counts.names().len(),
-            checks.len()
-        ))));
-    }
+    let ((), counts) = counts
+        .read_numbered::<(), CheckCount>(checks.len())
+        .map_err(|e| DbError::other(format!("system/date_checks.sql: {e}")))?;
     let mut found = Vec::new();
-    for (i, check) in checks.into_iter().enumerate() {
-        let count = counts.i64(i)?;
+    for (check, count) in checks.into_iter().zip(counts) {
+        let count = count.check;
         if count == 0 {
             continue;
         }
@@ -131,4 +134,31 @@ pub fn counted_failures(
         }
     }
     Ok(found)
+}
+
+/// The rows this file reads, rendered for `pipeline`, for the test that prepares each
+/// against a real schema: the counts a date's script keeps, and each check's first rows
+/// (any columns: they are shown as they are).
+pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
+    let d = pipeline.dialect;
+    let (ds, run_id) = ("2026-02-01", 1);
+    let date = pipeline.render_date(&DateVars {
+        ds,
+        run_id,
+        sealed: false,
+        uncovered: &[],
+        started_at: "2026-02-02 00:00:00",
+        lease_seconds: 60,
+    })?;
+    let checks = pipeline.computed_checks();
+    let mut shapes = Vec::new();
+    if !checks.is_empty() {
+        let counts = RowShape::numbered::<(), CheckCount, _>(date.as_str(), d, checks.len());
+        shapes.push(counts.kept("checks"));
+    }
+    for check in checks {
+        let sql = pipeline.render_check(check, ds, false)?;
+        shapes.push(RowShape::any(sql.as_str(), d).kept(&check.name));
+    }
+    Ok(shapes)
 }

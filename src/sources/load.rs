@@ -16,10 +16,10 @@ use chrono::{DateTime, NaiveDateTime};
 use minijinja::context;
 
 use crate::dates::interval::{parse_date, Date, Interval};
-use crate::db::{Db, DbError, TxKind, Value};
+use crate::db::{Db, DbError, Dialect, RowShape, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
-use crate::store::queries;
+use crate::store::{self, queries};
 use crate::text::kinds::Kind;
 
 /// The FILE that means standard input.
@@ -59,6 +59,27 @@ const PARAMETERS_PER_STATEMENT: usize = 30_000;
 /// not a date prints as a bare parameter (a date would get a cast on PostgreSQL).
 const PARAMETER: &str = "value";
 
+/// The first and last date a source's changes were noted on (none: no notes).
+#[derive(serde::Deserialize)]
+struct NotesSpan {
+    first_ds: Option<String>,
+    last_ds: Option<String>,
+}
+
+/// A table of the database (`queries/*/tables.sql`).
+#[derive(serde::Deserialize)]
+struct Table {
+    name: String,
+}
+
+/// The rows this file reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    vec![
+        RowShape::of::<NotesSpan, _>(&queries::SOURCE_NOTES_SPAN, dialect),
+        RowShape::of::<Table, _>(&queries::TABLES, dialect),
+    ]
+}
+
 /// The computed dates that show as changed now because a source of theirs has changes
 /// noted (status's own judgement, over the span of the source's notes); empty for a
 /// table that is no source.
@@ -66,8 +87,8 @@ pub fn changed_dates(db: &mut Db, pipeline: &Pipeline, table: &str) -> Result<Ve
     if !pipeline.sources.iter().any(|s| s.table == table) {
         return Ok(Vec::new());
     }
-    let span = db.one(&queries::SOURCE_NOTES_SPAN, &[(":source", table.into())])?;
-    let (Some(first), Some(last)) = (span.opt_text(0)?, span.opt_text(1)?) else {
+    let span: NotesSpan = db.one_as(&queries::SOURCE_NOTES_SPAN, &[(":source", table.into())])?;
+    let (Some(first), Some(last)) = (span.first_ds, span.last_ds) else {
         return Ok(Vec::new());
     };
     let span = Interval::new(parse_date(&first, "date")?, parse_date(&last, "date")?)?;
@@ -152,10 +173,10 @@ fn other_separator(field: &str) -> String {
 /// model's (apply fills those) nor sqlrun's own. A source's date column takes only dates.
 fn loadable_columns(db: &mut Db, pipeline: &Pipeline, table: &str) -> Result<Vec<Column>> {
     let tables: Vec<String> = db
-        .rows(&queries::TABLES, &[])?
-        .iter()
-        .map(|r| r.text(0))
-        .collect::<Result<_, _>>()?;
+        .rows_as::<Table, _>(&queries::TABLES, &[])?
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     let loadable: Vec<&str> = tables
         .iter()
         .map(String::as_str)
@@ -231,17 +252,15 @@ fn refusal(pipeline: &Pipeline, table: &str) -> Option<String> {
 
 /// The table's columns in order (none: there is no such table or view).
 fn table_columns(db: &mut Db, table: &str) -> Result<Vec<Column>> {
-    db.rows(&queries::COLUMN_TYPES, &[(":table", table.into())])?
-        .iter()
-        .map(|r| {
-            Ok(Column {
-                name: r.text(0)?,
-                kind: Kind::parse(r.opt_text(1)?.as_deref()),
-                not_null: r.bool(2)?,
-                has_default: r.bool(3)?,
-            })
+    Ok(store::table_columns(db, table)?
+        .into_iter()
+        .map(|c| Column {
+            kind: Kind::parse(c.kind.as_deref()),
+            name: c.name,
+            not_null: c.not_null,
+            has_default: c.has_default,
         })
-        .collect()
+        .collect())
 }
 
 /// The columns a header names, in its order: each one of the table's, once; and every

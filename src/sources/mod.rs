@@ -4,3 +4,13 @@
 pub mod generate;
 pub mod load;
 pub mod statistics;
+
+use crate::db::{Dialect, RowShape};
+
+/// The rows this module reads, for the test that prepares each statement against a real
+/// schema (each file keeps its own list beside its row structs).
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    let mut shapes = load::row_shapes(dialect);
+    shapes.extend(statistics::row_shapes(dialect));
+    shapes
+}

@@ -4,7 +4,7 @@
 pub mod queries;
 pub mod requester;
 
-use crate::db::{Db, Params, Row, Sql, Value};
+use crate::db::{Db, Dialect, Params, Row, RowShape, Sql, Value};
 use crate::error::{Error, Result};
 use crate::text::words::RunStatus;
 use requester::Scheduler;
@@ -41,59 +41,78 @@ pub struct RunRow {
     pub jobs: Option<i64>,
 }
 
-impl RunRow {
-    fn from_row(r: &Row) -> Result<RunRow> {
-        Ok(RunRow {
-            run_id: r.i64(0)?,
-            kind: r.text(1)?,
-            interval_start: r.text(2)?,
-            interval_end: r.text(3)?,
-            requested_by: r.text(4)?,
-            reason: r.opt_text(5)?,
-            status: {
-                let text = r.text(6)?;
-                RunStatus::parse(&text).ok_or_else(|| {
-                    Error::bad(format!(
-                        "run {}: unknown status `{text}` in runs",
-                        r.i64(0).unwrap_or(0)
-                    ))
-                })?
-            },
-            created_at: r.text(7)?,
-            started_at: r.opt_text(8)?,
-            finished_at: r.opt_text(9)?,
-            only_filter: r.opt_text(10)?,
-            keep_going: r.bool(11)?,
-            command: r.opt_text(12)?,
-            templates_from: r.opt_text(13)?,
-            sqlrun_version: r.opt_text(14)?,
-            host: r.opt_text(15)?,
-            pid: r.opt_i64(16)?,
-            pid_started: r.opt_text(17)?,
-            error: r.opt_text(18)?,
-            dialect: r.opt_text(19)?,
-            lookback: r.opt_i64(20)?,
-            scheduler: r
-                .opt_text(21)?
-                .map(|name| -> Result<Scheduler> {
-                    Ok(Scheduler {
-                        name,
-                        job: r.opt_text(22)?,
-                        task: r.opt_text(23)?,
-                        run: r.opt_text(24)?,
-                        attempt: r.opt_i64(25)?,
-                    })
-                })
-                .transpose()?,
-            jobs: r.opt_i64(26)?,
-        })
+/// `queries/run_by_id.sql`'s row: a column each.
+#[derive(serde::Deserialize)]
+struct RunColumns {
+    run_id: i64,
+    kind: String,
+    interval_start: String,
+    interval_end: String,
+    requested_by: String,
+    reason: Option<String>,
+    status: RunStatus,
+    created_at: String,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    only_filter: Option<String>,
+    keep_going: bool,
+    command: Option<String>,
+    templates_from: Option<String>,
+    sqlrun_version: Option<String>,
+    host: Option<String>,
+    pid: Option<i64>,
+    pid_started: Option<String>,
+    error: Option<String>,
+    dialect: Option<String>,
+    lookback: Option<i64>,
+    scheduler: Option<String>,
+    scheduler_job: Option<String>,
+    scheduler_task: Option<String>,
+    scheduler_run: Option<String>,
+    scheduler_try: Option<i64>,
+    jobs: Option<i64>,
+}
+
+impl From<RunColumns> for RunRow {
+    fn from(r: RunColumns) -> RunRow {
+        let scheduler = r.scheduler.map(|name| Scheduler {
+            name,
+            job: r.scheduler_job,
+            task: r.scheduler_task,
+            run: r.scheduler_run,
+            attempt: r.scheduler_try,
+        });
+        RunRow {
+            run_id: r.run_id,
+            kind: r.kind,
+            interval_start: r.interval_start,
+            interval_end: r.interval_end,
+            requested_by: r.requested_by,
+            reason: r.reason,
+            status: r.status,
+            created_at: r.created_at,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            only_filter: r.only_filter,
+            keep_going: r.keep_going,
+            command: r.command,
+            templates_from: r.templates_from,
+            sqlrun_version: r.sqlrun_version,
+            host: r.host,
+            pid: r.pid,
+            pid_started: r.pid_started,
+            error: r.error,
+            dialect: r.dialect,
+            lookback: r.lookback,
+            scheduler,
+            jobs: r.jobs,
+        }
     }
 }
 
 pub fn run_by_id(db: &mut Db, run_id: i64) -> Result<Option<RunRow>> {
-    db.row(&queries::RUN_BY_ID, &[(":run_id", run_id.into())])?
-        .map(|r| RunRow::from_row(&r))
-        .transpose()
+    let row = db.row_as::<RunColumns, _>(&queries::RUN_BY_ID, &[(":run_id", run_id.into())])?;
+    Ok(row.map(RunRow::from))
 }
 
 /// A run id that must exist, for `runs ID`, `release ID`, `apply --run ID`.
@@ -111,7 +130,15 @@ pub fn insert_run(db: &mut Db, params: &[(&str, Value)]) -> Result<i64> {
     let scheduler = Scheduler::from_process();
     let mut params = params.to_vec();
     params.extend(Scheduler::params(scheduler.as_ref()));
-    Ok(db.one(&queries::INSERT_RUN, &params)?.i64(0)?)
+    Ok(db
+        .one_as::<NewRun, _>(&queries::INSERT_RUN, &params)?
+        .run_id)
+}
+
+/// The id `queries/insert_run.sql` returns.
+#[derive(serde::Deserialize)]
+struct NewRun {
+    run_id: i64,
 }
 
 /// The command line as it was given, for the audit trail, without the password of a
@@ -137,15 +164,31 @@ pub fn rows_as_json<S: Sql + ?Sized>(
     sql: &S,
     params: Params,
 ) -> Result<Vec<serde_json::Map<String, serde_json::Value>>> {
-    Ok(db
-        .rows(sql, params)?
-        .iter()
-        .map(|row| {
-            row.names()
-                .iter()
-                .enumerate()
-                .map(|(i, name)| (name.clone(), row.value(i).to_json()))
-                .collect()
-        })
-        .collect())
+    Ok(db.rows(sql, params)?.iter().map(Row::to_json).collect())
+}
+
+/// A column of a table or view (`queries/*/column_types.sql`): its name, the kind of
+/// value it holds (none: one sqlrun does not tell apart), whether it takes NULL and
+/// whether it fills itself when left out.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct TableColumn {
+    pub name: String,
+    pub kind: Option<String>,
+    pub not_null: bool,
+    pub has_default: bool,
+}
+
+/// The columns of `table` in order (none: there is no such table or view).
+pub fn table_columns(db: &mut Db, table: &str) -> Result<Vec<TableColumn>> {
+    db.rows_as(&queries::COLUMN_TYPES, &[(":table", table.into())])
+        .map_err(Error::from)
+}
+
+/// The rows this module reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
+    vec![
+        RowShape::of::<RunColumns, _>(&queries::RUN_BY_ID, dialect),
+        RowShape::of::<NewRun, _>(&queries::INSERT_RUN, dialect),
+        RowShape::of::<TableColumn, _>(&queries::COLUMN_TYPES, dialect),
+    ]
 }

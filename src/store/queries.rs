@@ -11,10 +11,16 @@ macro_rules! queries {
             name: $file,
             sqlite: include_str!(concat!("../../queries/", $file)),
             postgres: queries!(@pg $file $(, $pg)?),
+            postgres_name: queries!(@pg_name $file $(, $pg)?),
         };)*
+
+        /// Every statement above, for the test that checks the rows each returns.
+        pub const ALL: &[Query] = &[$($name,)*];
     };
     (@pg $file:literal) => { include_str!(concat!("../../queries/", $file)) };
     (@pg $file:literal, $pg:literal) => { include_str!(concat!("../../queries/", $pg)) };
+    (@pg_name $file:literal) => { $file };
+    (@pg_name $file:literal, $pg:literal) => { $pg };
 }
 
 queries! {

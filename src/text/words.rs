@@ -34,6 +34,18 @@ macro_rules! vocabulary {
                 f.write_str(self.as_str())
             }
         }
+
+        /// Read from the state store's spelling (a column of a row), as `parse`.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = <String as serde::Deserialize>::deserialize(d)?;
+                $name::parse(&text).ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "holds `{text}`, which sqlrun does not know"
+                    ))
+                })
+            }
+        }
     };
 }
 
@@ -235,6 +247,16 @@ impl Serialize for Action {
     }
 }
 
+/// Read from a row (`system/date_states.sql`'s `action`), as `parse`.
+impl<'de> serde::Deserialize<'de> for Action {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <String as serde::Deserialize>::deserialize(d)?;
+        Action::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!("holds `{text}`, which sqlrun does not know"))
+        })
+    }
+}
+
 impl RunStatus {
     /// Whether a run in this state may still hold dates.
     pub fn may_hold(self) -> bool {
@@ -261,6 +283,19 @@ mod tests {
             serde_json::to_string(&RunStatus::Partial).unwrap(),
             "\"partial\""
         );
+    }
+
+    #[test]
+    fn words_read_as_parse_reads_them() {
+        let read = |text: &str| serde_json::from_value::<RunStatus>(text.into());
+        assert_eq!(read("partial").unwrap(), RunStatus::Partial);
+        let e = read("done").unwrap_err().to_string();
+        assert!(
+            e.contains("holds `done`, which sqlrun does not know"),
+            "{e}"
+        );
+        let action = serde_json::from_value::<Action>("correct_if_changed".into());
+        assert_eq!(action.unwrap(), Action::CorrectIfChanged);
     }
 }
 

@@ -31,6 +31,7 @@ mod project;
 mod ranges;
 mod report;
 mod reserve;
+mod rows;
 mod scripting;
 mod seal;
 mod seal_life;

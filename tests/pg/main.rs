@@ -62,6 +62,8 @@ mod report;
 #[path = "../cli/reserve.rs"]
 mod reserve;
 mod roles;
+#[path = "../cli/rows.rs"]
+mod rows;
 #[path = "../cli/scripting.rs"]
 mod scripting;
 #[path = "../cli/seal.rs"]
