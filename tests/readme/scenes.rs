@@ -1,23 +1,34 @@
-//! Which console blocks of README.md run together, and what their folder holds first
-//! (what the README says happened before the block, done here without being shown).
+//! Which console blocks of README.md and of the guide (docs/) run together, and what their
+//! folder holds first (what the text says happened before the block, done here without
+//! being shown). A scene runs blocks of one document: `file` names it.
 
 use super::Setup::{File, Insert, Sql, Sqlrun, SqlrunExit};
 use super::{Scene, Setup};
 
 pub const SCENES: &[Scene] = &[
     Scene {
+        file: "README.md",
         name: "demo",
         blocks: &["Set up and try it"],
         setup: &[],
     },
-    // The quick tour, in a new folder; the plan in ranges goes on from where it ends.
+    // The quick tour, in a new folder.
     Scene {
+        file: "README.md",
         name: "tour",
-        blocks: &["A quick tour", "Plans and runs in ranges#1"],
+        blocks: &["A quick tour"],
         setup: &[],
+    },
+    // The plan in ranges goes on from where the quick tour ends.
+    Scene {
+        file: "docs/src/reference/commands.md",
+        name: "ranges",
+        blocks: &["Plans and runs in ranges#1"],
+        setup: &[TOUR],
     },
     // A quarter's backfill that failed a date and skipped four, told in ranges.
     Scene {
+        file: "docs/src/reference/commands.md",
         name: "quarter",
         blocks: &["Plans and runs in ranges#2"],
         setup: &[&[
@@ -28,21 +39,25 @@ pub const SCENES: &[Scene] = &[
         ]],
     },
     Scene {
+        file: "docs/src/reference/status.md",
         name: "status",
         blocks: &["The state at a glance: `sqlrun status`"],
         setup: &[STATUS],
     },
     Scene {
+        file: "docs/src/authoring/projects.md",
         name: "new",
         blocks: &["Projects: `sqlrun.toml`#1"],
         setup: &[],
     },
     Scene {
+        file: "docs/src/authoring/projects.md",
         name: "project",
         blocks: &["Projects: `sqlrun.toml`#2"],
         setup: &[&[Sqlrun(&["new", "."])]],
     },
     Scene {
+        file: "docs/src/data/life-of-a-report.md",
         name: "report",
         blocks: &["The life of a report: seal, correct, reissue, unseal"],
         setup: &[&[
@@ -53,6 +68,7 @@ pub const SCENES: &[Scene] = &[
         ]],
     },
     Scene {
+        file: "docs/src/data/loading.md",
         name: "load",
         blocks: &["Loading rows: `sqlrun load`"],
         setup: &[&[
@@ -69,6 +85,7 @@ pub const SCENES: &[Scene] = &[
         ]],
     },
     Scene {
+        file: "docs/src/data/late-data.md",
         name: "late",
         blocks: &["Late data: changed dates and `--lookback`"],
         setup: &[&[
@@ -79,22 +96,26 @@ pub const SCENES: &[Scene] = &[
     // "Writing a check, step by step", in a new project with two weeks computed: each
     // step's block after the files the steps before it wrote.
     Scene {
+        file: "docs/src/authoring/checks.md",
         name: "check",
         blocks: &["Writing a check, step by step#1"],
         setup: &[CHECK_PROJECT],
     },
     Scene {
+        file: "docs/src/authoring/checks.md",
         name: "check-warn",
         blocks: &["Writing a check, step by step#2"],
         setup: &[CHECK_PROJECT, BIG_DAY_WARN],
     },
     Scene {
+        file: "docs/src/authoring/checks.md",
         name: "check-error",
         blocks: &["Writing a check, step by step#3"],
         setup: &[CHECK_PROJECT, BIG_DAY_WARN, &[APPLY_14], BIG_DAY_ERROR],
     },
     // Readiness goes on from there, with big_day back to warn (version 3).
     Scene {
+        file: "docs/src/authoring/checks.md",
         name: "ready",
         blocks: &["Readiness: a date is built when its sources are"],
         setup: &[
@@ -113,6 +134,7 @@ pub const SCENES: &[Scene] = &[
     },
     // "Every problem at once": a model whose header lacks three things.
     Scene {
+        file: "docs/src/authoring/templates.md",
         name: "header",
         blocks: &["Templates: the pipeline is SQL"],
         setup: &[&[
@@ -130,6 +152,7 @@ WHERE o.order_date = {{ ds }}
         ]],
     },
     Scene {
+        file: "docs/src/authoring/templates.md",
         name: "knows",
         blocks: &["The database knows its pipeline"],
         setup: &[&[
@@ -138,6 +161,43 @@ WHERE o.order_date = {{ ds }}
             Sqlrun(&["generate", "--start", "2026-03-01", "--days", "2"]),
         ]],
     },
+];
+
+/// What README.md's quick tour writes, in its order (its reads left out: they write nothing).
+const TOUR: &[Setup] = &[
+    Sqlrun(&[
+        "generate",
+        "--start",
+        "2026-02-01",
+        "--days",
+        "14",
+        "--per-day",
+        "200",
+        "--seed",
+        "7",
+    ]),
+    Sqlrun(&["apply", "--as-of", "2026-02-02"]),
+    Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-14"]),
+    Sqlrun(&[
+        "reserve",
+        "--interval",
+        "2026-02-09..2026-02-11",
+        "--by",
+        "bob",
+        "--reason",
+        "fix the refund bug",
+    ]),
+    SqlrunExit(99, &["apply", "--as-of", "2026-02-11"]),
+    Sqlrun(&["apply", "--run", "3"]),
+    Sqlrun(&[
+        "seal",
+        "--interval",
+        "2026-02-01..2026-02-07",
+        "--reason",
+        "weekly report W06",
+    ]),
+    Sql("INSERT INTO orders VALUES ('late-1','2026-02-03',120000,'2026-02-20 09:00:00')"),
+    Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-07"]),
 ];
 
 /// A second model, for "The database knows its pipeline".
