@@ -151,6 +151,16 @@ WHERE o.order_date = {{ ds }}
             ),
         ]],
     },
+    // "Dates on SQLite and PostgreSQL": a model over a window of days, in a new project.
+    Scene {
+        file: "docs/src/authoring/templates.md",
+        name: "dates",
+        blocks: &["Dates on SQLite and PostgreSQL"],
+        setup: &[&[
+            Sqlrun(&["new", "."]),
+            File("models/weekly_orders.sql", WEEKLY_ORDERS),
+        ]],
+    },
     Scene {
         file: "docs/src/authoring/templates.md",
         name: "knows",
@@ -199,6 +209,19 @@ const TOUR: &[Setup] = &[
     Sql("INSERT INTO orders VALUES ('late-1','2026-02-03',120000,'2026-02-20 09:00:00')"),
     Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-07"]),
 ];
+
+/// A model over the seven days that end on its date, for "Dates on SQLite and PostgreSQL".
+const WEEKLY_ORDERS: &str = "-- name: weekly_orders
+-- version: 1
+-- key: ds
+-- values: order_count
+-- sources: orders(order_date, key order_id)
+-- create: CREATE TABLE weekly_orders (ds DATE NOT NULL PRIMARY KEY, order_count BIGINT NOT NULL)
+{% import \"system/dialect.sql\" as d %}
+SELECT {{ ds }} AS ds, count(*) AS order_count
+FROM orders_latest AS o
+WHERE o.order_date > {{ d.days_before(ds, 7) }} AND o.order_date <= {{ ds }}
+";
 
 /// A second model, for "The database knows its pipeline".
 const ORDER_SIGNS: &str = "-- name: order_signs
