@@ -1,23 +1,34 @@
-//! Which console blocks of README.md run together, and what their folder holds first
-//! (what the README says happened before the block, done here without being shown).
+//! Which console blocks of README.md and of the guide (docs/) run together, and what their
+//! folder holds first (what the text says happened before the block, done here without
+//! being shown). A scene runs blocks of one document: `file` names it.
 
 use super::Setup::{File, Insert, Sql, Sqlrun, SqlrunExit};
 use super::{Scene, Setup};
 
 pub const SCENES: &[Scene] = &[
     Scene {
+        file: "README.md",
         name: "demo",
         blocks: &["Set up and try it"],
         setup: &[],
     },
-    // The quick tour, in a new folder; the plan in ranges goes on from where it ends.
+    // The quick tour, in a new folder.
     Scene {
+        file: "README.md",
         name: "tour",
-        blocks: &["A quick tour", "Plans and runs in ranges#1"],
+        blocks: &["A quick tour"],
         setup: &[],
+    },
+    // The plan in ranges goes on from where the quick tour ends.
+    Scene {
+        file: "docs/src/reference/commands.md",
+        name: "ranges",
+        blocks: &["Plans and runs in ranges#1"],
+        setup: &[TOUR],
     },
     // A quarter's backfill that failed a date and skipped four, told in ranges.
     Scene {
+        file: "docs/src/reference/commands.md",
         name: "quarter",
         blocks: &["Plans and runs in ranges#2"],
         setup: &[&[
@@ -28,21 +39,25 @@ pub const SCENES: &[Scene] = &[
         ]],
     },
     Scene {
+        file: "docs/src/reference/status.md",
         name: "status",
         blocks: &["The state at a glance: `sqlrun status`"],
         setup: &[STATUS],
     },
     Scene {
+        file: "docs/src/authoring/projects.md",
         name: "new",
         blocks: &["Projects: `sqlrun.toml`#1"],
         setup: &[],
     },
     Scene {
+        file: "docs/src/authoring/projects.md",
         name: "project",
         blocks: &["Projects: `sqlrun.toml`#2"],
         setup: &[&[Sqlrun(&["new", "."])]],
     },
     Scene {
+        file: "docs/src/data/life-of-a-report.md",
         name: "report",
         blocks: &["The life of a report: seal, correct, reissue, unseal"],
         setup: &[&[
@@ -53,6 +68,7 @@ pub const SCENES: &[Scene] = &[
         ]],
     },
     Scene {
+        file: "docs/src/data/loading.md",
         name: "load",
         blocks: &["Loading rows: `sqlrun load`"],
         setup: &[&[
@@ -69,6 +85,7 @@ pub const SCENES: &[Scene] = &[
         ]],
     },
     Scene {
+        file: "docs/src/data/late-data.md",
         name: "late",
         blocks: &["Late data: changed dates and `--lookback`"],
         setup: &[&[
@@ -79,22 +96,26 @@ pub const SCENES: &[Scene] = &[
     // "Writing a check, step by step", in a new project with two weeks computed: each
     // step's block after the files the steps before it wrote.
     Scene {
+        file: "docs/src/authoring/checks.md",
         name: "check",
         blocks: &["Writing a check, step by step#1"],
         setup: &[CHECK_PROJECT],
     },
     Scene {
+        file: "docs/src/authoring/checks.md",
         name: "check-warn",
         blocks: &["Writing a check, step by step#2"],
         setup: &[CHECK_PROJECT, BIG_DAY_WARN],
     },
     Scene {
+        file: "docs/src/authoring/checks.md",
         name: "check-error",
         blocks: &["Writing a check, step by step#3"],
         setup: &[CHECK_PROJECT, BIG_DAY_WARN, &[APPLY_14], BIG_DAY_ERROR],
     },
     // Readiness goes on from there, with big_day back to warn (version 3).
     Scene {
+        file: "docs/src/authoring/checks.md",
         name: "ready",
         blocks: &["Readiness: a date is built when its sources are"],
         setup: &[
@@ -113,6 +134,7 @@ pub const SCENES: &[Scene] = &[
     },
     // "Every problem at once": a model whose header lacks three things.
     Scene {
+        file: "docs/src/authoring/templates.md",
         name: "header",
         blocks: &["Templates: the pipeline is SQL"],
         setup: &[&[
@@ -129,7 +151,18 @@ WHERE o.order_date = {{ ds }}
             ),
         ]],
     },
+    // "Dates on SQLite and PostgreSQL": a model over a window of days, in a new project.
     Scene {
+        file: "docs/src/authoring/templates.md",
+        name: "dates",
+        blocks: &["Dates on SQLite and PostgreSQL"],
+        setup: &[&[
+            Sqlrun(&["new", "."]),
+            File("models/weekly_orders.sql", WEEKLY_ORDERS),
+        ]],
+    },
+    Scene {
+        file: "docs/src/authoring/templates.md",
         name: "knows",
         blocks: &["The database knows its pipeline"],
         setup: &[&[
@@ -139,6 +172,56 @@ WHERE o.order_date = {{ ds }}
         ]],
     },
 ];
+
+/// What README.md's quick tour writes, in its order (its reads left out: they write nothing).
+const TOUR: &[Setup] = &[
+    Sqlrun(&[
+        "generate",
+        "--start",
+        "2026-02-01",
+        "--days",
+        "14",
+        "--per-day",
+        "200",
+        "--seed",
+        "7",
+    ]),
+    Sqlrun(&["apply", "--as-of", "2026-02-02"]),
+    Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-14"]),
+    Sqlrun(&[
+        "reserve",
+        "--interval",
+        "2026-02-09..2026-02-11",
+        "--by",
+        "bob",
+        "--reason",
+        "fix the refund bug",
+    ]),
+    SqlrunExit(99, &["apply", "--as-of", "2026-02-11"]),
+    Sqlrun(&["apply", "--run", "3"]),
+    Sqlrun(&[
+        "seal",
+        "--interval",
+        "2026-02-01..2026-02-07",
+        "--reason",
+        "weekly report W06",
+    ]),
+    Sql("INSERT INTO orders VALUES ('late-1','2026-02-03',120000,'2026-02-20 09:00:00')"),
+    Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-07"]),
+];
+
+/// A model over the seven days that end on its date, for "Dates on SQLite and PostgreSQL".
+const WEEKLY_ORDERS: &str = "-- name: weekly_orders
+-- version: 1
+-- key: ds
+-- values: order_count
+-- sources: orders(order_date, key order_id)
+-- create: CREATE TABLE weekly_orders (ds DATE NOT NULL PRIMARY KEY, order_count BIGINT NOT NULL)
+{% import \"system/dialect.sql\" as d %}
+SELECT {{ ds }} AS ds, count(*) AS order_count
+FROM orders_latest AS o
+WHERE o.order_date > {{ d.days_before(ds, 7) }} AND o.order_date <= {{ ds }}
+";
 
 /// A second model, for "The database knows its pipeline".
 const ORDER_SIGNS: &str = "-- name: order_signs
