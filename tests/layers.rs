@@ -267,3 +267,34 @@ fn only_commands_use_output_and_only_output_prints() {
         );
     }
 }
+
+/// Rows are read by column name into typed structs (src/db/read.rs); a positional read
+/// (`.bool(3)`, `.text(0)`, `.get(2)`) would shift meaning silently when a query gains a
+/// column. Only src/db/ itself reads by position.
+#[test]
+fn no_row_is_read_by_position_outside_db() {
+    for (module, path, text) in sources() {
+        if module == "db" {
+            continue;
+        }
+        for accessor in [
+            ".bool(",
+            ".text(",
+            ".i64(",
+            ".opt_text(",
+            ".opt_i64(",
+            ".value(",
+            ".get(",
+        ] {
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find(accessor) {
+                rest = &rest[at + accessor.len()..];
+                assert!(
+                    !rest.starts_with(|c: char| c.is_ascii_digit()),
+                    "{}: `{accessor}N` reads a row by position; read it by name (Row::read, Db::rows_as)",
+                    path.display()
+                );
+            }
+        }
+    }
+}

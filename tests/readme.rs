@@ -11,7 +11,7 @@
 //! is run the same way, in such a project.
 //!
 //! `TRYCMD=overwrite cargo test --test readme` writes each block's actual output back into
-//! the document it came from, and the new project's README into src/scaffold.rs (run it
+//! the document it came from, and the new project's README into src/project/scaffold.rs (run it
 //! twice when the scaffold's commands changed: the binary that wrote the project was built
 //! before). trycmd keeps the placeholders that still match: `[..]` (any text within a line)
 //! for times, run times, process ids and paths that differ from run to run, `[CWD]` for the
@@ -478,14 +478,14 @@ fn documentation_console_blocks() {
     }
 }
 
-/// src/scaffold.rs with the new project's README (its `README` constant) as blessed.
+/// src/project/scaffold.rs with the new project's README (its `README` constant) as blessed.
 fn overwrite_scaffold(blessed: &str) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/scaffold.rs");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/project/scaffold.rs");
     let source = fs::read_to_string(path).unwrap();
     let start = "const README: &str = r#\"";
     let begin = source
         .find(start)
-        .expect("src/scaffold.rs has const README")
+        .expect("src/project/scaffold.rs has const README")
         + start.len();
     let end = begin + source[begin..].find("\"#;").expect("its raw string ends");
     fs::write(
