@@ -56,6 +56,19 @@ pub enum Error {
         fix: String,
     },
 
+    /// The server cannot be reached now (refused, timed out, no route, starting up, out of
+    /// connection slots). Exit 1, the code schedulers retry: nothing was written, and a
+    /// retry may find it back.
+    #[error(
+        "cannot reach database {target}: {message}; nothing was written; {fix}, then run the \
+         command again (exit 1: a scheduler retries it)"
+    )]
+    Unreachable {
+        target: String,
+        message: String,
+        fix: String,
+    },
+
     /// The database was migrated by a newer sqlrun. Exit 2.
     #[error(
         "database {target} has schema version {found}, newer than this sqlrun knows ({known}); \
@@ -95,8 +108,10 @@ pub enum Error {
         why: String,
     },
 
-    /// A database error outside a date's transaction: nothing was attempted. Exit 2.
-    #[error("database error: {0}")]
+    /// A database error outside a date's transaction: nothing was attempted. Exit 2; a
+    /// connection that broke there is not bad input but a fault a retry may outlive:
+    /// exit 1 (see `lost_message`).
+    #[error("{}", database_message(.0))]
     Database(DbError),
 
     /// A run stopped at a date by a fault of its surroundings (a full disk, a lock held
@@ -132,9 +147,13 @@ impl Error {
             | Error::NewerSchema { .. }
             | Error::Migration(_)
             | Error::Environment { .. }
-            | Error::NeedsInit { .. }
-            | Error::Database(_) => Exit::BadInput,
-            Error::RunStopped(_) | Error::ChecksFailed(_) | Error::Io(_) => Exit::Failed,
+            | Error::NeedsInit { .. } => Exit::BadInput,
+            Error::Database(e) if is_lost(e) => Exit::Failed,
+            Error::Database(_) => Exit::BadInput,
+            Error::Unreachable { .. }
+            | Error::RunStopped(_)
+            | Error::ChecksFailed(_)
+            | Error::Io(_) => Exit::Failed,
         }
     }
 
@@ -183,6 +202,8 @@ impl Error {
             Error::Open { .. } | Error::NeedsInit { .. } => "open",
             Error::NewerSchema { .. } | Error::Migration(_) => "migration",
             Error::Environment { .. } => "environment",
+            Error::Unreachable { .. } => "unreachable",
+            Error::Database(e) if is_lost(e) => "connection_lost",
             Error::Database(_) => "database",
             Error::RunStopped(_) => "run_stopped",
             Error::ChecksFailed(_) => "checks_failed",
@@ -225,6 +246,33 @@ impl From<DbError> for Error {
     }
 }
 
+/// A connection that broke (or broke while a COMMIT was under way).
+fn is_lost(e: &DbError) -> bool {
+    matches!(
+        e.kind,
+        DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
+    )
+}
+
+/// A database error met outside a date's transaction, as said: a broken connection is
+/// not the SQL's fault, and says what was written and that running again is safe.
+fn database_message(e: &DbError) -> String {
+    let landed = match e.kind {
+        DbErrorKind::ConnectionLost => "the step under way rolled back and no date was written",
+        DbErrorKind::CommitUnknown => {
+            "it broke while a bookkeeping step committed, which may or may not have landed \
+             (`sqlrun status` and `sqlrun runs` tell; a run left holding dates is reclaimed \
+             by the next one), and no date was written"
+        }
+        _ => return format!("database error: {e}"),
+    };
+    format!(
+        "lost the connection to the database ({e}): {landed}; check that the server is up and \
+         the network to it, then run the command again (exit 1: a scheduler retries it; what \
+         is done is not done twice)"
+    )
+}
+
 /// What the database layer returns, as the variant of the same name.
 impl From<db::Error> for Error {
     fn from(e: db::Error) -> Self {
@@ -234,6 +282,15 @@ impl From<db::Error> for Error {
                 Error::Environment { kind, cause, line }
             }
             db::Error::BadInput(message) => Error::BadInput(message),
+            db::Error::Unreachable {
+                target,
+                message,
+                fix,
+            } => Error::Unreachable {
+                target,
+                message,
+                fix,
+            },
             db::Error::Open {
                 target,
                 message,

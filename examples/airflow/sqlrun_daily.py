@@ -10,8 +10,8 @@ run (`airflow backfill create`) is a backfill of its own day, recorded as one.
 
 Exit codes as the task maps them: 0 success, the XCom is sqlrun's JSON result; 99
 skipped (another run holds the date, nothing was overwritten); 2 bad input, failed at
-once (a retry will not fix it); 1 (a date failed) or anything else, an ordinary failure
-that Airflow retries. sqlrun's stderr goes to the task log as it runs.
+once (a retry will not fix it); 1 (a date failed, or the database could not be reached:
+nothing written) or anything else, an ordinary failure that Airflow retries. sqlrun's stderr goes to the task log as it runs.
 
 Only Airflow's public API (`airflow.sdk`) is used. Checked with Airflow 3.3.2 by
 examples/airflow/check.sh (a late order healed, a held date built once released, exit 2

@@ -128,6 +128,13 @@ pub enum Error {
     },
     /// `--db` or `--schema` cannot name a database.
     BadInput(String),
+    /// The server cannot be reached now (refused, timed out, no route, starting up, out of
+    /// connection slots): a fault a retry may outlive, unlike a wrong password.
+    Unreachable {
+        target: String,
+        message: String,
+        fix: String,
+    },
     /// The database cannot be opened, created or reached.
     Open {
         target: String,

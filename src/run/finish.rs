@@ -92,8 +92,9 @@ fn stopped_short(db: &mut Db, pipeline: &Pipeline, ran: &Ran, stop: &Stop) -> Er
             // rest; otherwise the next run finds the run's session gone and reclaims them.
             let note =
                 format!("stopped: lost the connection to the database during {ds} ({error})");
-            let ended = record_end(db, pipeline, run_id, RunStatus::Failed, Some(&note)).is_ok();
-            connection_lost(run_id, ds, &ran.dates, error, ended)
+            let ended = record_end(db, pipeline, run_id, RunStatus::Failed, Some(&note));
+            let error = with_server_reason(error, ended.as_ref().err());
+            connection_lost(run_id, ds, &ran.dates, &error, ended.is_ok())
         }
         Stop::Fault { ds, line } => {
             let note = format!("stopped at {ds}: {line}");
@@ -101,6 +102,23 @@ fn stopped_short(db: &mut Db, pipeline: &Pipeline, ran: &Ran, stop: &Stop) -> Er
             stopped_by_fault(run_id, ran.interval, ds, line, &ran.dates)
         }
         _ => unreachable!("only a broken connection or a fault stops a run short"),
+    }
+}
+
+/// A worker sees only that the run's own session is gone; the server told that session
+/// why it ended it (a timeout, an administrator, a shutdown), and the session says so when
+/// it is used again (here: to record the run's end). The stop's error with that reason.
+fn with_server_reason(error: &DbError, own: Option<&Error>) -> DbError {
+    let reason = match own {
+        Some(Error::Database(own)) if own.kind == DbErrorKind::ConnectionLost => &own.message,
+        _ => return error.clone(),
+    };
+    if error.message.contains(reason.as_str()) {
+        return error.clone();
+    }
+    DbError {
+        message: format!("{}; the server said: {reason}", error.message),
+        ..error.clone()
     }
 }
 

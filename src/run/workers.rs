@@ -170,7 +170,7 @@ pub fn open_sessions(target: &Target, n: usize, jobs: usize) -> Result<Vec<Db>> 
 /// A worker's session that could not be opened: the server's words, and that `--jobs`
 /// asked for that many connections.
 fn more_sessions_failed(mut e: Error, jobs: usize) -> Error {
-    if let Error::Open { fix, .. } = &mut e {
+    if let Error::Open { fix, .. } | Error::Unreachable { fix, .. } = &mut e {
         *fix = format!(
             "{fix} (--jobs {jobs} takes up to {jobs} connections: the run's own and one \
              per other worker), or lower --jobs"

@@ -74,6 +74,7 @@ mod seal_life;
 mod select;
 #[path = "../cli/sent.rs"]
 mod sent;
+mod sessions;
 #[path = "../cli/shell.rs"]
 mod shell;
 #[path = "../cli/templates.rs"]

@@ -35,16 +35,35 @@ pub(super) fn connect_error(e: &tokio_postgres::Error, label: &str) -> Error {
         (None, Some(source)) => format!("{e}: {source}"),
         (None, None) => e.to_string(),
     };
-    let fix = match code {
-        "3D000" => "create that database (`createdb NAME`) or fix its name in the URL",
-        "28000" | "28P01" => "check the URL's user and password (or PGPASSWORD), and pg_hba.conf",
-        "53300" => "the server has no free connection slot: wait, or raise max_connections",
-        _ => "check that the server is up and that the URL's host and port (or host=/socket/folder) are right",
-    };
-    Error::Open {
-        target: label.to_string(),
-        message,
+    let target = label.to_string();
+    let unreachable = |fix: &str| Error::Unreachable {
+        target: target.clone(),
+        message: message.clone(),
         fix: fix.into(),
+    };
+    let open = |fix: &str| Error::Open {
+        target: target.clone(),
+        message: message.clone(),
+        fix: fix.into(),
+    };
+    match code {
+        "3D000" => open("create that database (`createdb NAME`) or fix its name in the URL"),
+        "28000" | "28P01" => {
+            open("check the URL's user and password (or PGPASSWORD), and pg_hba.conf")
+        }
+        "53300" => {
+            unreachable("the server has no free connection slot: wait, or raise max_connections")
+        }
+        "57P03" => unreachable("the server is starting up or shutting down: wait for it"),
+        // Any other answer from the server is about this URL; no answer at all (refused,
+        // timed out, no route, a name that does not resolve) may be gone on the next try.
+        _ if e.as_db_error().is_some() => open(
+            "check that the URL's host and port (or host=/socket/folder) name the right server",
+        ),
+        _ => unreachable(
+            "check that the server is up, that the URL's host and port (or \
+             host=/socket/folder) are right, and the network between them",
+        ),
     }
 }
 
@@ -132,10 +151,10 @@ fn kind_of(e: &tokio_postgres::Error) -> DbErrorKind {
         Some(code) if *code == SqlState::DATA_CORRUPTED || *code == SqlState::INDEX_CORRUPTED => {
             DbErrorKind::Corrupt
         }
+        // 57P01..57P05: the server ended the session (an administrator, a shutdown, a
+        // crash, a dropped database, the idle-session timeout).
         Some(code)
-            if *code == SqlState::ADMIN_SHUTDOWN
-                || *code == SqlState::CRASH_SHUTDOWN
-                || *code == SqlState::CANNOT_CONNECT_NOW
+            if code.code().starts_with("57P")
                 || *code == SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT
                 || code.code().starts_with("08") =>
         {
@@ -164,6 +183,12 @@ fn db_error(e: &tokio_postgres::Error) -> DbError {
             if let Some(detail) = db.detail() {
                 m.push_str(": ");
                 m.push_str(detail);
+            }
+            if e.code() == Some(&SqlState::IDLE_SESSION_TIMEOUT) {
+                m.push_str(
+                    " (the server's idle_session_timeout, which sqlrun turns off for its \
+                     sessions unless the URL's options set it: leave it out of them)",
+                );
             }
             if e.code() == Some(&SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT) {
                 m.push_str(

@@ -45,6 +45,10 @@ const HISTORY_TABLE: &str = "sqlrun_schema_history";
 /// - statement_timeout: one statement (one model for one date) runs at most this long;
 /// - idle_in_transaction_session_timeout: a runner stopped mid-transaction (SIGSTOP, a
 ///   hung client) gives its locks back;
+/// - idle_session_timeout (PostgreSQL 14+) off: a run's own session holds the run's lock
+///   and sits idle while its workers compute (a slow date takes minutes); a server that
+///   ended it would end the run (idle_session_off.sql sets it first, before the pooler
+///   probe's wait);
 /// - tcp_* and client_connection_check_interval: the server ends the session of a runner
 ///   cut off by the network within about 8 s, which frees its dates for the next run
 ///   (PostgreSQL's defaults keep a silent session, and its locks, for over two hours);
@@ -57,6 +61,7 @@ const SESSION_DEFAULTS: &[(&str, &str)] = &[
     ("lock_timeout", "30s"),
     ("statement_timeout", "1h"),
     ("idle_in_transaction_session_timeout", "5min"),
+    ("idle_session_timeout", "0"),
     ("tcp_keepalives_idle", "5"),
     ("tcp_keepalives_interval", "2"),
     ("tcp_keepalives_count", "2"),
@@ -204,9 +209,13 @@ impl Conn {
         // The probe's connection opens beside this one (its start overlaps), and gives
         // way if this one finds no slot: a role allowed one connection keeps it.
         let (again, second) = (config.clone(), connector.clone());
+        let pin_idle = !settings_in_options(config.get_options().unwrap_or_default())
+            .iter()
+            .any(|name| name == "idle_session_timeout");
         let mut probe = pooler::Probe::start(
             url,
             std::sync::Arc::new(move || second.connect(&again).map(|(session, _)| session)),
+            pin_idle,
         );
         let (mut client, canceller) =
             pooler::after_probe(&mut probe, || connector.connect(&config))

@@ -29,6 +29,8 @@ use tokio_postgres::SimpleQueryMessage;
 use super::session::Session;
 use super::{DbError, Error, Result};
 
+const IDLE_SESSION_OFF: &str = include_str!("../../../queries/postgres/idle_session_off.sql");
+
 /// The URLs probed in this process: a run's other connections (`--jobs`) go through the
 /// same pooler, or none.
 static PROBED: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -57,6 +59,9 @@ pub(super) struct Probe {
     /// How the second connection is opened: again, after the first one has its slot,
     /// when the one opened beside it gave way.
     connect: Option<Connect>,
+    /// Whether both sessions turn the server's idle_session_timeout off before they wait
+    /// (not when the URL's options set it).
+    pin_idle: bool,
 }
 
 struct Second {
@@ -77,13 +82,14 @@ type Connect = Arc<dyn Fn() -> std::result::Result<Session, tokio_postgres::Erro
 impl Probe {
     /// Starts the second connection (`connect` opens one the way the first is opened),
     /// unless this process has probed `url` already.
-    pub(super) fn start(url: &str, connect: Connect) -> Probe {
+    pub(super) fn start(url: &str, connect: Connect, pin_idle: bool) -> Probe {
         let probed = PROBED.lock().unwrap_or_else(|e| e.into_inner());
         let due = !probed.iter().any(|u| u == url);
         Probe {
             url: url.to_string(),
-            second: due.then(|| second_connection(Arc::clone(&connect))),
+            second: due.then(|| second_connection(Arc::clone(&connect), pin_idle)),
             connect: due.then_some(connect),
+            pin_idle,
         }
     }
 
@@ -94,9 +100,12 @@ impl Probe {
         // slot (refused, it is no evidence either way).
         let second = match (self.second, self.connect) {
             (Some(second), _) => second,
-            (None, Some(connect)) => second_connection(connect),
+            (None, Some(connect)) => second_connection(connect, self.pin_idle),
             (None, None) => return Ok(()),
         };
+        if self.pin_idle {
+            client.simple_query(IDLE_SESSION_OFF)?;
+        }
         let marked = seen(
             client,
             include_str!("../../../queries/postgres/pooler_mark.sql"),
@@ -162,11 +171,17 @@ pub(super) fn after_probe<T>(
 /// The second connection, in a thread: it connects at once, looks when told to, and says
 /// what it saw (None if it could not connect or look, or gave way: no evidence either
 /// way).
-fn second_connection(connect: Connect) -> Second {
+fn second_connection(connect: Connect, pin_idle: bool) -> Second {
     let (word, told) = mpsc::channel();
     let (tell, seen_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut client = connect().ok();
+        if pin_idle {
+            // It waits idle for the word to look, as the first one waits for its answer.
+            if let Some(c) = client.as_mut() {
+                let _ = c.simple_query(IDLE_SESSION_OFF);
+            }
+        }
         let looked = match told.recv() {
             Ok(Word::Look) => client.as_mut().and_then(|c| {
                 seen(c, include_str!("../../../queries/postgres/pooler_look.sql")).ok()

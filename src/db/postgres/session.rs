@@ -27,23 +27,40 @@ type Messages = Pin<Box<dyn Stream<Item = Result<AsyncMessage, Error>> + Send>>;
 struct Driver {
     runtime: Runtime,
     connection: Messages,
+    /// Why the server ended the session (`terminating connection due to ...`), when that
+    /// went to the connection rather than to a statement: kept for the statements that
+    /// then only saw "connection closed".
+    reason: Option<Error>,
 }
 
 impl Driver {
     /// Runs `work` to its end, moving the connection's messages meanwhile (notices are
-    /// dropped: sqlrun sends none it needs).
+    /// dropped: sqlrun sends none it needs). When the connection breaks, it is dropped at
+    /// once, so that every statement still waiting ends too; the error is the server's
+    /// reason when there is one, whether it went to a statement or to the connection.
     fn block_on<T>(&mut self, work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
         let mut work = pin!(work);
-        let connection = &mut self.connection;
+        let (connection, reason) = (&mut self.connection, &mut self.reason);
         self.runtime.block_on(future::poll_fn(|cx| {
             loop {
                 match connection.as_mut().poll_next(cx) {
                     Poll::Ready(Some(Ok(_))) => {}
-                    Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                    Poll::Ready(Some(Err(e))) => {
+                        *connection = Box::pin(futures_util::stream::empty());
+                        *reason = Some(e);
+                        break;
+                    }
                     Poll::Ready(None) | Poll::Pending => break,
                 }
             }
-            work.as_mut().poll(cx)
+            match work.as_mut().poll(cx) {
+                Poll::Pending => match reason.take() {
+                    Some(e) => Poll::Ready(Err(e)),
+                    None => Poll::Pending,
+                },
+                Poll::Ready(Err(e)) => Poll::Ready(Err(with_reason(e, reason))),
+                done => done,
+            }
         }))
     }
 
@@ -57,6 +74,18 @@ impl Driver {
                 Poll::Pending => return Poll::Pending,
             }
         }));
+    }
+}
+
+/// A statement's error, or the server's reason for ending the session when the statement
+/// only saw the connection close.
+fn with_reason(e: Error, reason: &mut Option<Error>) -> Error {
+    match reason.take() {
+        Some(why) if e.as_db_error().is_none() => why,
+        kept => {
+            *reason = kept;
+            e
+        }
     }
 }
 
@@ -93,6 +122,7 @@ impl Session {
             driver: Driver {
                 runtime,
                 connection: Box::pin(Connection(connection)),
+                reason: None,
             },
             client,
         })
@@ -149,8 +179,13 @@ impl Session {
                 }
             }
         });
-        self.driver
-            .block_on(async { Ok(futures_util::future::join_all(each).await) })
+        let answers = self
+            .driver
+            .block_on(async { Ok(futures_util::future::join_all(each).await) })?;
+        Ok(answers
+            .into_iter()
+            .map(|answer| answer.map_err(|e| with_reason(e, &mut self.driver.reason)))
+            .collect())
     }
 
     /// `COPY ... FROM STDIN` with the data in `chunks`; how many rows the server took.
