@@ -168,15 +168,33 @@ pub fn open_sessions(target: &Target, n: usize, jobs: usize) -> Result<Vec<Db>> 
 }
 
 /// A worker's session that could not be opened: the server's words, and that `--jobs`
-/// asked for that many connections.
-fn more_sessions_failed(mut e: Error, jobs: usize) -> Error {
-    if let Error::Open { fix, .. } | Error::Unreachable { fix, .. } = &mut e {
-        *fix = format!(
-            "{fix} (--jobs {jobs} takes up to {jobs} connections: the run's own and one \
-             per other worker), or lower --jobs"
-        );
+/// asked for that many connections. The run's own session was opened just before, so
+/// the server is there: what it refuses is how many (exit 2, as bad input; a retry with
+/// the same --jobs meets the same limit).
+fn more_sessions_failed(e: Error, jobs: usize) -> Error {
+    let with_jobs = |fix: String| {
+        format!(
+            "{fix} (--jobs {jobs} takes up to {jobs} connections: the run's own and one per \
+             other worker), or lower --jobs"
+        )
+    };
+    match e {
+        Error::Open {
+            target,
+            message,
+            fix,
+        }
+        | Error::Unreachable {
+            target,
+            message,
+            fix,
+        } => Error::Open {
+            target,
+            message,
+            fix: with_jobs(fix),
+        },
+        e => e,
     }
-    e
 }
 
 #[cfg(test)]
