@@ -73,6 +73,8 @@ pub(super) fn migration_error(e: &refinery::Error) -> Error {
     let source = StdError::source(e).and_then(|s| s.downcast_ref::<tokio_postgres::Error>());
     match source.map(db_error) {
         Some(db) if db.kind.is_environment() => db.into(),
+        // Not the migration's fault: a retry migrates (each migration is a transaction).
+        Some(db) if db.kind == DbErrorKind::ConnectionLost => Error::Database(db),
         _ => Error::Migration(e.to_string()),
     }
 }
