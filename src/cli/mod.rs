@@ -511,8 +511,8 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "START..END", conflicts_with_all = ["as_of", "run"])]
     pub interval: Option<String>,
 
-    /// The regular run's "today" (default: today, in UTC or the project's timezone); it
-    /// computes the day before.
+    /// The regular run's "today" (default: today, in UTC or the project's timezone, by the
+    /// database's clock: on PostgreSQL the server's); it computes the day before.
     #[arg(long, value_name = "YYYY-MM-DD", conflicts_with = "run")]
     pub as_of: Option<String>,
 

@@ -1,8 +1,9 @@
-//! `sqlrun apply`: the request checked, the database opened, the run (or its plan), and
-//! how it ended handed to output.
+//! `sqlrun apply`: the request checked, the database opened and its clock read (what day
+//! it is), the run (or its plan), and how it ended handed to output.
 
 use super::open::{open, Access};
 use crate::commands::Context;
+use crate::dates::clock::Clock;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::apply::{finished, Watch};
@@ -14,9 +15,16 @@ pub fn run(ctx: &Context, request: Request, out: &Output) -> Result<Exit> {
     let settings = &ctx.settings(out)?;
     let request = request.with_defaults(&settings.apply);
     // A request that cannot run is refused before the templates load.
-    let asked = request.check(settings)?;
+    let checked = request.check(settings)?;
     let mut opened = open(settings, &request.select, Access::Open)?;
     let (pipeline, db) = (&opened.pipeline, &mut opened.db);
+    // Once per run: on PostgreSQL the server's clock says what day it is, for the dry
+    // run as for the run.
+    let clock = Clock::read(db)?;
+    if let Some(warning) = clock.skew_warning() {
+        out.note(&warning);
+    }
+    let asked = checked.at(clock)?;
     let mut watch = Watch::new(out);
     if request.dry_run {
         let plan = run::dry_run(db, pipeline, &asked, &mut watch)?;

@@ -170,15 +170,6 @@ pub fn fmt_date(date: Date) -> String {
     date.format(DATE_FORMAT).to_string()
 }
 
-pub fn today_utc() -> Date {
-    Utc::now().date_naive()
-}
-
-/// Today in `zone`: a regular run's "today" when the project names a time zone.
-pub fn today_in(zone: Tz) -> Date {
-    Utc::now().with_timezone(&zone).date_naive()
-}
-
 /// The first date of `interval` that has not ended yet at `now` in `zone`, and the
 /// instant it ends (midnight after it, there).
 pub fn first_unfinished(

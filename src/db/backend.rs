@@ -12,8 +12,8 @@
 //!   (`check_statement`, `check_statements`);
 //! - transactions: `begin` of each `TxKind`, `commit`, `rollback`;
 //! - an `Interrupter` that stops the statement in progress from another thread;
-//! - the run's liveness (`hold_run`, `run_alive`) and the pipeline's objects (`object`,
-//!   `record_view`).
+//! - the run's liveness (`hold_run`, `run_alive`), the pipeline's objects (`object`,
+//!   `record_view`), and the server's clock (`server_clock`).
 //!
 //! Beside the trait, each backend module has an `open` that connects and migrates, and an
 //! `explain` module: its driver's errors classified into a `DbError` (`From`), and a
@@ -141,6 +141,10 @@ pub(super) trait Backend: Send {
     /// Remembers the text a view was created from, where the database does not keep it
     /// as given.
     fn record_view(&mut self, name: &str, create: &str) -> Result<(), DbError>;
+
+    /// The database server's clock now; None where there is no server (see
+    /// `Db::server_clock`).
+    fn server_clock(&mut self) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbError>;
 }
 
 /// `run_pipelined` one statement after the other, stopping at the first error.

@@ -484,6 +484,13 @@ impl Db {
     pub fn record_view(&mut self, name: &str, create: &str) -> Result<()> {
         self.call(|c| c.record_view(name, create))
     }
+
+    /// The database server's clock now (PostgreSQL: queries/postgres/server_clock.sql),
+    /// which decides what day it is for every runner of the database; None on SQLite,
+    /// where there is no server and the runner's clock is the clock.
+    pub fn server_clock(&mut self) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+        self.call(|c| c.server_clock())
+    }
 }
 
 /// Whether a database at schema version `found` is current for these migrations (false:

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::dates::clock::Clock;
 use crate::db::{Db, Dialect, RowShape, Target};
 use crate::error::Result;
 use crate::exit::Exit;
@@ -340,14 +341,9 @@ fn broken_version(
         ..backfill("2026-02-14")
     };
     let (pipeline, mut db) = session(Some(&templates), &conn.target)?;
-    let asked = request.with_defaults(&global.apply);
-    let ran = run::apply(
-        &conn.target,
-        &pipeline,
-        &mut db,
-        &asked.check(global)?,
-        &mut (),
-    )?;
+    let request = request.with_defaults(&global.apply);
+    let asked = request.check(global)?.at(Clock::read(&mut db)?)?;
+    let ran = run::apply(&conn.target, &pipeline, &mut db, &asked, &mut ())?;
     let failed = ran
         .dates
         .first()
@@ -447,8 +443,9 @@ fn apply_quietly(
     request: Request,
 ) -> Result<(i64, Vec<(String, String)>)> {
     let request = request.with_defaults(&global.apply);
-    let asked = request.check(global)?;
+    let checked = request.check(global)?;
     let (pipeline, mut db) = session(global.templates.as_deref(), &conn.target)?;
+    let asked = checked.at(Clock::read(&mut db)?)?;
     let ran = run::apply(&conn.target, &pipeline, &mut db, &asked, &mut ())?;
     drop(db);
     if let Some(e) = ran.error {

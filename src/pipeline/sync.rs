@@ -4,6 +4,8 @@
 
 use minijinja::context;
 
+use crate::dates::clock::{today, Clock};
+use crate::dates::interval::fmt_date;
 use crate::db::{Db, DbErrorKind, Dialect, RowShape, TxKind};
 use crate::error::{Error, Result};
 use crate::pipeline::{to_value, DateVars, Model, Owner, Pipeline, Source};
@@ -23,7 +25,8 @@ impl Pipeline {
     }
 
     /// `sync`, checking that the statements of date `ds` prepare (apply: its first date),
-    /// also when nothing needed creating. Without `ds`, a creating sync checks today's.
+    /// also when nothing needed creating. Without `ds`, a creating sync checks today's
+    /// (UTC, by the database's clock).
     pub fn sync_checking(&self, db: &mut Db, ds: Option<&str>) -> Result<Vec<String>> {
         if self.is_current(db)? {
             if let Some(ds) = ds {
@@ -38,10 +41,10 @@ impl Pipeline {
     /// `sync_checking`'s work, in the caller's transaction (`apply --dry-run` rolls it
     /// back).
     pub fn sync_in(&self, db: &mut Db, ds: Option<&str>) -> Result<Vec<String>> {
-        let ds = ds.map_or_else(
-            || crate::dates::interval::fmt_date(crate::dates::interval::today_utc()),
-            str::to_string,
-        );
+        let ds = match ds {
+            Some(ds) => ds.to_string(),
+            None => fmt_date(today(Clock::read(db)?.now(), chrono_tz::UTC)),
+        };
         // Again under the lock: another process may have changed things meanwhile.
         let notes = crate::pipeline::models::record(db, self, None)?;
         let (tables, rest) = self.pending_ddl(db)?;
@@ -159,7 +162,8 @@ impl Pipeline {
     /// The date's SQL, replaced and sealed, prepares; the first statement that does not,
     /// named by its model or check.
     fn check_date_sql(&self, db: &mut Db, ds: &str) -> Result<()> {
-        let started_at = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string();
+        // Statements are prepared, not run: any time stands in for the date's start.
+        let started_at = store::timestamp(chrono::DateTime::UNIX_EPOCH);
         for sealed in [false, true] {
             let sql = self
                 .bind_date(&DateVars {

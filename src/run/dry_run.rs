@@ -13,7 +13,6 @@ use crate::reservations::holders::Identity;
 use crate::reservations::state::DateState;
 use crate::reservations::{judge, take};
 use crate::run::plan::{self, Step};
-use crate::store::now;
 
 /// A dry run's plan, and the SQL of each date it would compute when `--sql` asks.
 #[derive(Debug)]
@@ -113,7 +112,7 @@ fn plan_sql(
             run_id: own_run.unwrap_or_default(),
             sealed: start.sealed,
             uncovered: &start.uncovered,
-            started_at: &now(),
+            started_at: &start.at,
             lease_seconds: take::lease_seconds(),
         };
         let body = match own_run {

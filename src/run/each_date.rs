@@ -9,6 +9,7 @@ use super::outcome::{DateOutcome, Stop};
 use super::pause;
 use super::workers::{self, Halt, Step};
 use super::Progress;
+use crate::dates::clock::Clock;
 use crate::db::{Db, DbError, DbErrorKind, Dialect, RowShape, TxKind, Value};
 use crate::error::{failed_message, Failure};
 use crate::error::{Error, Result};
@@ -18,8 +19,7 @@ use crate::pipeline::{DateVars, Owner, Pipeline};
 use crate::reservations::state::Selection;
 use crate::reservations::take;
 use crate::seals::verify;
-use crate::store::now;
-use crate::store::queries;
+use crate::store::{queries, timestamp};
 use crate::text::words::{DateStatus, Severity};
 
 /// What every worker of a run shares.
@@ -31,6 +31,8 @@ pub struct Worker<'a> {
     /// for) does not stop the run, with or without `keep_going`.
     pub selection: Option<Selection>,
     pub signal: &'a AtomicI32,
+    /// The database's clock, for a date whose transaction did not get to read it.
+    pub clock: Clock,
 }
 
 /// The run's dates, one worker per session (the run's own first), in ascending order.
@@ -79,9 +81,10 @@ impl Worker<'_> {
         let clock = Instant::now();
         let mut started = None;
         let result = compute_date(db, self.pipeline, self.run_id, ds, &mut started);
-        // The database's clock (on PostgreSQL the server's, never this runner's); the
-        // runner's only when the date's transaction did not even get to read it.
-        let started_at = started.unwrap_or_else(now);
+        // The database's clock (on PostgreSQL the server's, never this runner's); as
+        // measured when the run began only when the date's transaction did not even get
+        // to read it.
+        let started_at = started.unwrap_or_else(|| timestamp(self.clock.now()));
         let millis = clock.elapsed().as_millis() as u64;
         let (status, error, checks) = match self.ending(db, ds, &started_at, result, halt) {
             Ok(ending) => ending,

@@ -31,7 +31,7 @@ mod workers;
 pub use dry_run::Plan;
 pub(crate) use each_date::date_start;
 pub use outcome::{DateOutcome, RunOutcome};
-pub use request::{Asked, Request};
+pub use request::{Asked, Checked, Request};
 
 use crate::dates::interval::{fmt_date, Interval};
 use crate::db::{Db, Dialect, RowShape, Target, TxKind};
@@ -152,6 +152,7 @@ pub fn apply(
         keep_going: asked.request.keep_going,
         selection: start.new_run().map(|r| r.selection.clone()),
         signal: signal.signal(),
+        clock: asked.clock,
     };
     let sessions = std::iter::once(&mut *db).chain(&mut others).collect();
     let (dates, stops) = each_date::compute_dates(sessions, &work, &worker, progress);

@@ -5,7 +5,6 @@ use crate::db::{Db, Dialect, RowShape};
 use crate::error::{Error, Result};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::reservations::take;
-use crate::store::now;
 use crate::store::queries;
 
 /// What `render` shows of a date.
@@ -50,7 +49,7 @@ pub fn date<'a>(
                 run_id,
                 sealed,
                 uncovered: &start.uncovered,
-                started_at: &now(),
+                started_at: &start.at,
                 lease_seconds: take::lease_seconds(),
             })?;
             (body, Some(db.dialect().begin()))

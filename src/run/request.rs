@@ -1,10 +1,13 @@
 //! What `apply` is asked, as plain values: the command line's words (`Request`, made from
 //! clap's `ApplyArgs` in cli.rs, or built by the demo), the project's `[apply]` defaults
-//! filled in, then checked (`Asked`) before anything is opened.
+//! filled in, then checked (`Checked`) before anything is opened, and once the
+//! database's clock is read, put on its calendar (`Asked`).
 
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use crate::dates::interval::{fmt_date, parse_date, today_in, Date, Interval};
+use crate::dates::clock::{today, Clock};
+use crate::dates::interval::{fmt_date, parse_date, Date, Interval};
 use crate::db::{Dialect, Target};
 use crate::error::{Error, Result};
 use crate::project::settings::{ApplyDefaults, Settings};
@@ -52,14 +55,23 @@ impl Request {
     }
 
     /// The request checked before the database is touched: a new run's interval and
-    /// selection (unless `--run`), then the workers it may have on its database.
-    pub fn check(&self, settings: &Settings) -> Result<Asked<'_>> {
-        let new_run = match self.run {
-            Some(_) => None,
-            None => Some(self.new_run(settings.timezone)?),
+    /// selection (unless `--run`), then the workers it may have on its database. A
+    /// regular run without `--as-of` waits for the database's clock (`Checked::at`).
+    pub fn check(&self, settings: &Settings) -> Result<Checked<'_>> {
+        let new_run = match (self.run, self.asked()?) {
+            (Some(_), _) => Checking::Reserved,
+            (None, Some(interval)) => Checking::Known(self.new_run(interval)?),
+            (None, None) => {
+                // A look back that reaches before the year 1 is bad input whatever the
+                // day: refused before anything is opened (by this runner's clock; the
+                // run's dates are the database's, `Checked::at`).
+                let today = today(Clock::runner().now(), settings.timezone);
+                self.new_run(Interval::yesterday_of(today)?)?;
+                Checking::OfToday
+            }
         };
         let jobs = self.workers(&settings.target()?)?;
-        Ok(Asked {
+        Ok(Checked {
             request: self,
             new_run,
             jobs,
@@ -83,13 +95,21 @@ impl Request {
         Ok(jobs as usize)
     }
 
-    fn new_run(&self, zone: Tz) -> Result<NewRun> {
+    /// The interval a new run asks for when the request alone says it: `--interval`, or
+    /// the day before `--as-of`. None: the regular run's yesterday, which the database's
+    /// clock says (on PostgreSQL the server's, not this runner's).
+    fn asked(&self) -> Result<Option<Interval>> {
         self.refuse_only_with_lookback()?;
-        let asked = match (&self.interval, &self.as_of) {
-            (Some(text), _) => Interval::parse(text)?,
-            (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?)?,
-            (None, None) => Interval::yesterday_of(today_in(zone))?,
-        };
+        match (&self.interval, &self.as_of) {
+            (Some(text), _) => Interval::parse(text).map(Some),
+            (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?).map(Some),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// A new run over the interval `asked` for: its dates (with a look back), selection
+    /// and kind.
+    fn new_run(&self, asked: Interval) -> Result<NewRun> {
         let (dates, selection) = match (self.lookback, self.only) {
             (Some(days), _) => (
                 Dates::Interval(asked.looking_back(days)?),
@@ -149,7 +169,50 @@ pub enum Dates {
     KnownUpTo(Date),
 }
 
-/// A request checked: what the run starts from, before its database is read.
+/// A request checked before its database is opened; what day it is is not known yet.
+pub struct Checked<'a> {
+    request: &'a Request,
+    new_run: Checking,
+    jobs: usize,
+    zone: Tz,
+}
+
+/// A new run as far as the request alone says.
+enum Checking {
+    /// `--run`: its values are its reservation's.
+    Reserved,
+    /// Its interval given (`--interval`, `--as-of`).
+    Known(NewRun),
+    /// The regular run's yesterday: the day before today by the database's clock.
+    OfToday,
+}
+
+impl<'a> Checked<'a> {
+    /// The request on the calendar of `clock` (`Clock::read`: on PostgreSQL the server's,
+    /// on SQLite the runner's): the regular run's yesterday is the day before today
+    /// there, in the project's zone, and the days that have not ended are judged by it.
+    pub fn at(self, clock: Clock) -> Result<Asked<'a>> {
+        let now = clock.now();
+        let new_run = match self.new_run {
+            Checking::Reserved => None,
+            Checking::Known(r) => Some(r),
+            Checking::OfToday => {
+                let yesterday = Interval::yesterday_of(today(now, self.zone))?;
+                Some(self.request.new_run(yesterday)?)
+            }
+        };
+        Ok(Asked {
+            request: self.request,
+            new_run,
+            jobs: self.jobs,
+            zone: self.zone,
+            clock,
+            now,
+        })
+    }
+}
+
+/// A request checked and put on the database's calendar: what the run starts from.
 pub struct Asked<'a> {
     pub request: &'a Request,
     /// A new run's own values; None for `--run`, whose values its reservation has.
@@ -158,6 +221,11 @@ pub struct Asked<'a> {
     pub jobs: usize,
     /// The zone whose calendar days the dates are.
     pub zone: Tz,
+    /// The clock that decides (the database's), for instants later in the run.
+    pub clock: Clock,
+    /// Now by that clock, once: the regular run's today and the days that have not
+    /// ended are judged at the same instant.
+    pub now: DateTime<Utc>,
 }
 
 /// A new run, as it is recorded.
@@ -214,7 +282,8 @@ mod tests {
     }
 
     fn new_run(request: Request) -> Result<NewRun> {
-        request.new_run(chrono_tz::UTC)
+        let asked = request.asked()?.expect("--interval or --as-of");
+        request.new_run(asked)
     }
 
     fn day(text: &str) -> Date {
@@ -309,6 +378,42 @@ mod tests {
                 "{message}"
             );
         }
+    }
+
+    #[test]
+    fn the_regular_runs_yesterday_is_the_day_before_the_database_clocks_today() {
+        let server = chrono::DateTime::parse_from_rfc3339("2026-12-03T23:30:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        // Whatever this runner's clock says, the server's decides.
+        let clock = Clock::of(Some(server), Utc::now());
+        let at = |request: &Request, zone| {
+            let checked = Checked {
+                request,
+                new_run: Checking::OfToday,
+                jobs: 1,
+                zone,
+            };
+            checked.at(clock).unwrap().new_run.unwrap().dates
+        };
+        let regular = Request::default();
+        assert_eq!(
+            at(&regular, Tz::UTC),
+            Dates::Interval(interval("2026-12-02"))
+        );
+        // The project's zone applies to the server's now: 08:30 on the 4th in Seoul.
+        assert_eq!(
+            at(&regular, Tz::Asia__Seoul),
+            Dates::Interval(interval("2026-12-03"))
+        );
+        let back = Request {
+            lookback: Some(2),
+            ..Request::default()
+        };
+        assert_eq!(
+            at(&back, Tz::UTC),
+            Dates::Interval(interval("2026-11-30..2026-12-02"))
+        );
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! the calendar and rendered before anything is written), then in one transaction its row,
 //! its template versions, reclaims, reservations and skips.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use super::pause;
 use super::request::{Asked, Dates, NewRun, Request};
+use crate::dates::clock::today;
 use crate::dates::interval::{first_unfinished, fmt_date, parse_date, Date, Interval};
 use crate::db::{Db, Dialect, TxKind, Value};
 use crate::error::{Error, Result};
@@ -15,7 +16,7 @@ use crate::reservations::holders::Identity;
 use crate::reservations::state::{DateState, Reclaim, Selection};
 use crate::reservations::{judge, take};
 use crate::store::requester::Scheduler;
-use crate::store::{self, now, RunRow};
+use crate::store::{self, timestamp, RunRow};
 use crate::text::words::{RunKind, RunStatus};
 
 /// What a run starts from: the request, and a new run or a reserved one, over `interval`.
@@ -50,7 +51,7 @@ pub fn prepare<'a>(
         (None, Some(r)) => (new_run_interval(db, pipeline, r, warn)?, None),
         (None, None) => unreachable!("a new run is asked for without --run"),
     };
-    if let Some(day) = unfinished_day(interval, asked.zone, asked.request) {
+    if let Some(day) = unfinished_day(interval, (asked.now, asked.zone), asked.request) {
         // A scheduler passing the day that has just begun is the mistake to stop. By hand,
         // a backfill that reaches into today is a request: computed, and said.
         if Scheduler::from_process().is_some() {
@@ -62,7 +63,7 @@ pub fn prepare<'a>(
     // input (exit 2), not a failed date. Then the pipeline's objects are created and the
     // first date's statements checked against them in one transaction, so that a refused
     // model leaves nothing behind.
-    preflight(pipeline, interval)?;
+    preflight(pipeline, interval, asked.now)?;
     Ok(Start {
         asked,
         reserved,
@@ -137,14 +138,18 @@ struct UnfinishedDay {
     warning: String,
 }
 
-/// A date that has not ended yet would be recorded as done with part of its rows: almost
+/// A date that has not ended yet at `now` in `zone` (the database's clock: on
+/// PostgreSQL the server's) would be recorded as done with part of its rows: almost
 /// always a scheduler passing the day that has just begun. None when every date has
 /// ended, or `--allow-partial-day` asks for it.
-fn unfinished_day(interval: Interval, zone: Tz, request: &Request) -> Option<UnfinishedDay> {
-    let now = Utc::now();
+fn unfinished_day(
+    interval: Interval,
+    (now, zone): (DateTime<Utc>, Tz),
+    request: &Request,
+) -> Option<UnfinishedDay> {
     let (date, ends) =
         first_unfinished(interval, now, zone).filter(|_| !request.allow_partial_day)?;
-    let today = now.with_timezone(&zone).date_naive();
+    let today = today(now, zone);
     let when = if date > today {
         "is in the future".to_string()
     } else {
@@ -201,8 +206,9 @@ fn unfinished_day(interval: Interval, zone: Tz, request: &Request) -> Option<Unf
 /// Template errors are bad input (exit 2), not failed dates: before anything is written,
 /// every date of the interval is rendered (the first one's statements are then prepared
 /// by `Pipeline::sync_checking`, which finds SQL syntax errors and unknown tables or
-/// columns).
-fn preflight(pipeline: &Pipeline, interval: Interval) -> Result<()> {
+/// columns). `now` stands in for each date's start, which its transaction reads.
+fn preflight(pipeline: &Pipeline, interval: Interval, now: DateTime<Utc>) -> Result<()> {
+    let started_at = timestamp(now);
     for (i, date) in interval.dates().enumerate() {
         for sealed in [false, true] {
             if sealed && i > 0 {
@@ -213,7 +219,7 @@ fn preflight(pipeline: &Pipeline, interval: Interval) -> Result<()> {
                 run_id: 0,
                 sealed,
                 uncovered: &[],
-                started_at: &now(),
+                started_at: &started_at,
                 lease_seconds: 0,
             })?;
         }

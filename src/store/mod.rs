@@ -154,10 +154,6 @@ pub fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
     t.format("%Y-%m-%d %H:%M:%S").to_string()
 }
 
-pub fn now() -> String {
-    timestamp(chrono::Utc::now())
-}
-
 /// The rows of a query as JSON objects keyed by column: what `--json` prints of them.
 pub fn rows_as_json<S: Sql + ?Sized>(
     db: &mut Db,

@@ -143,6 +143,13 @@ fn bad_flags_are_refused() {
         &["apply", "--interval", "2026-02-01", "--as-of", "2026-02-02"],
         &["--interval", "--as-of", "cannot be used with"],
     );
+    // The regular run's today is the database's, known once it is open; a look back
+    // that reaches before the year 1 from any today is refused all the same.
+    refused(
+        &sb,
+        &["apply", "--lookback", "4000000000"],
+        &["--lookback 4000000000", "reaches before 0001-01-01"],
+    );
     refused(&sb, &["seal", "--interval", "2026-02-02"], &["--reason"]);
     refused(
         &sb,

@@ -18,6 +18,7 @@ mod badinput;
 mod campaign;
 #[path = "../cli/checks.rs"]
 mod checks;
+mod clock;
 #[path = "../cli/concurrency.rs"]
 mod concurrency;
 #[path = "../cli/core.rs"]

@@ -698,6 +698,17 @@ impl Backend for Conn {
         )?;
         Ok(())
     }
+
+    fn server_clock(&mut self) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbError> {
+        let rows = self.rows(
+            include_str!("../../../queries/postgres/server_clock.sql"),
+            &[],
+        )?;
+        let micros = rows.first().map(|r| r.opt_i64(0)).transpose()?.flatten();
+        let at = micros.and_then(chrono::DateTime::from_timestamp_micros);
+        at.map(Some)
+            .ok_or_else(|| DbError::other(format!("the server's clock read {micros:?}")))
+    }
 }
 
 /// The settings a URL's `options` give the server (`-c name=value`, `-cname=value`,

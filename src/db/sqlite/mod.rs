@@ -338,6 +338,11 @@ impl Backend for Conn {
     fn record_view(&mut self, _name: &str, _create: &str) -> Result<(), DbError> {
         Ok(())
     }
+
+    /// No server: the runner's clock is the clock (SQLite's own `datetime('now')` too).
+    fn server_clock(&mut self) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbError> {
+        Ok(None)
+    }
 }
 
 /// Whether the database at `path`, at schema version `found`, is current for this
