@@ -7,8 +7,15 @@
 #      next scheduled run once the reservation is released;
 #   c) exit 2 (a broken model) fails the task once, not retried, though retries are set;
 #   d) `airflow backfill create` records a backfill of each day, and the scheduler's own
-#      run is the regular run (on `airflow standalone`, sqlite metadata database).
-# a) to c) run with `airflow dags test` (a manual run at a logical date: the regular run).
+#      run is the regular run (on `airflow standalone`, sqlite metadata database);
+#   e) a PostgreSQL database unreachable at start (nothing listens at its port: exit 1, kind
+#      `unreachable`) is retried: tries 1 and 2 up_for_retry, the task failed at its third,
+#      each try's log saying `sqlrun exit 1` and why, and nothing written to the project's
+#      database.
+# a) to c) and e) run with `airflow dags test` (a manual run at a logical date: the regular
+# run); e) runs right after c), before d) starts `airflow standalone` and its scheduler, with
+# $SQLRUN_DB and a 1-second retry delay ($SQLRUN_RETRY_DELAY_SECONDS, read by the DAG) set
+# for that one run: `dags test` waits out the delay between tries (5 minutes by default).
 #
 # Usage: examples/airflow/check.sh SQLRUN_BINARY AIRFLOW_PYTHON
 #    or: SQLRUN=... AIRFLOW_PYTHON=... examples/airflow/check.sh
@@ -152,6 +159,35 @@ expect "task of 2026-02-15: failed at its first try, with 2 retries set" \
 grep -q "sqlrun exit 2" "$work/dags-test-2026-02-15.log" || fail "the task log does not say 'sqlrun exit 2'"
 expect "nothing written by the refused run" "$(sq "SELECT count(*) FROM runs")" "$runs_before"
 cp "$work/daily_revenue.sql" "$model"
+
+say "e) a database unreachable at start (exit 1) is retried"
+# A PostgreSQL URL at a port nobody listens on, for this one DAG run ($SQLRUN_DB overrides
+# the project's db), and a 1-second retry delay: `airflow dags test` waits out the delay
+# between tries (the DAG's default is 5 minutes).
+pg_port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+runs_before=$(sq "SELECT count(*) FROM runs")
+(
+    export SQLRUN_DB=postgresql://postgres@127.0.0.1:$pg_port/shop SQLRUN_RETRY_DELAY_SECONDS=1
+    dags_test 2026-02-18
+)
+log=$work/dags-test-2026-02-18.log
+expect "task of 2026-02-18: failed after its 2 retries, not at its first try" \
+    "$(task_state 2026-02-18)" "failed|3|2"
+expect "the states the task's tries were given" \
+    "$(grep -o 'Task instance state updated .*new_state=[a-z_]*' "$log" | sed 's/.*new_state=//' | tr '\n' ' ')" \
+    "up_for_retry up_for_retry failed "
+# Airflow archives a try that ended up_for_retry as failed in task_instance_history.
+expect "tries 1 and 2 archived, each a try of its own" \
+    "$(af "SELECT h.try_number, h.state FROM task_instance_history AS h
+           JOIN dag_run AS r ON r.dag_id = h.dag_id AND r.run_id = h.run_id
+           WHERE h.dag_id = 'sqlrun_daily' AND r.logical_date LIKE '2026-02-18%'
+           ORDER BY h.try_number" | tr '\n' ' ')" "1|failed 2|failed "
+expect "tries whose log says 'sqlrun exit 1: cannot reach database' at port $pg_port" \
+    "$(grep -c "sqlrun exit 1: cannot reach database postgresql://postgres@127.0.0.1:$pg_port/shop" "$log")" "3"
+expect "tries whose log has sqlrun's JSON with kind unreachable" \
+    "$(grep -c '"error":{"exit_code":1,"kind":"unreachable"' "$log")" "3"
+grep -q 'nothing was written' "$log" || fail "the task log does not say 'nothing was written'"
+expect "nothing written to the project's database" "$(sq "SELECT count(*) FROM runs")" "$runs_before"
 
 say "d) airflow backfill create records backfills (airflow standalone)"
 port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -11,11 +11,16 @@ run (`airflow backfill create`) is a backfill of its own day, recorded as one.
 Exit codes as the task maps them: 0 success, the XCom is sqlrun's JSON result; 99
 skipped (another run holds the date, nothing was overwritten); 2 bad input, failed at
 once (a retry will not fix it); 1 (a date failed, or the database could not be reached:
-nothing written) or anything else, an ordinary failure that Airflow retries. sqlrun's stderr goes to the task log as it runs.
+nothing written) or anything else, an ordinary failure that Airflow retries: 2 retries,
+5 minutes apart (`SQLRUN_RETRY_DELAY_SECONDS` in the environment of whatever parses this
+file, the DAG processor, sets another delay; the check sets 1 second so that `airflow dags
+test`, which waits out the delay, does not wait 10 minutes). sqlrun's stderr goes to the
+task log as it runs.
 
 Only Airflow's public API (`airflow.sdk`) is used. Checked with Airflow 3.3.2 by
 examples/airflow/check.sh (a late order healed, a held date built once released, exit 2
-not retried, `airflow backfill create` recorded as backfills).
+not retried, an unreachable database retried, `airflow backfill create` recorded as
+backfills).
 """
 
 import json
@@ -32,6 +37,8 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 # lookback); SQLRUN_DB / SQLRUN_TEMPLATES in the workers' environment work too.
 SQLRUN = os.environ.get("SQLRUN_BIN", "sqlrun")
 PROJECT = os.environ.get("SQLRUN_PROJECT", "/opt/pipelines/shop")
+# The wait before a retry (of exit 1: a failed date, a database not reachable now).
+RETRY_DELAY = timedelta(seconds=int(os.environ.get("SQLRUN_RETRY_DELAY_SECONDS", "300")))
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +99,7 @@ def summary(stdout):
     schedule="@daily",
     start_date=datetime(2026, 2, 1),
     catchup=False,
-    default_args={"retries": 2, "retry_delay": timedelta(minutes=5)},
+    default_args={"retries": 2, "retry_delay": RETRY_DELAY},
 )
 def sqlrun_daily():
     @task(execution_timeout=timedelta(hours=2))
