@@ -152,6 +152,7 @@ impl Error {
             message,
             run_id,
             committed,
+            in_doubt: None,
         }))
     }
 
@@ -166,6 +167,9 @@ impl Error {
         if let Error::RunStopped(stopped) = self {
             error["run_id"] = stopped.run_id.into();
             error["committed"] = serde_json::json!(stopped.committed);
+            if let Some(date) = &stopped.in_doubt {
+                error["in_doubt"] = serde_json::json!(date);
+            }
         }
         serde_json::json!({ "error": error })
     }
@@ -264,6 +268,20 @@ pub struct RunStopped {
     pub run_id: i64,
     /// The dates this run finished before it stopped (they stay committed), and how.
     pub committed: Vec<CommittedDate>,
+    /// The date it stopped at, when that date's COMMIT failed (SQLite): as found after.
+    pub in_doubt: Option<InDoubtDate>,
+}
+
+/// A date whose COMMIT failed, as the database was read afterwards through a new
+/// connection: `found` is `committed` (it landed), `rolled_back` or `unknown` (the
+/// database could not be read again); `status` its record in `run_partitions` as found
+/// (none: it has no record); `run_recorded` whether the run's end could be recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct InDoubtDate {
+    pub ds: String,
+    pub found: &'static str,
+    pub status: Option<crate::text::words::DateStatus>,
+    pub run_recorded: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

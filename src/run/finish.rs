@@ -3,7 +3,9 @@
 //! released and its end recorded in one transaction (through its own session, unless that
 //! is the one that broke); a run that stopped short ends with `Error::RunStopped`.
 
-use super::outcome::{committed, run_end, with_skips, DateOutcome, RunOutcome, Stop};
+use super::in_doubt;
+use super::outcome::Stop;
+use super::outcome::{committed, committed_before, run_end, with_skips, DateOutcome, RunOutcome};
 use super::signals::SignalGuard;
 use super::start::Begun;
 use crate::dates::interval::Interval;
@@ -34,12 +36,16 @@ pub fn finish(db: &mut Db, pipeline: &Pipeline, ran: Ran, signal: SignalGuard) -
     let run_id = ran.begun.run_id;
     let (mut ended, mut exit) = run_end(&ran.dates, &ran.stops, !ran.skips.is_empty());
     let stopped = ran.stops.iter().find_map(Stop::why);
-    // A broken connection first, then a fault: each ends the run with an error.
+    // A broken connection first, then a fault (or a COMMIT in doubt, which is one): each
+    // ends the run with an error.
     let short = ran
         .stops
         .iter()
         .find(|s| matches!(s, Stop::Broken { .. }))
-        .or_else(|| ran.stops.iter().find(|s| matches!(s, Stop::Fault { .. })));
+        .or_else(|| {
+            let fault = |s: &&Stop| matches!(s, Stop::Fault { .. } | Stop::InDoubt { .. });
+            ran.stops.iter().find(fault)
+        });
     let (mut status, mut released) = (ended, 0);
     let error = match short {
         Some(stop) => {
@@ -100,7 +106,32 @@ fn stopped_short(db: &mut Db, pipeline: &Pipeline, ran: &Ran, stop: &Stop) -> Er
             let _ = record_end(db, pipeline, run_id, RunStatus::Failed, Some(&note));
             stopped_by_fault(run_id, ran.interval, ds, line, &ran.dates)
         }
+        Stop::InDoubt { ds, line, found } => {
+            let said = found.said();
+            let note = format!("stopped at {ds}: its COMMIT failed ({line}); {said}");
+            let recorded = end_recorded(db, pipeline, run_id, &note);
+            in_doubt::stopped(
+                run_id,
+                ran.interval,
+                (ds, line, found),
+                &ran.dates,
+                recorded,
+            )
+        }
         _ => unreachable!("only a broken connection or a fault stops a run short"),
+    }
+}
+
+/// A run's end recorded failed (`note`: why it stopped), or why it could not be. A record
+/// whose own COMMIT failed (SQLite) may still have landed: the run's row, read again
+/// through the connection opened after it, tells.
+fn end_recorded(db: &mut Db, pipeline: &Pipeline, run_id: i64, note: &str) -> Result<(), String> {
+    let Err(e) = record_end(db, pipeline, run_id, RunStatus::Failed, Some(note)) else {
+        return Ok(());
+    };
+    match store::existing_run(db, run_id) {
+        Ok(run) if run.status == RunStatus::Failed => Ok(()),
+        _ => Err(e.to_string()),
     }
 }
 
@@ -138,22 +169,13 @@ fn stopped_by_fault(
     line: &str,
     dates: &[DateOutcome],
 ) -> Error {
-    let committed = committed(dates);
-    let days: Vec<&str> = committed.iter().map(|d| d.ds.as_str()).collect();
-    let before = match days.as_slice() {
-        [] => "no date of this run committed before it".to_string(),
-        [one] => format!("1 date committed before it ({one}) and stays committed"),
-        [first, .., last] => format!(
-            "{} dates committed before it ({first}..{last}) and stay committed",
-            days.len()
-        ),
-    };
+    let before = committed_before(dates, ds);
     let message = format!(
         "run {run_id} stopped at {ds}, which rolled back: {line}; {before}; once that is \
          fixed, `sqlrun apply --interval {interval}` again finishes the work (`--only missing`: \
          just the dates never computed)"
     );
-    Error::stopped(run_id, message, committed)
+    Error::stopped(run_id, message, committed(dates))
 }
 
 /// A run whose connection broke stops: nothing more can be written through it, and it
