@@ -171,6 +171,7 @@ impl Error {
             message,
             run_id,
             committed,
+            in_doubt: None,
         }))
     }
 
@@ -185,6 +186,9 @@ impl Error {
         if let Error::RunStopped(stopped) = self {
             error["run_id"] = stopped.run_id.into();
             error["committed"] = serde_json::json!(stopped.committed);
+            if let Some(date) = &stopped.in_doubt {
+                error["in_doubt"] = serde_json::json!(date);
+            }
         }
         serde_json::json!({ "error": error })
     }
@@ -260,9 +264,9 @@ fn database_message(e: &DbError) -> String {
     let landed = match e.kind {
         DbErrorKind::ConnectionLost => "the step under way rolled back and no date was written",
         DbErrorKind::CommitUnknown => {
-            "it broke while a bookkeeping step committed, which may or may not have landed \
-             (`sqlrun status` and `sqlrun runs` tell; a run left holding dates is reclaimed \
-             by the next one), and no date was written"
+            "it broke while a bookkeeping step was committing, which may have landed unless \
+             the server's words say it rolled back (`sqlrun status` and `sqlrun runs` tell; a \
+             run left holding dates is reclaimed by the next one), and no date was written"
         }
         _ => return format!("database error: {e}"),
     };
@@ -321,6 +325,20 @@ pub struct RunStopped {
     pub run_id: i64,
     /// The dates this run finished before it stopped (they stay committed), and how.
     pub committed: Vec<CommittedDate>,
+    /// The date it stopped at, when that date's COMMIT failed (SQLite): as found after.
+    pub in_doubt: Option<InDoubtDate>,
+}
+
+/// A date whose COMMIT failed, as the database was read afterwards through a new
+/// connection: `found` is `committed` (it landed), `rolled_back` or `unknown` (the
+/// database could not be read again); `status` its record in `run_partitions` as found
+/// (none: it has no record); `run_recorded` whether the run's end could be recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct InDoubtDate {
+    pub ds: String,
+    pub found: &'static str,
+    pub status: Option<crate::text::words::DateStatus>,
+    pub run_recorded: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -178,6 +178,7 @@ fn needs_init(e: Error, target: &Target, what: Option<&str>) -> Error {
         DbErrorKind::ReadOnlyFolder => "its folder is read-only",
         DbErrorKind::Denied => "no privilege",
         DbErrorKind::ReadOnly => "it is read-only",
+        DbErrorKind::ReadOnlyFileSystem => "its file system is read-only",
         _ => return e,
     };
     Error::NeedsInit {

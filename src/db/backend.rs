@@ -10,7 +10,8 @@
 //!   one with values in order (`execute_in_order`),
 //!   many rows into one table (`insert_rows`), and preparing some without running them
 //!   (`check_statement`, `check_statements`);
-//! - transactions: `begin` of each `TxKind`, `commit`, `rollback`;
+//! - transactions: `begin` of each `TxKind`, `commit`, `rollback`, and `close` before a
+//!   connection is opened again;
 //! - an `Interrupter` that stops the statement in progress from another thread;
 //! - the run's liveness (`hold_run`, `run_alive`), the pipeline's objects (`object`,
 //!   `record_view`), and the server's clock (`server_clock`).
@@ -111,6 +112,11 @@ pub(super) trait Backend: Send {
 
     /// Also when no transaction is open (the work that failed may have ended it).
     fn rollback(&mut self) -> Result<(), DbError>;
+
+    /// Closes the connection now, before another is opened in its place (`Db::reopen`
+    /// after a COMMIT in doubt); every later call fails. A backend whose connection needs
+    /// nothing more than being dropped when it is replaced keeps this default.
+    fn close(&mut self) {}
 
     /// Parses and plans each statement without running it.
     fn check_statement(&mut self, sql: &str) -> Result<(), DbError>;

@@ -37,6 +37,16 @@ pub enum DbErrorKind {
     DiskFull,
     /// SQLite cannot open or create the file (SQLITE_CANTOPEN): a missing folder, no access.
     CannotOpen,
+    /// SQLite: the file system under the database is read-only now (EROFS: mounted
+    /// read-only, or remounted so after a disk error), refined from an I/O error or a
+    /// read-only file by the OS's error.
+    ReadOnlyFileSystem,
+    /// SQLite: reading or writing the file failed (SQLITE_IOERR and its extended codes):
+    /// a failing disk, a mount that went away.
+    DiskIo,
+    /// SQLite: a file lock did not behave (SQLITE_PROTOCOL), typical of a network file
+    /// system or one that went away under the database.
+    Protocol,
     Other,
 }
 
@@ -54,6 +64,9 @@ impl DbErrorKind {
                 | DbErrorKind::Corrupt
                 | DbErrorKind::DiskFull
                 | DbErrorKind::CannotOpen
+                | DbErrorKind::ReadOnlyFileSystem
+                | DbErrorKind::DiskIo
+                | DbErrorKind::Protocol
         )
     }
 
@@ -62,7 +75,10 @@ impl DbErrorKind {
     pub fn is_unwritable(self) -> bool {
         matches!(
             self,
-            DbErrorKind::ReadOnly | DbErrorKind::ReadOnlyFolder | DbErrorKind::Denied
+            DbErrorKind::ReadOnly
+                | DbErrorKind::ReadOnlyFolder
+                | DbErrorKind::ReadOnlyFileSystem
+                | DbErrorKind::Denied
         )
     }
 }

@@ -98,6 +98,18 @@ fn explain(target: &Target, e: Error) -> Error {
     Error::Environment { kind, cause, line }
 }
 
+/// How a transaction's COMMIT ended (`Db::committing`).
+pub enum Commit<T> {
+    /// It committed: what the work returned.
+    Done(T),
+    /// SQLite: the COMMIT failed, and a COMMIT that fails may still have landed (its WAL
+    /// frames were written, the sync after them failed): only reading the file again
+    /// tells. `error` is the COMMIT's, explained; `reopened` says whether a new connection
+    /// took the old one's place (the old one is closed either way), so that what is read
+    /// next is what the file holds, as the next process will find it.
+    InDoubt { error: Error, reopened: Result<()> },
+}
+
 /// An open, migrated database.
 pub struct Db {
     conn: Box<dyn Backend>,
@@ -372,11 +384,26 @@ impl Db {
 
     /// Runs `work` in a transaction: committed when it returns Ok, rolled back otherwise.
     /// `work` may fail with any error a database error converts into (the caller's own).
+    /// A COMMIT in doubt (`Commit::InDoubt`) is its error.
     pub fn transaction<T, E: From<Error>>(
         &mut self,
         kind: TxKind,
         work: impl FnOnce(&mut Db) -> Result<T, E>,
     ) -> Result<T, E> {
+        match self.committing(kind, work)? {
+            Commit::Done(value) => Ok(value),
+            Commit::InDoubt { error, .. } => Err(error.into()),
+        }
+    }
+
+    /// `transaction`, saying how its COMMIT ended: done, or (SQLite) failed and in
+    /// doubt, with the connection opened anew for the caller to find out what landed.
+    /// PostgreSQL's COMMIT cut off with its connection is `DbErrorKind::CommitUnknown`.
+    pub fn committing<T, E: From<Error>>(
+        &mut self,
+        kind: TxKind,
+        work: impl FnOnce(&mut Db) -> Result<T, E>,
+    ) -> Result<Commit<T>, E> {
         self.call(|c| c.begin(kind))?;
         let value = match work(self) {
             Ok(value) => value,
@@ -387,7 +414,7 @@ impl Db {
             }
         };
         match self.conn.commit() {
-            Ok(()) => Ok(value),
+            Ok(()) => Ok(Commit::Done(value)),
             Err(e) if e.kind == DbErrorKind::ConnectionLost => Err(Error::Database(DbError {
                 kind: DbErrorKind::CommitUnknown,
                 ..e
@@ -396,9 +423,32 @@ impl Db {
             Err(e) => {
                 // A COMMIT that failed (a full disk) may leave the transaction open.
                 let _ = self.conn.rollback();
-                Err(self.explained(e).into())
+                let error = self.explained(e);
+                match self.dialect() {
+                    Dialect::Sqlite => Ok(Commit::InDoubt {
+                        error,
+                        reopened: self.reopen(),
+                    }),
+                    Dialect::Postgres => Err(error.into()),
+                }
             }
         }
+    }
+
+    /// Closes the connection and opens a new one in its place: read-write, else (a file
+    /// that cannot be written any more) read-only. If neither opens, every later call
+    /// fails.
+    pub fn reopen(&mut self) -> Result<()> {
+        self.conn.close();
+        let fresh = match Db::open(&self.target) {
+            Ok(db) => db,
+            Err(e) => match Db::open_read_only(&self.target) {
+                Ok(ReadOpen::Current(db)) => *db,
+                _ => return Err(e),
+            },
+        };
+        self.conn = fresh.conn;
+        Ok(())
     }
 
     /// Runs `work` in a transaction that is always rolled back: what it wrote is seen by

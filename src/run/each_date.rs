@@ -5,12 +5,13 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
+use super::in_doubt;
 use super::outcome::{DateOutcome, Stop};
 use super::pause;
 use super::workers::{self, Halt, Step};
 use super::Progress;
 use crate::dates::clock::Clock;
-use crate::db::{Db, DbError, DbErrorKind, Dialect, RowShape, TxKind, Value};
+use crate::db::{Commit, Db, DbError, DbErrorKind, Dialect, RowShape, TxKind, Value};
 use crate::error::{failed_message, Failure};
 use crate::error::{Error, Result};
 use crate::pipeline::ready;
@@ -80,7 +81,13 @@ impl Worker<'_> {
     fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
         let clock = Instant::now();
         let mut started = None;
-        let result = compute_date(db, self.pipeline, self.run_id, ds, &mut started);
+        let result = compute_date(
+            db,
+            (self.pipeline, &self.clock),
+            self.run_id,
+            ds,
+            &mut started,
+        );
         // The database's clock (on PostgreSQL the server's, never this runner's); as
         // measured when the run began only when the date's transaction did not even get
         // to read it.
@@ -88,7 +95,7 @@ impl Worker<'_> {
         let millis = clock.elapsed().as_millis() as u64;
         let (status, error, checks) = match self.ending(db, ds, &started_at, result, halt) {
             Ok(ending) => ending,
-            Err(stop) => return Step::Last(None, stop),
+            Err(stop) => return Step::Last(stop.date_outcome(millis), stop),
         };
         let failed = status == DateStatus::Failed;
         let outcome = DateOutcome {
@@ -237,7 +244,7 @@ pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
 /// and `seal`, `seal --reissue` and `unseal` refuse held dates.
 fn compute_date(
     db: &mut Db,
-    pipeline: &Pipeline,
+    (pipeline, clock): (&Pipeline, &Clock),
     run_id: i64,
     ds: &str,
     started: &mut Option<String>,
@@ -250,7 +257,7 @@ fn compute_date(
         }
         Dialect::Postgres => None,
     };
-    let result = db.transaction(TxKind::Date, |db| {
+    let result = db.committing(TxKind::Date, |db| {
         let fenced_start = match fenced(db, pipeline, run_id, ds)? {
             Ok(start) => start,
             Err(stop) => return Ok(Err(stop)),
@@ -273,9 +280,17 @@ fn compute_date(
         Ok(Ok(ended))
     });
     match result {
-        Ok(done) => {
+        Ok(Commit::Done(done)) => {
             pause::reached(pause::Point::Committed);
             Ok(done)
+        }
+        Ok(Commit::InDoubt { error, reopened }) => {
+            let started_at = started
+                .clone()
+                .unwrap_or_else(|| timestamp(clock.now()));
+            let date = (ds, started_at.as_str());
+            let stop = in_doubt::settle(db, pipeline, run_id, date, (error, reopened));
+            Ok(Err(stop))
         }
         Err(e) if e.db_kind() == Some(DbErrorKind::Conflict) => lost_or_failed(db, run_id, ds, e),
         Err(e) => Err(e),
@@ -448,11 +463,20 @@ fn recorded_status(db: &mut Db, run_id: i64, ds: &str) -> Result<DateStatus> {
         .status)
 }
 
+/// How `ds` ended in the run, as its record says; None: it has no record.
+pub(super) fn status_in_run(db: &mut Db, run_id: i64, ds: &str) -> Result<Option<DateStatus>> {
+    let params = [(":run_id", run_id.into()), (":ds", ds.into())];
+    let ended: Option<DateEnded> = db.row_as(&queries::DATE_STATUS_IN_RUN, &params)?;
+    Ok(ended.map(|e| e.status))
+}
+
 /// A worker of a run whose own session (the one that holds the run's lock) is gone.
+pub(super) const RUN_GONE: &str = "this run's own session, which holds its lock, is gone";
+
 fn run_gone() -> DbError {
     DbError {
         kind: DbErrorKind::ConnectionLost,
-        message: "this run's own session, which holds its lock, is gone".into(),
+        message: RUN_GONE.into(),
         context: None,
         at: None,
     }
@@ -560,7 +584,7 @@ fn failure_message<'p>(
 
 /// A date that failed, as its record says it: the date and when it started, the message
 /// and the model whose statement failed, if one did, and the checks that found rows.
-fn record_failure(
+pub(super) fn record_failure(
     db: &mut Db,
     pipeline: &Pipeline,
     run_id: i64,

@@ -3,7 +3,10 @@
 //! released and its end recorded in one transaction (through its own session, unless that
 //! is the one that broke); a run that stopped short ends with `Error::RunStopped`.
 
-use super::outcome::{committed, run_end, with_skips, DateOutcome, RunOutcome, Stop};
+use super::in_doubt;
+use super::each_date::RUN_GONE;
+use super::outcome::Stop;
+use super::outcome::{committed, committed_before, run_end, with_skips, DateOutcome, RunOutcome};
 use super::signals::SignalGuard;
 use super::start::Begun;
 use crate::dates::interval::Interval;
@@ -34,12 +37,16 @@ pub fn finish(db: &mut Db, pipeline: &Pipeline, ran: Ran, signal: SignalGuard) -
     let run_id = ran.begun.run_id;
     let (mut ended, mut exit) = run_end(&ran.dates, &ran.stops, !ran.skips.is_empty());
     let stopped = ran.stops.iter().find_map(Stop::why);
-    // A broken connection first, then a fault: each ends the run with an error.
+    // A broken connection first, then a fault (or a COMMIT in doubt, which is one): each
+    // ends the run with an error.
     let short = ran
         .stops
         .iter()
         .find(|s| matches!(s, Stop::Broken { .. }))
-        .or_else(|| ran.stops.iter().find(|s| matches!(s, Stop::Fault { .. })));
+        .or_else(|| {
+            let fault = |s: &&Stop| matches!(s, Stop::Fault { .. } | Stop::InDoubt { .. });
+            ran.stops.iter().find(fault)
+        });
     let (mut status, mut released) = (ended, 0);
     let error = match short {
         Some(stop) => {
@@ -101,24 +108,49 @@ fn stopped_short(db: &mut Db, pipeline: &Pipeline, ran: &Ran, stop: &Stop) -> Er
             let _ = record_end(db, pipeline, run_id, RunStatus::Failed, Some(&note));
             stopped_by_fault(run_id, ran.interval, ds, line, &ran.dates)
         }
+        Stop::InDoubt { ds, line, found } => {
+            let said = found.said();
+            let note = format!("stopped at {ds}: its COMMIT failed ({line}); {said}");
+            let recorded = end_recorded(db, pipeline, run_id, &note);
+            in_doubt::stopped(
+                run_id,
+                ran.interval,
+                (ds, line, found),
+                &ran.dates,
+                recorded,
+            )
+        }
         _ => unreachable!("only a broken connection or a fault stops a run short"),
     }
 }
 
 /// A worker sees only that the run's own session is gone; the server told that session
 /// why it ended it (a timeout, an administrator, a shutdown), and the session says so when
-/// it is used again (here: to record the run's end). The stop's error with that reason.
+/// it is used again (here: to record the run's end). The worker's error with that reason.
 fn with_server_reason(error: &DbError, own: Option<&Error>) -> DbError {
-    let reason = match own {
-        Some(Error::Database(own)) if own.kind == DbErrorKind::ConnectionLost => &own.message,
-        _ => return error.clone(),
-    };
-    if error.message.contains(reason.as_str()) {
-        return error.clone();
+    match own {
+        Some(Error::Database(own))
+            if error.message == RUN_GONE && own.kind == DbErrorKind::ConnectionLost =>
+        {
+            DbError {
+                message: format!("{RUN_GONE}: {}", own.message),
+                ..error.clone()
+            }
+        }
+        _ => error.clone(),
     }
-    DbError {
-        message: format!("{}; the server said: {reason}", error.message),
-        ..error.clone()
+}
+
+/// A run's end recorded failed (`note`: why it stopped), or why it could not be. A record
+/// whose own COMMIT failed (SQLite) may still have landed: the run's row, read again
+/// through the connection opened after it, tells.
+fn end_recorded(db: &mut Db, pipeline: &Pipeline, run_id: i64, note: &str) -> Result<(), String> {
+    let Err(e) = record_end(db, pipeline, run_id, RunStatus::Failed, Some(note)) else {
+        return Ok(());
+    };
+    match store::existing_run(db, run_id) {
+        Ok(run) if run.status == RunStatus::Failed => Ok(()),
+        _ => Err(e.to_string()),
     }
 }
 
@@ -156,22 +188,13 @@ fn stopped_by_fault(
     line: &str,
     dates: &[DateOutcome],
 ) -> Error {
-    let committed = committed(dates);
-    let days: Vec<&str> = committed.iter().map(|d| d.ds.as_str()).collect();
-    let before = match days.as_slice() {
-        [] => "no date of this run committed before it".to_string(),
-        [one] => format!("1 date committed before it ({one}) and stays committed"),
-        [first, .., last] => format!(
-            "{} dates committed before it ({first}..{last}) and stay committed",
-            days.len()
-        ),
-    };
+    let before = committed_before(dates, ds);
     let message = format!(
         "run {run_id} stopped at {ds}, which rolled back: {line}; {before}; once that is \
          fixed, `sqlrun apply --interval {interval}` again finishes the work (`--only missing`: \
          just the dates never computed)"
     );
-    Error::stopped(run_id, message, committed)
+    Error::stopped(run_id, message, committed(dates))
 }
 
 /// A run whose connection broke stops: nothing more can be written through it, and it

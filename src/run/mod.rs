@@ -8,6 +8,7 @@
 //! - `each_date`: the per-date loop, on the sessions of `workers`;
 //! - `signals`: a signal stops the run cleanly; `pause`: a test aid at points of its life;
 //! - `outcome`: how a date ended and how a run ended (one type each);
+//! - `in_doubt`: a date whose COMMIT failed (SQLite), as the database holds it after;
 //! - `finish`: the one way out, whatever stopped the run;
 //! - `dry_run`: the plan instead of the run.
 //!
@@ -19,6 +20,7 @@ mod dry_run;
 mod each_date;
 mod finish;
 pub mod history;
+mod in_doubt;
 mod outcome;
 pub mod pause;
 pub mod plan;

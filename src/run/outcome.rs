@@ -69,6 +69,49 @@ pub enum Stop {
     /// The connection broke during `ds`, or the run's own session is gone: nothing more
     /// is written through this run.
     Broken { ds: String, error: DbError },
+    /// `ds`'s COMMIT failed (SQLite; the fault on one line), and the date is what the
+    /// database was found to hold afterwards.
+    InDoubt {
+        ds: String,
+        line: String,
+        found: Found,
+    },
+}
+
+/// A date whose COMMIT failed, as a new connection found the database afterwards.
+#[derive(Debug)]
+pub enum Found {
+    /// It landed: its record as it landed (success; for a sealed date corrected or
+    /// unchanged; skipped for one whose sources were not ready).
+    Committed(DateStatus),
+    /// It did not land: `error` is its failure as recorded, or as it would have been
+    /// (`unrecorded`: why the database did not take it).
+    RolledBack {
+        error: String,
+        unrecorded: Option<String>,
+    },
+    /// The database could not be read again: why.
+    Unknown(String),
+}
+
+impl Found {
+    /// Its word in `--json` (`in_doubt.found`).
+    pub fn word(&self) -> &'static str {
+        match self {
+            Found::Committed(_) => "committed",
+            Found::RolledBack { .. } => "rolled_back",
+            Found::Unknown(_) => "unknown",
+        }
+    }
+
+    /// In a few words, for the run's record.
+    pub fn said(&self) -> &'static str {
+        match self {
+            Found::Committed(_) => "it landed (committed)",
+            Found::RolledBack { .. } => "it did not land (rolled back)",
+            Found::Unknown(_) => "whether it landed is not known",
+        }
+    }
 }
 
 impl Stop {
@@ -89,7 +132,28 @@ impl Stop {
                     .unwrap_or_else(|| "released by someone else".into());
                 format!("{ds} is no longer held by this run ({now}); stopping")
             }
-            Stop::Fault { .. } | Stop::Broken { .. } => return None,
+            Stop::Fault { .. } | Stop::Broken { .. } | Stop::InDoubt { .. } => return None,
+        })
+    }
+
+    /// How the date the run stopped at ended, when the stop knows: a date whose COMMIT
+    /// was in doubt, as it was found.
+    pub fn date_outcome(&self, millis: u64) -> Option<DateOutcome> {
+        let Stop::InDoubt { ds, found, .. } = self else {
+            return None;
+        };
+        let (status, error) = match found {
+            Found::Committed(status) => (*status, None),
+            Found::RolledBack { error, .. } => (DateStatus::Failed, Some(error.clone())),
+            Found::Unknown(_) => return None,
+        };
+        Some(DateOutcome {
+            ds: ds.clone(),
+            status,
+            error,
+            held_by: None,
+            millis: Some(millis),
+            checks: Vec::new(),
         })
     }
 }
@@ -167,4 +231,23 @@ pub fn committed(dates: &[DateOutcome]) -> Vec<CommittedDate> {
             status: d.status,
         })
         .collect()
+}
+
+/// The dates a run committed before it stopped at `ds`, in words: none, one, or how many
+/// from the first to the last; they stay committed.
+pub fn committed_before(dates: &[DateOutcome], ds: &str) -> String {
+    let committed = committed(dates);
+    let days: Vec<&str> = committed
+        .iter()
+        .map(|d| d.ds.as_str())
+        .filter(|d| *d != ds)
+        .collect();
+    match days.as_slice() {
+        [] => "no date of this run committed before it".to_string(),
+        [one] => format!("1 date committed before it ({one}) and stays committed"),
+        [first, .., last] => format!(
+            "{} dates committed before it ({first}..{last}) and stay committed",
+            days.len()
+        ),
+    }
 }

@@ -1,7 +1,8 @@
 //! Integration tests: one binary; each test makes a temp dir, runs the real `sqlrun`
 //! executable on a database there, and asserts on the rows in that database.
 //!
-//! This binary runs them on SQLite; tests/pg runs the same files on PostgreSQL.
+//! This binary runs them on SQLite; tests/pg runs the same files on PostgreSQL (all but
+//! disk_faults.rs, which is SQLite's).
 
 mod backend {
     pub const BACKEND: crate::support::Backend = crate::support::Backend::Sqlite;
@@ -15,6 +16,7 @@ mod campaign;
 mod checks;
 mod concurrency;
 mod core;
+mod disk_faults;
 mod environment;
 mod failure;
 mod first_hour;

@@ -13,6 +13,7 @@ use super::{
     Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
 };
 
+mod codes;
 mod explain;
 pub use explain::explain;
 use explain::migration_error;
@@ -52,7 +53,8 @@ fn wait_for_write_lock(attempt: i32) -> bool {
 }
 
 pub struct Conn {
-    conn: Connection,
+    /// None once closed (`Backend::close`): every call then fails.
+    conn: Option<Connection>,
 }
 
 impl ToSql for Value {
@@ -84,7 +86,7 @@ impl Conn {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Conn::configured(Connection::open_with_flags(path, flags)?)?;
         conn.use_wal()?;
-        conn.conn.execute_batch("PRAGMA synchronous = FULL;")?;
+        conn.io(|c| c.execute_batch("PRAGMA synchronous = FULL;"))?;
         conn.migrate(path)?;
         Ok(conn)
     }
@@ -97,7 +99,7 @@ impl Conn {
         let asked = Instant::now();
         loop {
             match self
-                .conn
+                .c()?
                 .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
             {
                 Err(e)
@@ -106,7 +108,7 @@ impl Conn {
                 {
                     std::thread::sleep(Duration::from_millis(1))
                 }
-                done => return Ok(done?),
+                done => return done.map_err(|e| self.failed(&e)),
             }
         }
     }
@@ -145,25 +147,54 @@ impl Conn {
         ] {
             conn.set_db_config(dqs, false)?;
         }
-        Ok(Conn { conn })
+        Ok(Conn { conn: Some(conn) })
+    }
+
+    /// The connection, unless it was closed.
+    fn c(&self) -> Result<&Connection, DbError> {
+        self.conn.as_ref().ok_or_else(closed)
+    }
+
+    /// `f` on the connection; its error by its cause, with the OS's error number of an
+    /// I/O error (a read-only file system, a full disk and a failing one are all "disk
+    /// I/O error" to SQLite).
+    fn io<'c, T>(
+        &'c self,
+        f: impl FnOnce(&'c Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, DbError> {
+        f(self.c()?).map_err(|e| self.failed(&e))
+    }
+
+    fn failed(&self, e: &rusqlite::Error) -> DbError {
+        let errno = self.errno(codes::of(e));
+        explain::db_error(e, errno)
+    }
+
+    /// The OS's error number behind an error of (extended) result `code` on this
+    /// connection, for the codes SQLite keeps it for.
+    fn errno(&self, code: i32) -> Option<i32> {
+        match &self.conn {
+            // SAFETY: the handle is this open connection's, used on this thread only,
+            // for a call that reads a field of it.
+            Some(c) if codes::has_errno(code) => {
+                Some(unsafe { rusqlite::ffi::sqlite3_system_errno(c.handle()) })
+            }
+            _ => None,
+        }
     }
 
     fn schema_version(&self) -> Result<i64, DbError> {
-        let has_history = self
-            .conn
-            .prepare(include_str!("../../../queries/sqlite/object_sql.sql"))?
-            .exists([HISTORY_TABLE])?;
-        if !has_history {
-            return Ok(0);
-        }
-        Ok(self
-            .conn
-            .query_row(
-                include_str!("../../../queries/schema_version.sql"),
-                [],
-                |r| r.get::<_, Option<i64>>(0),
-            )?
-            .unwrap_or(0))
+        self.io(|c| {
+            let has_history = c
+                .prepare(include_str!("../../../queries/sqlite/object_sql.sql"))?
+                .exists([HISTORY_TABLE])?;
+            if !has_history {
+                return Ok(0);
+            }
+            let sql = include_str!("../../../queries/schema_version.sql");
+            let found = c.query_row(sql, [], |r| r.get::<_, Option<i64>>(0))?;
+            Ok(found.unwrap_or(0))
+        })
     }
 
     fn migrate(&mut self, path: &Path) -> Result<()> {
@@ -178,13 +209,11 @@ impl Conn {
         let mut attempts = 0;
         loop {
             let mut runner = embedded::migrations::runner().set_grouped(true);
-            match runner
-                .set_migration_table_name(HISTORY_TABLE)
-                .run(&mut self.conn)
-            {
+            let conn = self.conn.as_mut().ok_or_else(closed)?;
+            match runner.set_migration_table_name(HISTORY_TABLE).run(conn) {
                 Ok(_) => return Ok(()),
                 Err(e) => {
-                    let error = migration_error(&e);
+                    let error = migration_error(&e, |code| self.errno(code));
                     let busy = matches!(
                         error,
                         Error::Environment {
@@ -195,7 +224,7 @@ impl Conn {
                     if matches!(error, Error::Environment { .. }) && !busy {
                         return Err(error);
                     }
-                    self.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
+                    self.io(|c| c.execute_batch("BEGIN IMMEDIATE; ROLLBACK;"))?;
                     if is_current(path, self.schema_version()?)? {
                         return Ok(());
                     }
@@ -211,25 +240,22 @@ impl Conn {
 
 impl Backend for Conn {
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        Ok(self.conn.execute_batch(sql)?)
+        self.io(|c| c.execute_batch(sql))
     }
 
     /// One statement of a bound script: the parameters it names are bound, its rows (if
     /// any) read and dropped. Prepared once per text, from the statement cache.
     fn run_statement(&mut self, sql: &str, params: Params) -> Result<(), DbError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        for (name, value) in params {
-            if let Some(i) = stmt.parameter_index(name)? {
-                stmt.raw_bind_parameter(i, value)?;
-            }
-        }
-        let mut rows = stmt.raw_query();
-        while rows.next()?.is_some() {}
-        Ok(())
+        self.io(|c| {
+            let mut stmt = bound(c.prepare_cached(sql)?, params)?;
+            let mut rows = stmt.raw_query();
+            while rows.next()?.is_some() {}
+            Ok(())
+        })
     }
 
     fn execute_in_order(&mut self, sql: &str, values: &[Value]) -> Result<u64, DbError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut stmt = self.io(|c| c.prepare_cached(sql))?;
         if stmt.parameter_count() != values.len() {
             return Err(DbError::other(format!(
                 "a statement with {} parameters was given {} values",
@@ -237,10 +263,12 @@ impl Backend for Conn {
                 values.len()
             )));
         }
-        for (i, value) in values.iter().enumerate() {
-            stmt.raw_bind_parameter(i + 1, value)?;
-        }
-        Ok(stmt.raw_execute()? as u64)
+        let ran = values
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, value)| stmt.raw_bind_parameter(i + 1, value))
+            .and_then(|()| stmt.raw_execute());
+        ran.map(|n| n as u64).map_err(|e| self.failed(&e))
     }
 
     /// A row per execution of one prepared INSERT: as fast as SQLite goes within one
@@ -254,65 +282,82 @@ impl Backend for Conn {
     }
 
     fn execute(&mut self, sql: &str, params: Params) -> Result<u64, DbError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let bound: Vec<(&str, &dyn ToSql)> =
-            params.iter().map(|(n, v)| (*n, v as &dyn ToSql)).collect();
-        Ok(stmt.execute(bound.as_slice())? as u64)
+        self.io(|c| {
+            let mut stmt = c.prepare_cached(sql)?;
+            let bound: Vec<(&str, &dyn ToSql)> =
+                params.iter().map(|(n, v)| (*n, v as &dyn ToSql)).collect();
+            Ok(stmt.execute(bound.as_slice())? as u64)
+        })
     }
 
     fn rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let bound: Vec<(&str, &dyn ToSql)> =
-            params.iter().map(|(n, v)| (*n, v as &dyn ToSql)).collect();
-        let names = column_names(&stmt);
-        let rows = stmt.query(bound.as_slice())?;
-        read_rows(rows, &names)
+        self.io(|c| {
+            let mut stmt = c.prepare_cached(sql)?;
+            let bound: Vec<(&str, &dyn ToSql)> =
+                params.iter().map(|(n, v)| (*n, v as &dyn ToSql)).collect();
+            let names = column_names(&stmt);
+            let rows = stmt.query(bound.as_slice())?;
+            read_rows(rows, &names)
+        })
     }
 
     /// One statement of a bound script whose rows are kept: only the parameters it names
     /// are bound, as in `run_statement`.
     fn statement_rows(&mut self, sql: &str, params: Params) -> Result<Vec<Row>, DbError> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        for (name, value) in params {
-            if let Some(i) = stmt.parameter_index(name)? {
-                stmt.raw_bind_parameter(i, value)?;
-            }
-        }
-        let names = column_names(&stmt);
-        read_rows(stmt.raw_query(), &names)
+        self.io(|c| {
+            let mut stmt = bound(c.prepare_cached(sql)?, params)?;
+            let names = column_names(&stmt);
+            read_rows(stmt.raw_query(), &names)
+        })
     }
 
     /// SQLite has one writer at a time: every write transaction takes the lock up front
     /// (BEGIN IMMEDIATE), so it never fails halfway on a lock it could not upgrade.
     fn begin(&mut self, _kind: TxKind) -> Result<(), DbError> {
-        Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
+        self.io(|c| c.execute_batch("BEGIN IMMEDIATE"))
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        Ok(self.conn.execute_batch("COMMIT")?)
+        self.io(|c| c.execute_batch("COMMIT"))
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        if self.conn.is_autocommit() {
+        if self.c()?.is_autocommit() {
             return Ok(());
         }
-        Ok(self.conn.execute_batch("ROLLBACK")?)
+        self.io(|c| c.execute_batch("ROLLBACK"))
+    }
+
+    /// Closes the file now, so that a connection opened after it reads what the file
+    /// holds: while any connection of this process stays open, a new one shares its view
+    /// of the WAL index, which a COMMIT that failed may have left behind the WAL file.
+    fn close(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            let _ = conn.close();
+        }
     }
 
     fn check_statement(&mut self, sql: &str) -> Result<(), DbError> {
         use fallible_iterator::FallibleIterator;
-        let mut batch = rusqlite::Batch::new(&self.conn, sql);
-        while let Some(_statement) = batch.next()? {}
-        Ok(())
+        self.io(|c| {
+            let mut batch = rusqlite::Batch::new(c, sql);
+            while let Some(_statement) = batch.next()? {}
+            Ok(())
+        })
     }
 
     fn select_columns(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
-        Ok(column_names(&self.conn.prepare(sql)?).to_vec())
+        self.io(|c| Ok(column_names(&c.prepare(sql)?).to_vec()))
     }
 
     fn interrupter(&self) -> Interrupter {
-        let handle = self.conn.get_interrupt_handle();
-        Interrupter::new(move || handle.interrupt())
+        match &self.conn {
+            Some(c) => {
+                let handle = c.get_interrupt_handle();
+                Interrupter::new(move || handle.interrupt())
+            }
+            None => Interrupter::new(|| {}),
+        }
     }
 
     fn hold_run(&mut self, _run_id: i64) -> Result<(), DbError> {
@@ -325,13 +370,14 @@ impl Backend for Conn {
     }
 
     fn object(&mut self, name: &str) -> Result<Option<String>, DbError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(include_str!("../../../queries/sqlite/object_sql.sql"))?;
-        let mut rows = stmt.query([name])?;
-        Ok(match rows.next()? {
-            Some(r) => Some(r.get::<_, Option<String>>(0)?.unwrap_or_default()),
-            None => None,
+        self.io(|c| {
+            let mut stmt =
+                c.prepare_cached(include_str!("../../../queries/sqlite/object_sql.sql"))?;
+            let mut rows = stmt.query([name])?;
+            Ok(match rows.next()? {
+                Some(r) => Some(r.get::<_, Option<String>>(0)?.unwrap_or_default()),
+                None => None,
+            })
         })
     }
 
@@ -342,6 +388,32 @@ impl Backend for Conn {
     /// No server: the runner's clock is the clock (SQLite's own `datetime('now')` too).
     fn server_clock(&mut self) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbError> {
         Ok(None)
+    }
+}
+
+/// A prepared statement with the parameters it names bound (a script's statement is
+/// given the script's parameters).
+fn bound<'c>(
+    mut stmt: rusqlite::CachedStatement<'c>,
+    params: Params,
+) -> rusqlite::Result<rusqlite::CachedStatement<'c>> {
+    for (name, value) in params {
+        if let Some(i) = stmt.parameter_index(name)? {
+            stmt.raw_bind_parameter(i, value)?;
+        }
+    }
+    Ok(stmt)
+}
+
+/// What every call of a closed connection fails with.
+fn closed() -> DbError {
+    DbError {
+        kind: DbErrorKind::ConnectionLost,
+        message: "the connection to the database was closed after a COMMIT that failed, and \
+                  could not be opened again"
+            .into(),
+        context: None,
+        at: None,
     }
 }
 
@@ -407,7 +479,7 @@ fn column_names(stmt: &rusqlite::Statement) -> Rc<Vec<String>> {
 }
 
 /// Every row of a query, each value as sqlrun's `Value`.
-fn read_rows(mut rows: rusqlite::Rows, names: &Rc<Vec<String>>) -> Result<Vec<Row>, DbError> {
+fn read_rows(mut rows: rusqlite::Rows, names: &Rc<Vec<String>>) -> rusqlite::Result<Vec<Row>> {
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         let values = (0..names.len())
