@@ -48,7 +48,7 @@ const HISTORY_TABLE: &str = "sqlrun_schema_history";
 /// - idle_session_timeout (PostgreSQL 14+) off: a run's own session holds the run's lock
 ///   and sits idle while its workers compute (a slow date takes minutes); a server that
 ///   ended it would end the run (idle_session_off.sql sets it first, before the pooler
-///   probe's wait);
+///   probe's wait; the probe's short second session is left as it is, see pooler.rs);
 /// - tcp_* and client_connection_check_interval: the server ends the session of a runner
 ///   cut off by the network within about 8 s, which frees its dates for the next run
 ///   (PostgreSQL's defaults keep a silent session, and its locks, for over two hours);

@@ -59,8 +59,8 @@ pub(super) struct Probe {
     /// How the second connection is opened: again, after the first one has its slot,
     /// when the one opened beside it gave way.
     connect: Option<Connect>,
-    /// Whether both sessions turn the server's idle_session_timeout off before they wait
-    /// (not when the URL's options set it).
+    /// Whether the first session turns the server's idle_session_timeout off before it
+    /// waits for the second (not when the URL's options set it).
     pin_idle: bool,
 }
 
@@ -87,7 +87,7 @@ impl Probe {
         let due = !probed.iter().any(|u| u == url);
         Probe {
             url: url.to_string(),
-            second: due.then(|| second_connection(Arc::clone(&connect), pin_idle)),
+            second: due.then(|| second_connection(Arc::clone(&connect))),
             connect: due.then_some(connect),
             pin_idle,
         }
@@ -100,7 +100,7 @@ impl Probe {
         // slot (refused, it is no evidence either way).
         let second = match (self.second, self.connect) {
             (Some(second), _) => second,
-            (None, Some(connect)) => second_connection(connect, self.pin_idle),
+            (None, Some(connect)) => second_connection(connect),
             (None, None) => return Ok(()),
         };
         if self.pin_idle {
@@ -171,17 +171,15 @@ pub(super) fn after_probe<T>(
 /// The second connection, in a thread: it connects at once, looks when told to, and says
 /// what it saw (None if it could not connect or look, or gave way: no evidence either
 /// way).
-fn second_connection(connect: Connect, pin_idle: bool) -> Second {
+fn second_connection(connect: Connect) -> Second {
     let (word, told) = mpsc::channel();
     let (tell, seen_rx) = mpsc::channel();
     std::thread::spawn(move || {
+        // Not exempt from idle_session_timeout: a statement of its own would take a pooled
+        // server out of turn and blind the probe, and its wait lasts the first session's
+        // three round trips; ended meanwhile, it is only no evidence (as on a direct
+        // connection, which it then is).
         let mut client = connect().ok();
-        if pin_idle {
-            // It waits idle for the word to look, as the first one waits for its answer.
-            if let Some(c) = client.as_mut() {
-                let _ = c.simple_query(IDLE_SESSION_OFF);
-            }
-        }
         let looked = match told.recv() {
             Ok(Word::Look) => client.as_mut().and_then(|c| {
                 seen(c, include_str!("../../../queries/postgres/pooler_look.sql")).ok()
