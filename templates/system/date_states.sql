@@ -1,5 +1,5 @@
 -- name: date_states
--- version: 8
+-- version: 9
 --
 -- Each date of an interval and where it stands: the one answer that `status` (its
 -- calendar, list and JSON), `apply` (what it selects) and `apply --dry-run` (its plan)
@@ -23,7 +23,10 @@
 --   seal event and how many versions went out), reissued (a reissue sent its latest
 --   version), unsealed (not sealed now, and an unseal made it ordinary),
 --   held (a run holds it now); checks: failed (its latest attempt failed an error
---   check) or warned (its latest build committed with warn checks finding rows).
+--   check) or warned (its latest build committed with warn checks finding rows), by
+--   the checks of the scope as they are now (`checks`: `checks/NAME` and version): a
+--   result of a check since removed or re-versioned stays in check_results, as history,
+--   and marks nothing.
 -- `state`, the date in one word (the calendar's cell, status --list, status --json), is
 -- the first that applies of: held, failed, missing, changed, stale (a model built by
 -- another version; one with no rows is missing instead), corrected, sealed, computed.
@@ -36,6 +39,8 @@
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
 {#- Whether any model in scope stands in one of `states` on the date. #}
+{#- Whether check result `k` is of a check as it is now: its name and version. #}
+{% macro current_check(k) %}({% for c in checks %}{% if not loop.first %} OR {% endif %}({{ k|ident }}.check_name = {{ c.name }} AND {{ k|ident }}.version = {{ c.version }}){% else %}1 = 0{% endfor %}){% endmacro %}
 {% macro any_model(states) %}({% for m in scope %}{% if not loop.first %} OR {% endif %}f.{{ ("model_" ~ loop.index)|ident }} IN ({% for s in states %}{% if not loop.first %}, {% endif %}{{ s }}{% endfor %}){% endfor %}){% endmacro %}
 WITH RECURSIVE dates(ds) AS (
     {{ d.date_series(start, end) }}
@@ -107,10 +112,12 @@ facts AS MATERIALIZED (
            CASE WHEN lp.status = 'failed'
                  AND EXISTS (SELECT 1 FROM check_results AS k
                               WHERE k.run_id = pd.last_run AND k.ds = pd.ds
-                                AND k.severity = 'error') THEN 'failed'
+                                AND k.severity = 'error'
+                                AND {{ current_check("k") }}) THEN 'failed'
                 WHEN EXISTS (SELECT 1 FROM check_results AS k
                               WHERE k.run_id = pd.built_run AND k.ds = pd.ds
-                                AND k.severity = 'warn') THEN 'warned'
+                                AND k.severity = 'warn'
+                                AND {{ current_check("k") }}) THEN 'warned'
            END AS checks,
            (pd.built_run IS NOT NULL) AS computed,
            (lp.status {{ d.same() }} 'failed') AS failed,
