@@ -35,7 +35,8 @@
 -- correct_if_changed (sealed), compute (missing), recompute.
 -- What selects it: --only missing|failed|stale|changed the date-level facts of those
 -- names; --lookback N the newest date (`end`) always, an older one only when it needs
--- work (never computed, failed or changed) and no run holds it.
+-- work (never computed, failed or changed) and no run holds it. What needs work before
+-- a look back's window, beyond_window.sql counts by the same rule (common.sql's macros).
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
 {#- Whether any model in scope stands in one of `states` on the date. #}
@@ -47,12 +48,8 @@ WITH RECURSIVE dates(ds) AS (
 ),
 per_date AS (
     SELECT d.ds,
-           (SELECT p.run_id FROM run_partitions AS p
-             WHERE p.ds = d.ds AND p.status IN {{ common.built() }}
-             ORDER BY p.run_id DESC LIMIT 1) AS built_run,
-           (SELECT p.run_id FROM run_partitions AS p
-             WHERE p.ds = d.ds AND p.status <> 'skipped'
-             ORDER BY p.run_id DESC LIMIT 1) AS last_run,
+           {{ common.built_run("d") }} AS built_run,
+           {{ common.last_attempt("d") }} AS last_run,
            -- the last build of every model at once (no --select): what a date built
            -- before dates recorded their models (partition_models) was built by
            (SELECT p.run_id FROM run_partitions AS p
@@ -98,14 +95,7 @@ facts AS MATERIALIZED (
            hr.kind AS holder_kind,
            hr.requested_by AS holder_by,
            hr.status AS holder_status,
-{% if sources %}
-           EXISTS (SELECT 1
-                     FROM source_changes AS n
-                    WHERE n.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
-                      AND n.ds = pd.ds) AS source_changed,
-{% else %}
-           (1 = 0) AS source_changed,
-{% endif %}
+           {{ common.source_changed(sources, "pd") }} AS source_changed,
            lp.failed_model AS failed_model,
            -- what the checks said: its latest attempt failed an error check, or its
            -- latest build committed with warn checks finding rows
@@ -159,7 +149,7 @@ judged AS (
            (f.computed AND f.source_changed) AS changed,
            (f.held_by IS NOT NULL) AS held,
            -- what a look back heals: never computed, failed or changed
-           (NOT f.computed OR f.failed OR (f.computed AND f.source_changed)) AS needs_work
+           {{ common.needs_work("f") }} AS needs_work
     FROM facts AS f
 )
 SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,

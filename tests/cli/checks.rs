@@ -1194,7 +1194,12 @@ fn a_removed_or_re_versioned_check_marks_no_date_and_its_results_stay() {
     let big_ish = check("big_ish", "warn", &warn_body);
     let tpl = project(&sb, "pipeline", &[too_big(), ("big_ish", big_ish.clone())]);
     let interval = orders.interval();
-    with(&sb, 1, &tpl, &["apply", "--interval", &interval, "--keep-going"]);
+    with(
+        &sb,
+        1,
+        &tpl,
+        &["apply", "--interval", &interval, "--keep-going"],
+    );
     let recorded = "SELECT ds, check_name, severity, version FROM check_results ORDER BY ds";
     let before = sb.rows(recorded);
     assert_eq!(before.len(), 2, "{before:?}");
