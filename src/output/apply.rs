@@ -12,6 +12,7 @@ use crate::db::Target;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::pipeline::Pipeline;
+use crate::reservations::beyond::BeyondWindow;
 use crate::reservations::state::{DateState, Reclaim, Skip};
 use crate::run::{DateOutcome, Progress, RunOutcome};
 use crate::text::numbers::thousands;
@@ -51,8 +52,17 @@ impl Progress for Watch<'_> {
         self.out.notes(&reclaim_lines(reclaimed));
     }
 
-    fn looked_back(&mut self, days: u32, interval: Interval, dates: &[DateState]) {
+    fn looked_back(
+        &mut self,
+        days: u32,
+        interval: Interval,
+        dates: &[DateState],
+        beyond: &BeyondWindow,
+    ) {
         self.out.notes(&lookback_lines(days, interval, dates));
+        if let Some(line) = beyond_line(beyond) {
+            self.out.note(&line);
+        }
     }
 
     fn skipped(&mut self, skips: &[Skip]) {
@@ -136,6 +146,29 @@ struct ApplyReport<'a> {
     reclaimed: &'a [Reclaim],
     #[serde(skip_serializing_if = "Option::is_none")]
     stopped: Option<&'a str>,
+    /// With `--lookback`: what needs work before the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    beyond_window: Option<BeyondReport<'a>>,
+}
+
+/// `beyond_window` in `apply --json`: the counts, first and last, how many in all, and
+/// the command that reaches them (none when nothing needs work there).
+#[derive(Debug, Serialize)]
+struct BeyondReport<'a> {
+    #[serde(flatten)]
+    counts: &'a BeyondWindow,
+    dates: i64,
+    reach: Option<String>,
+}
+
+impl<'a> BeyondReport<'a> {
+    fn new(counts: &'a BeyondWindow) -> Self {
+        BeyondReport {
+            counts,
+            dates: counts.dates(),
+            reach: reach(counts),
+        }
+    }
 }
 
 /// How a run ended: what it released, its line on stdout (or the JSON document), how its
@@ -170,6 +203,7 @@ pub fn finished(run: RunOutcome, out: &Output) -> Result<Exit> {
         dates: &run.dates,
         reclaimed: &run.reclaimed,
         stopped,
+        beyond_window: run.beyond_window.as_ref().map(BeyondReport::new),
     };
     apply_summary(&report, &run.skips, out)?;
     Ok(run.exit)
@@ -337,6 +371,57 @@ fn lookback_lines(days: u32, interval: Interval, looked_back: &[DateState]) -> V
         ));
     }
     lines
+}
+
+/// What a look back leaves before its window, in one line (none: nothing needs work
+/// there): `note: 3 dates before the look-back window need work: 2 changed, 1 failed
+/// (2026-01-03..2026-01-20); `sqlrun apply ...` reaches them`.
+fn beyond_line(beyond: &BeyondWindow) -> Option<String> {
+    let (first, last) = (beyond.first.as_deref()?, beyond.last.as_deref()?);
+    let kinds: Vec<String> = beyond_kinds(beyond)
+        .iter()
+        .map(|(n, kind)| format!("{} {kind}", thousands(*n)))
+        .collect();
+    Some(format!(
+        "note: {} before the look-back window need{} work: {} ({}); `{}` reaches {}",
+        date_count(beyond.dates() as usize),
+        if beyond.dates() == 1 { "s" } else { "" },
+        kinds.join(", "),
+        range_text(first, last),
+        reach(beyond)?,
+        if beyond.dates() == 1 { "it" } else { "them" },
+    ))
+}
+
+/// The kinds of dates beyond a window that it has, with their counts, in the note's order.
+fn beyond_kinds(beyond: &BeyondWindow) -> Vec<(i64, &'static str)> {
+    [
+        (beyond.changed, "changed"),
+        (beyond.failed, "failed"),
+        (beyond.missing, "missing"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .collect()
+}
+
+/// The one command that computes exactly the dates beyond a window: one kind is
+/// `--only KIND` over their span (`--only` takes one word); several are a look back
+/// from the last of them over the days back to the first, which takes the last and
+/// every older date that needs work, and no other.
+fn reach(beyond: &BeyondWindow) -> Option<String> {
+    let (first, last) = (beyond.first.as_deref()?, beyond.last.as_deref()?);
+    Some(match beyond_kinds(beyond).as_slice() {
+        [(_, kind)] => format!(
+            "sqlrun apply --interval {} --only {kind}",
+            range_text(first, last)
+        ),
+        _ => {
+            let days =
+                (parse_date(last, "date").ok()? - parse_date(first, "date").ok()?).num_days();
+            format!("sqlrun apply --interval {last} --lookback {days}")
+        }
+    })
 }
 
 /// Dates as contiguous ranges per reason, in date order: `2026-01-21..2026-01-31

@@ -36,8 +36,30 @@ fn date_states_sql(pipeline: &Pipeline, interval: Interval, scope: &[InScope]) -
             models => pipeline.models_value(),
             sources => pipeline.sources_value(),
             scope => crate::pipeline::to_value(&scope),
+            checks => crate::pipeline::to_value(&current_checks(pipeline)),
         },
     )
+}
+
+/// A check as it is now, as `date_states.sql` takes it: `checks/NAME` (as check_results
+/// names it) and its version. Only these mark a date: a removed or re-versioned check's
+/// results stay in check_results as history.
+#[derive(serde::Serialize)]
+struct CurrentCheck {
+    name: String,
+    version: i64,
+}
+
+/// The checks the scope's dates run now.
+fn current_checks(pipeline: &Pipeline) -> Vec<CurrentCheck> {
+    pipeline
+        .computed_checks()
+        .iter()
+        .map(|c| CurrentCheck {
+            name: format!("checks/{}", c.name),
+            version: c.version,
+        })
+        .collect()
 }
 
 /// A model in scope as `date_states.sql` takes it: `models/NAME` and its version now.

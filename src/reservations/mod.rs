@@ -1,8 +1,10 @@
 //! The dates' states and who holds them: each date's state as `system/date_states.sql`
 //! judges it (judge, its values in state), reservations taken, given back and reclaimed
 //! (take), a planned backfill's (`sqlrun reserve` and `release`: planned), the holders and
-//! whether they live (holders), and the span at a glance that `status` shows (glance).
+//! whether they live (holders), the span at a glance that `status` shows (glance), and
+//! what a look back leaves before its window (beyond).
 
+pub mod beyond;
 pub mod glance;
 pub mod holders;
 pub mod judge;
@@ -19,5 +21,6 @@ use crate::pipeline::Pipeline;
 pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
     let mut shapes = take::row_shapes(pipeline.dialect);
     shapes.extend(judge::row_shapes(pipeline)?);
+    shapes.extend(beyond::row_shapes(pipeline)?);
     Ok(shapes)
 }

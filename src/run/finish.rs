@@ -79,6 +79,7 @@ pub fn finish(db: &mut Db, pipeline: &Pipeline, ran: Ran, signal: SignalGuard) -
         dates: with_skips(&ran.skips, ran.dates),
         skips: ran.skips,
         reclaimed: ran.begun.reclaimed,
+        beyond_window: ran.begun.beyond_window,
         status,
         ended,
         exit,

@@ -39,6 +39,7 @@ use crate::dates::interval::{fmt_date, Interval};
 use crate::db::{Db, Dialect, RowShape, Target, TxKind};
 use crate::error::Result;
 use crate::pipeline::Pipeline;
+use crate::reservations::beyond::BeyondWindow;
 use crate::reservations::state::{DateState, Reclaim, Skip};
 use crate::reservations::take;
 
@@ -65,8 +66,14 @@ pub trait Progress {
     /// The dead holders' dates the run reclaimed as it reserved its own.
     fn reclaimed(&mut self, reclaimed: &[Reclaim]);
     /// A look back of `days` over `interval`: the older dates that need work, taken or
-    /// left to their holder.
-    fn looked_back(&mut self, days: u32, interval: Interval, dates: &[DateState]);
+    /// left to their holder, and what needs work before the window (`beyond`).
+    fn looked_back(
+        &mut self,
+        days: u32,
+        interval: Interval,
+        dates: &[DateState],
+        beyond: &BeyondWindow,
+    );
     /// The dates it skips: another live run holds them.
     fn skipped(&mut self, skips: &[Skip]);
     /// The run takes on `count` dates now.
@@ -82,7 +89,7 @@ impl Progress for () {
     fn note(&mut self, _: &str) {}
     fn ready(&mut self, _: &Target, _: &Pipeline) {}
     fn reclaimed(&mut self, _: &[Reclaim]) {}
-    fn looked_back(&mut self, _: u32, _: Interval, _: &[DateState]) {}
+    fn looked_back(&mut self, _: u32, _: Interval, _: &[DateState], _: &BeyondWindow) {}
     fn skipped(&mut self, _: &[Skip]) {}
     fn dates(&mut self, _: usize) {}
     fn date_done(&mut self, _: &DateOutcome) {}
@@ -139,8 +146,9 @@ pub fn apply(
     let begun = start::begin(db, pipeline, &start)?;
     pause::reached(pause::Point::Reserved);
     progress.reclaimed(&begun.reclaimed);
-    if let Some(days) = start.new_run().and_then(|r| r.selection.lookback()) {
-        progress.looked_back(days, start.interval, &begun.looked_back);
+    let days = start.new_run().and_then(|r| r.selection.lookback());
+    if let (Some(days), Some(beyond)) = (days, &begun.beyond_window) {
+        progress.looked_back(days, start.interval, &begun.looked_back, beyond);
     }
     // Said at once, not only in the summary at the end: a long backfill's watcher (and a
     // run killed before its end) must not keep a skip unsaid.

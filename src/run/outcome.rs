@@ -18,6 +18,7 @@ use crate::db::DbError;
 use crate::error::Failure;
 use crate::error::{CommittedDate, Error};
 use crate::exit::Exit;
+use crate::reservations::beyond::BeyondWindow;
 use crate::reservations::state::{Reclaim, Skip};
 use crate::text::words::{DateStatus, RunKind, RunStatus};
 
@@ -169,6 +170,8 @@ pub struct RunOutcome {
     /// The dates it skipped and who holds them.
     pub skips: Vec<Skip>,
     pub reclaimed: Vec<Reclaim>,
+    /// With `--lookback`: what needs work before its window.
+    pub beyond_window: Option<BeyondWindow>,
     /// Its status as the database has it at the end (a run released, or found dead,
     /// meanwhile keeps that status).
     pub status: RunStatus,

@@ -12,6 +12,7 @@ use crate::dates::interval::{first_unfinished, fmt_date, parse_date, Date, Inter
 use crate::db::{Db, Dialect, TxKind, Value};
 use crate::error::{Error, Result};
 use crate::pipeline::{DateVars, Pipeline};
+use crate::reservations::beyond::{beyond_window, BeyondWindow};
 use crate::reservations::holders::Identity;
 use crate::reservations::state::{DateState, Reclaim, Selection};
 use crate::reservations::{judge, take};
@@ -235,6 +236,8 @@ pub struct Begun {
     pub reclaimed: Vec<Reclaim>,
     /// With `--lookback`: the older dates that need work, taken or left to their holder.
     pub looked_back: Vec<DateState>,
+    /// With `--lookback`: what needs work before its window (the run leaves it).
+    pub beyond_window: Option<BeyondWindow>,
 }
 
 /// One transaction: the run row, its template versions, reclaims, reservations, skips.
@@ -251,6 +254,12 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
         let reclaimed = take::sweep(db, pipeline, &me, Some(run_id))?;
         let (selected, looked_back) =
             select_dates(db, pipeline, start.interval, start.new_run(), run_id)?;
+        // In the same snapshot as the look back's own dates, so that the two cannot overlap
+        // or leave a date between them.
+        let beyond_window = match start.new_run().and_then(|r| r.selection.lookback()) {
+            Some(_) => Some(beyond_window(db, pipeline, start.interval.start)?),
+            None => None,
+        };
         // On PostgreSQL a run holds its dates without a lease: a running run there is
         // alive exactly while its session is, and renewing a lease as each date commits
         // would have a date's transaction update the run's other reservation rows, which a
@@ -264,6 +273,7 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
             kind,
             reclaimed,
             looked_back,
+            beyond_window,
         })
     })
 }

@@ -1,5 +1,5 @@
 -- name: common
--- version: 2
+-- version: 3
 --
 -- What several system templates say alike, said once here so that it cannot drift
 -- apart. Imported as `c`, beside the dialect's `d`.
@@ -49,3 +49,21 @@
                   JOIN run_templates AS t ON t.run_id = p.run_id AND t.kind = 'model'
                    AND t.name = {{ "models/" ~ model.name }}
                  WHERE p.ds = {{ ds }} AND p.status IN {{ built() }})){% endmacro %}
+{#- A date's latest attempt (its run, skips aside) and the latest run that built its rows,
+    for the date in column `ds` of row `a`: the facts the date rule starts from. #}
+{% macro last_attempt(a) %}(SELECT p.run_id FROM run_partitions AS p
+             WHERE p.ds = {{ a|ident }}.ds AND p.status <> 'skipped'
+             ORDER BY p.run_id DESC LIMIT 1){% endmacro %}
+{% macro built_run(a) %}(SELECT p.run_id FROM run_partitions AS p
+             WHERE p.ds = {{ a|ident }}.ds AND p.status IN {{ built() }}
+             ORDER BY p.run_id DESC LIMIT 1){% endmacro %}
+{#- Whether a source the pipeline reads has changed on row `a`'s date since it was built
+    (its change notes not taken yet): late data. #}
+{% macro source_changed(sources, a) %}{% if sources %}EXISTS (SELECT 1
+                     FROM source_changes AS n
+                    WHERE n.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
+                      AND n.ds = {{ a|ident }}.ds){% else %}(1 = 0){% endif %}{% endmacro %}
+{#- What a look back heals on row `a`'s date (its columns computed, failed and
+    source_changed): never computed, failed, or changed. #}
+{% macro needs_work(a) %}(NOT {{ a|ident }}.computed OR {{ a|ident }}.failed
+            OR ({{ a|ident }}.computed AND {{ a|ident }}.source_changed)){% endmacro %}

@@ -1,5 +1,5 @@
 -- name: date_states
--- version: 8
+-- version: 9
 --
 -- Each date of an interval and where it stands: the one answer that `status` (its
 -- calendar, list and JSON), `apply` (what it selects) and `apply --dry-run` (its plan)
@@ -23,7 +23,10 @@
 --   seal event and how many versions went out), reissued (a reissue sent its latest
 --   version), unsealed (not sealed now, and an unseal made it ordinary),
 --   held (a run holds it now); checks: failed (its latest attempt failed an error
---   check) or warned (its latest build committed with warn checks finding rows).
+--   check) or warned (its latest build committed with warn checks finding rows), by
+--   the checks of the scope as they are now (`checks`: `checks/NAME` and version): a
+--   result of a check since removed or re-versioned stays in check_results, as history,
+--   and marks nothing.
 -- `state`, the date in one word (the calendar's cell, status --list, status --json), is
 -- the first that applies of: held, failed, missing, changed, stale (a model built by
 -- another version; one with no rows is missing instead), corrected, sealed, computed.
@@ -32,22 +35,21 @@
 -- correct_if_changed (sealed), compute (missing), recompute.
 -- What selects it: --only missing|failed|stale|changed the date-level facts of those
 -- names; --lookback N the newest date (`end`) always, an older one only when it needs
--- work (never computed, failed or changed) and no run holds it.
+-- work (never computed, failed or changed) and no run holds it. What needs work before
+-- a look back's window, beyond_window.sql counts by the same rule (common.sql's macros).
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
 {#- Whether any model in scope stands in one of `states` on the date. #}
+{#- Whether check result `k` is of a check as it is now: its name and version. #}
+{% macro current_check(k) %}({% for c in checks %}{% if not loop.first %} OR {% endif %}({{ k|ident }}.check_name = {{ c.name }} AND {{ k|ident }}.version = {{ c.version }}){% else %}1 = 0{% endfor %}){% endmacro %}
 {% macro any_model(states) %}({% for m in scope %}{% if not loop.first %} OR {% endif %}f.{{ ("model_" ~ loop.index)|ident }} IN ({% for s in states %}{% if not loop.first %}, {% endif %}{{ s }}{% endfor %}){% endfor %}){% endmacro %}
 WITH RECURSIVE dates(ds) AS (
     {{ d.date_series(start, end) }}
 ),
 per_date AS (
     SELECT d.ds,
-           (SELECT p.run_id FROM run_partitions AS p
-             WHERE p.ds = d.ds AND p.status IN {{ common.built() }}
-             ORDER BY p.run_id DESC LIMIT 1) AS built_run,
-           (SELECT p.run_id FROM run_partitions AS p
-             WHERE p.ds = d.ds AND p.status <> 'skipped'
-             ORDER BY p.run_id DESC LIMIT 1) AS last_run,
+           {{ common.built_run("d") }} AS built_run,
+           {{ common.last_attempt("d") }} AS last_run,
            -- the last build of every model at once (no --select): what a date built
            -- before dates recorded their models (partition_models) was built by
            (SELECT p.run_id FROM run_partitions AS p
@@ -93,24 +95,19 @@ facts AS MATERIALIZED (
            hr.kind AS holder_kind,
            hr.requested_by AS holder_by,
            hr.status AS holder_status,
-{% if sources %}
-           EXISTS (SELECT 1
-                     FROM source_changes AS n
-                    WHERE n.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
-                      AND n.ds = pd.ds) AS source_changed,
-{% else %}
-           (1 = 0) AS source_changed,
-{% endif %}
+           {{ common.source_changed(sources, "pd") }} AS source_changed,
            lp.failed_model AS failed_model,
            -- what the checks said: its latest attempt failed an error check, or its
            -- latest build committed with warn checks finding rows
            CASE WHEN lp.status = 'failed'
                  AND EXISTS (SELECT 1 FROM check_results AS k
                               WHERE k.run_id = pd.last_run AND k.ds = pd.ds
-                                AND k.severity = 'error') THEN 'failed'
+                                AND k.severity = 'error'
+                                AND {{ current_check("k") }}) THEN 'failed'
                 WHEN EXISTS (SELECT 1 FROM check_results AS k
                               WHERE k.run_id = pd.built_run AND k.ds = pd.ds
-                                AND k.severity = 'warn') THEN 'warned'
+                                AND k.severity = 'warn'
+                                AND {{ current_check("k") }}) THEN 'warned'
            END AS checks,
            (pd.built_run IS NOT NULL) AS computed,
            (lp.status {{ d.same() }} 'failed') AS failed,
@@ -152,7 +149,7 @@ judged AS (
            (f.computed AND f.source_changed) AS changed,
            (f.held_by IS NOT NULL) AS held,
            -- what a look back heals: never computed, failed or changed
-           (NOT f.computed OR f.failed OR (f.computed AND f.source_changed)) AS needs_work
+           {{ common.needs_work("f") }} AS needs_work
     FROM facts AS f
 )
 SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,

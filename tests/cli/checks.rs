@@ -1166,3 +1166,75 @@ fn a_check_whose_types_fail_only_as_it_runs_is_refused_before_anything_is_writte
     contains_all(&run.stderr, &["checks/typed.sql", "date - bigint"]);
     assert_eq!(everything(&sb), before, "nothing written");
 }
+
+// ---------------------------------------------------------------------------------------
+// a check's results belong to its version
+
+/// The class of `ds`'s cell in the page of `report --html` (its first model's calendar).
+fn report_cell(sb: &Sandbox, tpl: &Path, ds: &str) -> String {
+    let file = sb.path().join("report.html");
+    with(sb, 0, tpl, &["report", "--html", s(&file)]);
+    let page = std::fs::read_to_string(&file).unwrap();
+    let at = page
+        .find(&format!("title=\"{ds}"))
+        .unwrap_or_else(|| panic!("a cell for {ds}"));
+    let open = page[..at].rfind("<i class=").expect("the cell's tag");
+    page[open..at].to_string()
+}
+
+#[test]
+fn a_removed_or_re_versioned_check_marks_no_date_and_its_results_stay() {
+    let (sb, mut orders) = with_orders(413, 5);
+    late(&sb, &mut orders, "late-huge", "2026-02-02", HUGE);
+    late(&sb, &mut orders, "late-big", "2026-02-04", LIMIT / 2);
+    let warn_body = format!(
+        "SELECT * FROM {{{{ this }}}} WHERE ds = {{{{ ds }}}} AND revenue BETWEEN {} AND {LIMIT}",
+        LIMIT / 2
+    );
+    let big_ish = check("big_ish", "warn", &warn_body);
+    let tpl = project(&sb, "pipeline", &[too_big(), ("big_ish", big_ish.clone())]);
+    let interval = orders.interval();
+    with(
+        &sb,
+        1,
+        &tpl,
+        &["apply", "--interval", &interval, "--keep-going"],
+    );
+    let recorded = "SELECT ds, check_name, severity, version FROM check_results ORDER BY ds";
+    let before = sb.rows(recorded);
+    assert_eq!(before.len(), 2, "{before:?}");
+    assert_eq!(checks_column(&sb, &tpl, &interval, "2026-02-04"), "warned");
+    assert!(report_cell(&sb, &tpl, "2026-02-04").contains(" w\""));
+
+    // big_ish re-versioned (a new version, a stricter bound): its version 1 results are
+    // history; nothing has run it since, so nothing marks 2026-02-04.
+    let v2 = big_ish.replace("-- version: 1", "-- version: 2").replace(
+        &format!("BETWEEN {} AND", LIMIT / 2),
+        &format!("BETWEEN {} AND", LIMIT / 4),
+    );
+    std::fs::write(tpl.join("checks/big_ish.sql"), v2).unwrap();
+    let dates = status_json(&sb, &tpl, &interval);
+    assert_eq!(dates["2026-02-04"]["checks"], Value::Null);
+    assert_eq!(dates["2026-02-02"]["checks"], Value::from("failed"));
+    assert_eq!(checks_column(&sb, &tpl, &interval, "2026-02-04"), "-");
+    let cell = report_cell(&sb, &tpl, "2026-02-04");
+    assert!(!cell.contains(" w\"") && !cell.contains(" k\""), "{cell}");
+
+    // too_big removed: 2026-02-02 is still failed (its latest attempt failed), but no
+    // check of the pipeline says so any more.
+    std::fs::remove_file(tpl.join("checks/too_big.sql")).unwrap();
+    let dates = status_json(&sb, &tpl, &interval);
+    assert_eq!(dates["2026-02-02"]["checks"], Value::Null);
+    assert_eq!(dates["2026-02-02"]["state_name"], Value::from("failed"));
+    assert_eq!(checks_column(&sb, &tpl, &interval, "2026-02-02"), "-");
+    // The audit trail keeps every result.
+    assert_eq!(sb.rows(recorded), before);
+
+    // A run with the new version records and marks by it again.
+    with(&sb, 0, &tpl, &["apply", "--interval", "2026-02-04"]);
+    let v2_rows = sb.count(
+        "SELECT count(*) FROM check_results WHERE check_name = 'checks/big_ish' AND version = 2",
+    );
+    assert_eq!(v2_rows, 1);
+    assert_eq!(checks_column(&sb, &tpl, &interval, "2026-02-04"), "warned");
+}

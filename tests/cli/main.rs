@@ -12,6 +12,7 @@ mod support;
 
 mod agree;
 mod badinput;
+mod beyond;
 mod campaign;
 mod checks;
 mod concurrency;

@@ -14,6 +14,8 @@ mod support;
 mod agree;
 #[path = "../cli/badinput.rs"]
 mod badinput;
+#[path = "../cli/beyond.rs"]
+mod beyond;
 #[path = "../cli/campaign.rs"]
 mod campaign;
 #[path = "../cli/checks.rs"]
