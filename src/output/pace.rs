@@ -2,7 +2,7 @@
 //! task log, cron's mail): between the per-date lines, now and then a line
 //! `progress: 120/396 dates (30%), 4.1 dates/s, about 1 min 07 s left`.
 //!
-//! The cadence: every tenth of the run's dates (at least every 10 dates) or every 30
+//! The cadence: every tenth of the run's dates (but 25 dates apart at least) or every 30
 //! seconds, whichever comes first, and never after the last date (the run's summary
 //! follows). `SQLRUN_PROGRESS_DATES=N` and `SQLRUN_PROGRESS_SECONDS=S` change either
 //! (0 turns it off); tests use them to be deterministic.
@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use crate::text::numbers::thousands;
 
-/// A line at least this often by count, whatever the tenth of the run is.
-const MIN_DATES: usize = 10;
+/// By count, never more often than this: a short run's lines are its dates (a slow one
+/// still gets the line every 30 s).
+const MIN_DATES: usize = 25;
 const SECONDS: u64 = 30;
 
 /// When a progress line is due: after so many dates, or so long since the last line.
@@ -36,7 +37,10 @@ impl Cadence {
             }),
             _ => default,
         };
-        let dates = read("SQLRUN_PROGRESS_DATES", total.div_ceil(10).max(MIN_DATES) as u64);
+        let dates = read(
+            "SQLRUN_PROGRESS_DATES",
+            total.div_ceil(10).max(MIN_DATES) as u64,
+        );
         let seconds = read("SQLRUN_PROGRESS_SECONDS", SECONDS);
         Cadence {
             dates: (dates > 0).then_some(dates as usize),
@@ -160,7 +164,7 @@ mod tests {
     }
 
     #[test]
-    fn the_default_is_a_tenth_of_the_run_at_least_ten_dates_or_thirty_seconds() {
+    fn the_default_is_a_tenth_of_the_run_but_at_least_25_dates_or_thirty_seconds() {
         // (No SQLRUN_PROGRESS_* in the unit tests' environment.)
         let mut notes = Vec::new();
         assert_eq!(
@@ -170,7 +174,7 @@ mod tests {
                 every: Some(Duration::from_secs(30))
             }
         );
-        assert_eq!(Cadence::from_env(14, &mut notes).dates, Some(10));
+        assert_eq!(Cadence::from_env(60, &mut notes).dates, Some(25));
         assert!(notes.is_empty());
         assert_eq!(span(42), "42 s");
         assert_eq!(span(67), "1 min 07 s");

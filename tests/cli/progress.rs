@@ -77,22 +77,29 @@ fn a_backfill_in_a_log_says_count_rate_and_time_left_every_n_dates() {
         let (number, unit) = rate.split_once(' ').expect("rate and unit");
         assert!(number.parse::<f64>().is_ok(), "{line}");
         assert!(unit == "dates/s" || unit == "s/date", "{line}");
-        assert!(left.ends_with(" s left") || left.ends_with(" min left"), "{line}");
+        assert!(
+            left.ends_with(" s left") || left.ends_with(" min left"),
+            "{line}"
+        );
     }
     assert!(
-        run.stdout.starts_with("run 1 (backfill 2026-01-01..2026-01-10): 10 success"),
+        run.stdout
+            .starts_with("run 1 (backfill 2026-01-01..2026-01-10): 10 success"),
         "stdout is the summary alone: {}",
         run.stdout
     );
 }
 
 #[test]
-fn the_default_says_progress_every_tenth_of_a_run_but_at_least_every_ten_dates() {
+fn the_default_says_progress_every_tenth_of_a_run_but_25_dates_apart_at_least() {
     let sb = Sandbox::new();
-    // 25 dates: a tenth is 3 dates, less than 10: every 10 dates.
-    let run = apply_every(&sb, None, &["--interval", "2026-01-01..2026-01-25"]);
+    // 60 dates: a tenth is 6 dates, less than 25: every 25 dates.
+    let run = apply_every(&sb, None, &["--interval", "2026-01-01..2026-03-01"]);
     let counts: Vec<String> = beats(&run).into_iter().filter(|b| b != "D").collect();
-    assert_eq!(counts, ["10/25", "20/25"], "{}", run.stderr);
+    assert_eq!(counts, ["25/60", "50/60"], "{}", run.stderr);
+    // 25 dates or fewer: no line by count (by time, one every 30 s).
+    let run = apply_every(&sb, None, &["--interval", "2026-01-01..2026-01-25"]);
+    assert!(progress_lines(&run).is_empty(), "{}", run.stderr);
     // 0 turns it off; --json keeps stdout one document, the progress on stderr.
     let run = apply_every(
         &sb,
@@ -114,12 +121,16 @@ fn the_default_says_progress_every_tenth_of_a_run_but_at_least_every_ten_dates()
 #[test]
 fn a_bad_cadence_is_said_and_the_default_kept() {
     let sb = Sandbox::new();
-    let run = apply_every(&sb, Some("often"), &["--interval", "2026-01-01..2026-01-12"]);
+    let run = apply_every(
+        &sb,
+        Some("often"),
+        &["--interval", "2026-01-01..2026-01-30"],
+    );
     contains_all(
         &run.stderr,
         &[
-            "SQLRUN_PROGRESS_DATES=often is not a whole number (0 turns it off): using 10",
-            "progress: 10/12 dates (83%), ",
+            "SQLRUN_PROGRESS_DATES=often is not a whole number (0 turns it off): using 25",
+            "progress: 25/30 dates (83%), ",
         ],
     );
 }
@@ -132,7 +143,13 @@ fn seven_held_dates_in_a_row_are_one_range_naming_their_holder() {
     let sb = Sandbox::new();
     sb.ok(&["apply", "--interval", "2026-01-01"]);
     let holder = sb
-        .ok(&["reserve", "--interval", "2026-01-02..2026-01-08", "--by", "bob"])
+        .ok(&[
+            "reserve",
+            "--interval",
+            "2026-01-02..2026-01-08",
+            "--by",
+            "bob",
+        ])
         .stdout
         .trim()
         .to_string();
@@ -175,7 +192,13 @@ fn seven_held_dates_in_a_row_are_one_range_naming_their_holder() {
 
     let seal = sb.expect(
         2,
-        &["seal", "--interval", "2026-01-01..2026-01-10", "--reason", "x"],
+        &[
+            "seal",
+            "--interval",
+            "2026-01-01..2026-01-10",
+            "--reason",
+            "x",
+        ],
     );
     assert!(
         seal.stderr.contains(&format!(
