@@ -2,7 +2,7 @@
 //! (`Watch`, the run's `Progress`), then its end: a line on stdout (or the JSON document)
 //! and on stderr how its dates ended, as ranges.
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
 
 use std::time::Instant;
@@ -79,9 +79,12 @@ impl Progress for Watch<'_> {
             let bar = ProgressBar::new(count as u64);
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{spinner} {pos}/{len} dates [{bar:30}] {per_sec} {elapsed} eta {eta} {msg}",
+                    "{spinner} {pos}/{len} dates [{bar:30}] {rate} {elapsed} eta {eta} {msg}",
                 )
                 .expect("static template")
+                .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.1} dates/s", s.per_sec());
+                })
                 .progress_chars("=> "),
             );
             bar
