@@ -2,10 +2,13 @@
 //! (`Watch`, the run's `Progress`), then its end: a line on stdout (or the JSON document)
 //! and on stderr how its dates ended, as ranges.
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use serde::Serialize;
 
-use super::holds::{reclaim_lines, skip_lines};
+use std::time::Instant;
+
+use super::holds::{left_to_holder_lines, reclaim_lines, skip_lines};
+use super::pace::{Cadence, Pace};
 use super::Output;
 use crate::dates::interval::{contiguous, contiguous_by, fmt_date, parse_date, Date, Interval};
 use crate::db::Target;
@@ -24,11 +27,17 @@ use crate::text::words::{DateStatus, RunKind, RunStatus, Severity};
 pub struct Watch<'a> {
     out: &'a Output,
     bar: Option<ProgressBar>,
+    /// Without a bar: when the next `progress:` line is due.
+    pace: Option<Pace>,
 }
 
 impl<'a> Watch<'a> {
     pub fn new(out: &'a Output) -> Self {
-        Watch { out, bar: None }
+        Watch {
+            out,
+            bar: None,
+            pace: None,
+        }
     }
 }
 
@@ -70,13 +79,22 @@ impl Progress for Watch<'_> {
     }
 
     fn dates(&mut self, count: usize) {
+        if !self.out.progress_bar() {
+            let mut notes = Vec::new();
+            let cadence = Cadence::from_env(count, &mut notes);
+            self.out.notes(&notes);
+            self.pace = Some(Pace::new(count, cadence, Instant::now()));
+        }
         self.bar = (self.out.progress_bar() && count > 1).then(|| {
             let bar = ProgressBar::new(count as u64);
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{spinner} {pos}/{len} dates [{bar:30}] {elapsed} eta {eta} {msg}",
+                    "{spinner} {pos}/{len} dates [{bar:30}] {rate} {elapsed} eta {eta} {msg}",
                 )
                 .expect("static template")
+                .with_key("rate", |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.1} dates/s", s.per_sec());
+                })
                 .progress_chars("=> "),
             );
             bar
@@ -105,11 +123,16 @@ impl Progress for Watch<'_> {
             None => {
                 self.out.progress(&line);
                 self.out.notes(&warnings);
+                let pace = self.pace.as_mut().and_then(|p| p.step(Instant::now()));
+                if let Some(pace) = pace {
+                    self.out.progress(&pace);
+                }
             }
         }
     }
 
     fn dates_done(&mut self) {
+        self.pace = None;
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
@@ -360,16 +383,7 @@ fn lookback_lines(days: u32, interval: Interval, looked_back: &[DateState]) -> V
             format!("also computing {}", taken.join(", "))
         }
     )];
-    for s in looked_back.iter().filter(|s| s.held_by.is_some()) {
-        lines.push(format!(
-            "{} is {} but held by run {} ({}, requested by {}): left to it",
-            s.ds,
-            s.reason(),
-            s.held_by.unwrap_or_default(),
-            s.holder_kind.map_or("?", |k| k.as_str()),
-            s.holder_by.as_deref().unwrap_or("?")
-        ));
-    }
+    lines.extend(left_to_holder_lines(looked_back));
     lines
 }
 

@@ -11,6 +11,7 @@ pub mod holds;
 pub mod init;
 pub mod load;
 pub mod new;
+pub mod pace;
 pub mod plan;
 pub mod render;
 pub mod report;

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use minijinja::context;
 use serde::Serialize;
 
-use crate::dates::interval::{contiguous, fmt_date, parse_date, Interval};
+use crate::dates::interval::{contiguous, contiguous_by, fmt_date, parse_date, Interval};
 use crate::db::{Db, RowShape, TxKind};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
@@ -359,10 +359,7 @@ fn blockers(
             }
         ));
     }
-    let held: Vec<String> = found
-        .iter()
-        .filter_map(|d| d.blocked_by.map(|h| format!("{} (run {h})", d.ds)))
-        .collect();
+    let held = held_ranges(found);
     if !held.is_empty() {
         why.push(format!(
             "held by another run: {}; try again after that run ends",
@@ -427,6 +424,19 @@ fn failing_checks(
 }
 
 /// Dates as ranges of consecutive days: `2026-01-03..2026-01-05, 2026-01-09`.
+/// The dates another run holds, one per contiguous range with the same holder:
+/// `2026-02-01..2026-02-07 (run 3)`.
+fn held_ranges(found: &[SealCheck]) -> Vec<String> {
+    let keyed = found
+        .iter()
+        .filter_map(|d| Some((parse_date(&d.ds, "date").ok()?, d.blocked_by?)))
+        .collect();
+    contiguous_by(keyed)
+        .into_iter()
+        .map(|(range, run)| format!("{range} (run {run})"))
+        .collect()
+}
+
 pub fn ranges(dates: &[String]) -> String {
     let parsed: Vec<_> = dates
         .iter()

@@ -30,6 +30,7 @@ mod load;
 mod model_errors;
 mod models;
 mod pipelines;
+mod progress;
 mod project;
 mod ranges;
 mod report;

@@ -452,6 +452,9 @@ fn bin_cmd() -> Command {
         }
     }
     cmd.env("USER", "tester").env("NO_COLOR", "1");
+    // A progress line every 30 s would come and go with the machine's speed: by count
+    // only (tests/cli/progress.rs sets the count).
+    cmd.env("SQLRUN_PROGRESS_SECONDS", "0");
     cmd
 }
 

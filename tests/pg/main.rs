@@ -56,6 +56,8 @@ mod partition;
 mod pipelines;
 mod pooler;
 mod procs;
+#[path = "../cli/progress.rs"]
+mod progress;
 #[path = "../cli/project.rs"]
 mod project;
 #[path = "../cli/ranges.rs"]

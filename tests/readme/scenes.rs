@@ -38,6 +38,16 @@ pub const SCENES: &[Scene] = &[
             SqlrunExit(1, &["apply", "--interval", "2025-01-01..2025-03-31", "--keep-going"]),
         ]],
     },
+    // A backfill that meets seven held dates, its stderr a log: per-date and progress lines.
+    Scene {
+        file: "docs/src/reference/commands.md",
+        name: "progress",
+        blocks: &["What apply says while it runs"],
+        setup: &[&[
+            Sqlrun(&["generate", "--start", "2026-03-01", "--days", "40", "--per-day", "5"]),
+            Sqlrun(&["reserve", "--interval", "2026-03-05..2026-03-11", "--by", "bob"]),
+        ]],
+    },
     Scene {
         file: "docs/src/reference/status.md",
         name: "status",
