@@ -132,17 +132,19 @@ impl Loaded {
         let mut refused = None;
         let db = match access {
             Access::Read => read(&target, Some(&pipeline), &creating)?,
-            Access::ReadDate(ds) => match read_checking(&target, Some(&pipeline), Some(ds), &creating) {
-                Err(
-                    e @ (Error::PipelineSql { .. }
-                    | Error::Template { .. }
-                    | Error::EditedTemplate(_)),
-                ) => {
-                    refused = Some(e);
-                    read(&target, None, &creating)?
+            Access::ReadDate(ds) => {
+                match read_checking(&target, Some(&pipeline), Some(ds), &creating) {
+                    Err(
+                        e @ (Error::PipelineSql { .. }
+                        | Error::Template { .. }
+                        | Error::EditedTemplate(_)),
+                    ) => {
+                        refused = Some(e);
+                        read(&target, None, &creating)?
+                    }
+                    opened => opened?,
                 }
-                opened => opened?,
-            },
+            }
             Access::Open => creating.open(&target)?,
             Access::Sync => {
                 let mut db = creating.open(&target)?;

@@ -64,6 +64,33 @@ fn stored(db: &mut Db, templates: &TemplateSet) -> Result<HashMap<(String, i64),
         .collect())
 }
 
+/// Whether the file's text is the recorded one of its version (the same checksum, or the
+/// same SQL in other line endings).
+fn same_text(recorded: &Stored, file: &TemplateFile) -> bool {
+    recorded.checksum == file.checksum
+        || recorded
+            .body_if_other
+            .as_deref()
+            .is_some_and(|body| versioned_text(body) == versioned_text(&file.source))
+}
+
+/// The template files (by include name, `models/x.sql`) whose version is recorded with
+/// their very text: a file that went back to an older version's text is that version
+/// again (a revert), not another pipeline's.
+pub fn recorded_again(db: &mut Db, templates: &TemplateSet) -> Result<HashSet<String>> {
+    let stored = stored(db, templates)?;
+    Ok(templates
+        .files
+        .iter()
+        .filter(|f| {
+            stored
+                .get(&(f.name.clone(), f.version))
+                .is_some_and(|recorded| same_text(recorded, f))
+        })
+        .map(|f| f.include_name.clone())
+        .collect())
+}
+
 /// Refuses a template whose text changed while its version did not, as a migration tool
 /// refuses an edited migration. The versions the state store has.
 pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<HashSet<(String, i64)>> {
@@ -72,13 +99,7 @@ pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<HashSet<(
         let Some(recorded) = stored.get(&(file.name.clone(), file.version)) else {
             continue;
         };
-        let same_sql = || {
-            recorded
-                .body_if_other
-                .as_deref()
-                .is_some_and(|body| versioned_text(body) == versioned_text(&file.source))
-        };
-        if recorded.checksum != file.checksum && !same_sql() {
+        if !same_text(recorded, file) {
             let checksum = &recorded.checksum;
             return Err(Error::EditedTemplate(Box::new(
                 crate::error::EditedTemplate {

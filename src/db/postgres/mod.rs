@@ -13,8 +13,7 @@ use tokio_postgres::{Config, Statement};
 
 use super::backend::{run_each, Scripted};
 use super::{
-    Backend, Create, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind,
-    Value,
+    Backend, Create, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
 };
 
 mod copy;
