@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::db::{Db, Dialect, RowShape};
 use crate::error::{Error, Result};
-use crate::pipeline::templates::{versioned_text, TemplateFile, TemplateSet};
+use crate::pipeline::templates::{versioned_text, TemplateFile, TemplateKind, TemplateSet};
 use crate::store::queries;
 
 /// A version as the state store has it: its checksum, its first use, and its text when
@@ -173,13 +173,14 @@ impl Recorded {
     }
 }
 
-/// Each template file of the set, with how it stands.
+/// Each template file of the set, with how it stands: the pipeline's own first, then the
+/// system ones.
 pub fn states<'a>(
     db: &mut Db,
     templates: &'a TemplateSet,
 ) -> Result<Vec<(&'a TemplateFile, Recorded)>> {
     let stored = stored(db, templates)?;
-    Ok(templates
+    let mut states: Vec<_> = templates
         .files
         .iter()
         .map(|f| {
@@ -190,7 +191,11 @@ pub fn states<'a>(
             };
             (f, state)
         })
-        .collect())
+        .collect();
+    // The project's own templates first: the ones a reader came to look at; the
+    // machinery (system/) after them, in the order it had.
+    states.sort_by_key(|(f, _)| f.kind == TemplateKind::System);
+    Ok(states)
 }
 
 /// The recorded text of `NAME@VERSION` (`templates --show`).

@@ -1,5 +1,5 @@
 -- name: date_states
--- version: 8
+-- version: 9
 --
 -- Each date of an interval and where it stands: the one answer that `status` (its
 -- calendar, list and JSON), `apply` (what it selects) and `apply --dry-run` (its plan)
@@ -25,8 +25,10 @@
 --   held (a run holds it now); checks: failed (its latest attempt failed an error
 --   check) or warned (its latest build committed with warn checks finding rows).
 -- `state`, the date in one word (the calendar's cell, status --list, status --json), is
--- the first that applies of: held, failed, missing, changed, stale (a model built by
--- another version; one with no rows is missing instead), corrected, sealed, computed.
+-- the first that applies of: held, failed, missing, changed, corrected, sealed, stale (a
+-- model built by another version; one with no rows is missing instead), computed. A seal
+-- goes before stale: its numbers went out, and a newer version changes them only as a
+-- correction (what --only stale still selects it for).
 -- `reason`, why apply would compute it (its plan), is the first of: missing, failed,
 -- changed, stale, current. `action`, what apply does to it when no other run holds it:
 -- correct_if_changed (sealed), compute (missing), recompute.
@@ -164,9 +166,9 @@ SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
             WHEN j.failed THEN 'failed'
             WHEN j.missing THEN 'missing'
             WHEN j.changed THEN 'changed'
-            WHEN j.behind THEN 'stale'
             WHEN j.corrections > 0 THEN 'corrected'
             WHEN j.sealed THEN 'sealed'
+            WHEN j.behind THEN 'stale'
             ELSE 'computed' END AS state,
        CASE WHEN j.missing THEN 'missing'
             WHEN j.failed THEN 'failed'
