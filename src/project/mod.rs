@@ -347,6 +347,10 @@ pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Sett
             .filter(|_| is_postgres_url(&db)),
         ..file.map(|f| f.apply).unwrap_or_default()
     };
+    // Only what the project file names is refused when missing: on PostgreSQL a schema
+    // the command line or the environment names is created as always.
+    let create_db = db_from != DbFrom::ProjectFile
+        || (is_postgres_url(&db) && (args.schema.is_some() || env.schema.is_some()));
     Ok(Settings {
         db,
         schema,
@@ -355,7 +359,7 @@ pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Sett
         apply,
         project: project.map(|p| p.path),
         db_from,
-        create_db: db_from != DbFrom::ProjectFile,
+        create_db,
     })
 }
 
