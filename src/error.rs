@@ -69,6 +69,12 @@ pub enum Error {
         fix: String,
     },
 
+    /// The database a project names does not exist (a SQLite file, a PostgreSQL schema),
+    /// and this command does not create one: only `init` and `apply --create` do. `what`
+    /// names it, `fix` says how to create it or where its name is. Exit 2.
+    #[error("{what}; nothing was written: {fix}")]
+    NoDatabase { what: String, fix: String },
+
     /// The database was migrated by a newer sqlrun. Exit 2.
     #[error(
         "database {target} has schema version {found}, newer than this sqlrun knows ({known}); \
@@ -147,7 +153,8 @@ impl Error {
             | Error::NewerSchema { .. }
             | Error::Migration(_)
             | Error::Environment { .. }
-            | Error::NeedsInit { .. } => Exit::BadInput,
+            | Error::NeedsInit { .. }
+            | Error::NoDatabase { .. } => Exit::BadInput,
             Error::Database(e) if is_lost(e) => Exit::Failed,
             Error::Database(_) => Exit::BadInput,
             Error::Unreachable { .. }
@@ -204,6 +211,7 @@ impl Error {
             }
             Error::WrongPipeline(_) => "wrong_pipeline",
             Error::Open { .. } | Error::NeedsInit { .. } => "open",
+            Error::NoDatabase { .. } => "no_database",
             Error::NewerSchema { .. } | Error::Migration(_) => "migration",
             Error::Environment { .. } => "environment",
             Error::Unreachable { .. } => "unreachable",
@@ -314,6 +322,10 @@ impl From<db::Error> for Error {
                 known,
             },
             db::Error::Migration(message) => Error::Migration(message),
+            db::Error::Absent(what) => Error::NoDatabase {
+                what,
+                fix: "run `sqlrun init` to create it".into(),
+            },
         }
     }
 }

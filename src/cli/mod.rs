@@ -500,6 +500,7 @@ impl From<&ApplyArgs> for crate::run::Request {
             sql: args.sql,
             run: args.run,
             allow_partial_day: args.allow_partial_day,
+            create: args.create,
         }
     }
 }
@@ -573,6 +574,12 @@ pub struct ApplyArgs {
     /// are refused: it almost always passed the day that has just begun; by hand, warned).
     #[arg(long)]
     pub allow_partial_day: bool,
+
+    /// Create the project's database if it does not exist yet (as `sqlrun init` does);
+    /// without it, a database the project file names that is missing is refused (exit 2),
+    /// so that a typo in `db` cannot start an empty one.
+    #[arg(long)]
+    pub create: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -12,7 +12,12 @@ use crate::run::{self, Request};
 use crate::sources::statistics;
 
 pub fn run(ctx: &Context, request: Request, out: &Output) -> Result<Exit> {
-    let settings = &ctx.settings(out)?;
+    let settings = ctx.settings(out)?;
+    let settings = &if request.create {
+        settings.creating()
+    } else {
+        settings
+    };
     let request = request.with_defaults(&settings.apply);
     // A request that cannot run is refused before the templates load.
     let checked = request.check(settings)?;

@@ -11,7 +11,8 @@ use crate::output::{init as show, Output};
 pub struct InitRequest;
 
 pub fn run(ctx: &Context, _request: InitRequest, out: &Output) -> Result<Exit> {
-    let settings = &ctx.settings(out)?;
+    // The one command that creates a project's database (besides `apply --create`).
+    let settings = &ctx.settings(out)?.creating();
     let opened = open(settings, &[], Access::Sync)?;
     out.notes(&opened.notes);
     show::ready(

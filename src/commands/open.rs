@@ -3,7 +3,7 @@
 //! for every command. A command asks by its access; nothing else opens a database of the
 //! settings' (the demo opens its own scratch database).
 
-use crate::db::{Db, DbErrorKind, ReadOpen, Target};
+use crate::db::{Create, Db, DbErrorKind, ReadOpen, Target};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
 use crate::project::settings::Settings;
@@ -53,6 +53,51 @@ pub struct Opened {
 pub struct Loaded {
     pub target: Target,
     pub pipeline: Pipeline,
+    /// Whether opening may create the database, and who named it (for the message when
+    /// it may not).
+    creating: Creating,
+}
+
+/// Whether a command may create its database, and what to say when it may not.
+#[derive(Clone)]
+struct Creating {
+    create: Create,
+    /// The project file that names the database.
+    named_by: Option<std::path::PathBuf>,
+}
+
+impl Creating {
+    fn of(settings: &Settings) -> Self {
+        Creating {
+            create: if settings.create_db {
+                Create::Yes
+            } else {
+                Create::Refuse
+            },
+            named_by: settings.project.clone(),
+        }
+    }
+
+    /// Opens the database as allowed, a missing one named with the ways to create it.
+    fn open(&self, target: &Target) -> Result<Db> {
+        Db::open_as(target, self.create).map_err(|e| self.absent(e.into()))
+    }
+
+    /// A project's database that does not exist: how to create it, where its name is.
+    fn absent(&self, e: Error) -> Error {
+        let (Error::NoDatabase { what, .. }, Some(file)) = (&e, &self.named_by) else {
+            return e;
+        };
+        Error::NoDatabase {
+            what: what.clone(),
+            fix: format!(
+                "the project file {} names it, and only `sqlrun init` (or `sqlrun apply \
+                 --create`) creates a project's database; if the name is right, run `sqlrun \
+                 init`; if it is a typo, fix `db` (or `schema`) there",
+                file.display()
+            ),
+        }
+    }
 }
 
 /// Loads the pipeline (narrowed to `select` when given) and opens its database.
@@ -68,31 +113,41 @@ pub fn load(settings: &Settings, select: &[String]) -> Result<Loaded> {
     if !select.is_empty() {
         pipeline.select(select)?;
     }
-    Ok(Loaded { target, pipeline })
+    Ok(Loaded {
+        target,
+        pipeline,
+        creating: Creating::of(settings),
+    })
 }
 
 impl Loaded {
     /// Opens the database as `access` asks.
     pub fn open(self, access: Access) -> Result<Opened> {
-        let Loaded { target, pipeline } = self;
+        let Loaded {
+            target,
+            pipeline,
+            creating,
+        } = self;
         let mut notes = Vec::new();
         let mut refused = None;
         let db = match access {
-            Access::Read => read(&target, Some(&pipeline))?,
-            Access::ReadDate(ds) => match read_checking(&target, Some(&pipeline), Some(ds)) {
-                Err(
-                    e @ (Error::PipelineSql { .. }
-                    | Error::Template { .. }
-                    | Error::EditedTemplate(_)),
-                ) => {
-                    refused = Some(e);
-                    read(&target, None)?
+            Access::Read => read(&target, Some(&pipeline), &creating)?,
+            Access::ReadDate(ds) => {
+                match read_checking(&target, Some(&pipeline), Some(ds), &creating) {
+                    Err(
+                        e @ (Error::PipelineSql { .. }
+                        | Error::Template { .. }
+                        | Error::EditedTemplate(_)),
+                    ) => {
+                        refused = Some(e);
+                        read(&target, None, &creating)?
+                    }
+                    opened => opened?,
                 }
-                opened => opened?,
-            },
-            Access::Open => Db::open(&target)?,
+            }
+            Access::Open => creating.open(&target)?,
             Access::Sync => {
-                let mut db = Db::open(&target)?;
+                let mut db = creating.open(&target)?;
                 notes = pipeline.sync(&mut db)?;
                 db
             }
@@ -110,9 +165,10 @@ impl Loaded {
 /// The settings' database without a pipeline, as `access` asks.
 pub fn open_store(settings: &Settings, access: StoreAccess) -> Result<Db> {
     let target = settings.target()?;
+    let creating = Creating::of(settings);
     match access {
-        StoreAccess::Read => read(&target, None),
-        StoreAccess::Write => Ok(Db::open(&target)?),
+        StoreAccess::Read => read(&target, None, &creating),
+        StoreAccess::Write => creating.open(&target),
     }
 }
 
@@ -131,13 +187,18 @@ pub fn peek_store(settings: &Settings) -> Option<Db> {
 /// (if `pipeline` is given) are current, so that a copy on read-only media can be read;
 /// otherwise opened, migrated and synced as every command does, and when that cannot
 /// write, said so: run `sqlrun init` with write access.
-fn read(target: &Target, pipeline: Option<&Pipeline>) -> Result<Db> {
-    read_checking(target, pipeline, None)
+fn read(target: &Target, pipeline: Option<&Pipeline>, creating: &Creating) -> Result<Db> {
+    read_checking(target, pipeline, None, creating)
 }
 
 /// `read`, checking that the statements of date `ds` prepare (`render --date`),
 /// also when nothing needs writing; the read-only connection prepares them too.
-fn read_checking(target: &Target, pipeline: Option<&Pipeline>, ds: Option<&str>) -> Result<Db> {
+fn read_checking(
+    target: &Target,
+    pipeline: Option<&Pipeline>,
+    ds: Option<&str>,
+    creating: &Creating,
+) -> Result<Db> {
     let what = match Db::open_read_only(target) {
         Ok(ReadOpen::Current(mut db)) => match pipeline {
             Some(p) if !p.is_current(&mut db)? => {
@@ -159,7 +220,7 @@ fn read_checking(target: &Target, pipeline: Option<&Pipeline>, ds: Option<&str>)
         Err(e) => return Err(e.into()),
     };
     let needs_init = |e| needs_init(e, target, what);
-    let mut db = Db::open(target).map_err(|e| needs_init(e.into()))?;
+    let mut db = creating.open(target).map_err(needs_init)?;
     if let Some(p) = pipeline {
         // What a sync has to say (a model added) is for the commands that write.
         p.sync_checking(&mut db, ds).map_err(needs_init)?;

@@ -157,6 +157,9 @@ pub enum Error {
         message: String,
         fix: String,
     },
+    /// The database (a SQLite file, a PostgreSQL schema) does not exist, and the opener
+    /// was told not to create it: what is missing, named.
+    Absent(String),
     /// The database was migrated by a newer sqlrun.
     NewerSchema {
         target: String,

@@ -135,13 +135,31 @@ fn named_params(params: &[(String, Value)]) -> Vec<(&str, Value)> {
         .collect()
 }
 
+/// Whether opening may create the database (a SQLite file, a PostgreSQL schema) when it
+/// does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Create {
+    Yes,
+    /// No: it is named by a project, and a typo there must not start an empty one.
+    Refuse,
+}
+
 impl Db {
     /// Opens (creating if needed) and migrates the database.
     pub fn open(target: &Target) -> Result<Db> {
+        Db::open_as(target, Create::Yes)
+    }
+
+    /// Opens and migrates the database, creating it only if `create` says so.
+    pub fn open_as(target: &Target, create: Create) -> Result<Db> {
         let opened: Result<Box<dyn Backend>> = match target {
+            Target::Sqlite(path) if create == Create::Refuse && !path.exists() => Err(
+                Error::Absent(format!("database {} does not exist", path.display())),
+            ),
             Target::Sqlite(path) => sqlite::Conn::open(path).map(|c| Box::new(c) as _),
             Target::Postgres { url, schema } => {
-                postgres::Conn::open(url, schema, &target.to_string()).map(|c| Box::new(c) as _)
+                postgres::Conn::open(url, schema, &target.to_string(), create)
+                    .map(|c| Box::new(c) as _)
             }
         };
         Ok(Db {

@@ -173,7 +173,7 @@ impl Pipeline {
         let templates = TemplateSet::load_checked(dir, dialect, &model_problems)?;
         let models = templates
             .of_kind(TemplateKind::Model)
-            .map(|f| model_from(f).map_err(|p| Error::problems(&f.path, "its header", p)))
+            .map(|f| model_from(f).map_err(|p| templates::header_error(f, p)))
             .collect::<Result<Vec<_>>>()?;
         let models = dependency_order(models, |m| &m.name, |m| &m.depends_on, "model")?;
         let mut templates = templates;
@@ -605,7 +605,7 @@ fn checks_from(templates: &TemplateSet, models: &[&str]) -> Result<Vec<Check>> {
     for file in templates.of_kind(TemplateKind::Check) {
         match check_from(file, models) {
             Ok(check) => checks.push(check),
-            Err(found) => problems.push(Error::problems(&file.path, "its header", found)),
+            Err(found) => problems.push(templates::header_error(file, found)),
         }
     }
     match problems.is_empty() {

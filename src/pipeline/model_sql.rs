@@ -80,6 +80,14 @@ impl Pipeline {
                 let at = last_text_at(&lines, line_and_column(statement, *offset));
                 self.pointed(model, ds, &e.message, &lines, at)
             }
+            // SQLite gives no offset for a statement that ends early: its end is where.
+            None if e.message == "incomplete input" => {
+                let lines: Vec<&str> = sql.lines().collect();
+                let at = last_text_at(&lines, line_and_column(sql, sql.len()));
+                let message = "incomplete input: the SQL ends before its statement does (an \
+                               unclosed parenthesis, quote, CASE or comment)";
+                self.pointed(model, ds, message, &lines, at)
+            }
             None => self.date_statement_error(model, ds, e),
         }
     }

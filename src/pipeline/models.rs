@@ -9,7 +9,9 @@
 
 use crate::db::{Db, Dialect, RowShape, TxKind, Value};
 use crate::error::{Error, Result};
-use crate::pipeline::Pipeline;
+use std::collections::HashSet;
+
+use crate::pipeline::{versions, Pipeline};
 use crate::store::queries;
 use crate::store::requester::default_user;
 
@@ -136,7 +138,12 @@ fn known(db: &mut Db) -> Result<(Vec<Known>, bool)> {
 
 /// How the templates differ from the pipeline the database knows, one line each, and
 /// the models whose retirement would end the difference.
-fn differences(known: &[Known], pipeline: &Pipeline) -> (Vec<String>, Vec<String>) {
+/// `reverted`: the models whose file is an older version recorded with this very text.
+fn differences(
+    known: &[Known],
+    pipeline: &Pipeline,
+    reverted: &HashSet<String>,
+) -> (Vec<String>, Vec<String>) {
     let (mut lines, mut retire) = (Vec::new(), Vec::new());
     for k in known.iter().filter(|k| k.live()) {
         match pipeline.model(&k.name) {
@@ -155,12 +162,16 @@ fn differences(known: &[Known], pipeline: &Pipeline) -> (Vec<String>, Vec<String
                 retire.push(k.name.clone());
             }
             // A version goes up, never down: an older one is another pipeline's (the
-            // built-in templates run on a project's database, say).
-            Some(m) if m.version < k.version => lines.push(format!(
-                "model {} is version {} in them, but this database's dates were built by \
-                 version {}",
-                k.name, m.version, k.version
-            )),
+            // built-in templates run on a project's database, say), unless its text is
+            // that version's as recorded: a revert, that version again.
+            Some(m) if m.version < k.version && !reverted.contains(&m.template) => {
+                lines.push(format!(
+                    "model {} is version {} in them, but this database's dates were built by \
+                     version {}, and its version {} here had another text (a revert to an \
+                     older version keeps that version's text exactly)",
+                    k.name, m.version, k.version, m.version
+                ))
+            }
             Some(_) => {}
         }
     }
@@ -197,7 +208,15 @@ pub fn check(db: &mut Db, pipeline: &Pipeline) -> Result<bool> {
 }
 
 fn refuse_differences(db: &mut Db, pipeline: &Pipeline, known: &[Known]) -> Result<()> {
-    let (lines, retire) = differences(known, pipeline);
+    let reverted = match known.iter().any(|k| {
+        pipeline
+            .model(&k.name)
+            .is_some_and(|m| m.version < k.version)
+    }) {
+        true => versions::recorded_again(db, &pipeline.templates)?,
+        false => HashSet::new(),
+    };
+    let (lines, retire) = differences(known, pipeline, &reverted);
     if lines.is_empty() {
         return Ok(());
     }
@@ -292,7 +311,16 @@ pub fn record(db: &mut Db, pipeline: &Pipeline, run_id: Option<i64>) -> Result<V
                 ));
                 ("restored", detail)
             }
-            Some(_) => continue,
+            Some(k) => {
+                if k.version > m.version {
+                    notes.push(format!(
+                        "model {} is version {} again (its text as recorded): dates built by \
+                         version {} are current, those built by version {} stale",
+                        m.name, m.version, m.version, k.version
+                    ));
+                }
+                continue;
+            }
         };
         event_row(db, &m.name, event, &by, &detail)?;
     }

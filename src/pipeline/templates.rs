@@ -107,7 +107,7 @@ impl TemplateFile {
         let (file, problems) = Self::read(kind, file_name, path, source);
         match problems.is_empty() {
             true => Ok(file),
-            false => Err(Error::problems(&file.path, "its header", problems)),
+            false => Err(header_error(&file, problems)),
         }
     }
 
@@ -170,6 +170,54 @@ impl TemplateFile {
             })
             .unwrap_or_default()
     }
+}
+
+/// The problems of a file's header as one error, each at its line: `models/x.sql:3:
+/// unknown header key ...` for one, `line 3: ...` before each of several. A problem of
+/// a key that is not there (a missing `-- version:`) has no line.
+pub fn header_error(file: &TemplateFile, problems: Vec<String>) -> Error {
+    let mut located: Vec<(Option<usize>, String)> = problems
+        .into_iter()
+        .map(|p| (problem_line(&file.source, &p), p))
+        .collect();
+    if let [(Some(line), message)] = located.as_mut_slice() {
+        return Error::Template {
+            file: format!("{}:{line}", file.path),
+            message: std::mem::take(message),
+        };
+    }
+    let lines = located
+        .into_iter()
+        .map(|(line, p)| match line {
+            Some(n) => format!("line {n}: {p}"),
+            None => p,
+        })
+        .collect();
+    Error::problems(&file.path, "its header", lines)
+}
+
+/// The header line (from 1) a problem is about, by the key it names: an unknown key,
+/// a key given twice (its second line), or a `-- key:` it quotes.
+fn problem_line(source: &str, problem: &str) -> Option<usize> {
+    let quoted = |after: &str| {
+        let rest = problem.split_once(after)?.1;
+        Some(rest.split(['`', ':']).next()?.trim().to_string())
+    };
+    let (key, nth) = if problem.starts_with("unknown header key `") {
+        (quoted("unknown header key `")?, 0)
+    } else if problem.starts_with("header key `") {
+        (quoted("header key `")?, 1)
+    } else {
+        (quoted("`-- ")?, 0)
+    };
+    let prefix = format!("-- {key}:");
+    source
+        .lines()
+        .take_while(|l| l.starts_with("--"))
+        .enumerate()
+        .filter(|(_, l)| l.starts_with(&prefix))
+        .nth(nth)
+        .map(|(i, _)| i + 1)
 }
 
 /// The SHA-256 of a template's text, as recorded in the state store.
@@ -321,7 +369,7 @@ impl TemplateSet {
                 .filter(|f| f.kind != TemplateKind::System)
                 .filter_map(|f| {
                     let found = more(f);
-                    (!found.is_empty()).then(|| Error::problems(&f.path, "its header", found))
+                    (!found.is_empty()).then(|| header_error(f, found))
                 })
                 .collect();
             if !problems.is_empty() {
@@ -443,7 +491,7 @@ fn load_dir(
             if found.is_empty() {
                 files.push(file);
             } else {
-                problems.push(Error::problems(&file.path, "its header", found));
+                problems.push(header_error(&file, found));
             }
         }
     }

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::db::{Db, Dialect, RowShape};
 use crate::error::{Error, Result};
-use crate::pipeline::templates::{versioned_text, TemplateFile, TemplateSet};
+use crate::pipeline::templates::{versioned_text, TemplateFile, TemplateKind, TemplateSet};
 use crate::store::queries;
 
 /// A version as the state store has it: its checksum, its first use, and its text when
@@ -64,6 +64,33 @@ fn stored(db: &mut Db, templates: &TemplateSet) -> Result<HashMap<(String, i64),
         .collect())
 }
 
+/// Whether the file's text is the recorded one of its version (the same checksum, or the
+/// same SQL in other line endings).
+fn same_text(recorded: &Stored, file: &TemplateFile) -> bool {
+    recorded.checksum == file.checksum
+        || recorded
+            .body_if_other
+            .as_deref()
+            .is_some_and(|body| versioned_text(body) == versioned_text(&file.source))
+}
+
+/// The template files (by include name, `models/x.sql`) whose version is recorded with
+/// their very text: a file that went back to an older version's text is that version
+/// again (a revert), not another pipeline's.
+pub fn recorded_again(db: &mut Db, templates: &TemplateSet) -> Result<HashSet<String>> {
+    let stored = stored(db, templates)?;
+    Ok(templates
+        .files
+        .iter()
+        .filter(|f| {
+            stored
+                .get(&(f.name.clone(), f.version))
+                .is_some_and(|recorded| same_text(recorded, f))
+        })
+        .map(|f| f.include_name.clone())
+        .collect())
+}
+
 /// Refuses a template whose text changed while its version did not, as a migration tool
 /// refuses an edited migration. The versions the state store has.
 pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<HashSet<(String, i64)>> {
@@ -72,13 +99,7 @@ pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<HashSet<(
         let Some(recorded) = stored.get(&(file.name.clone(), file.version)) else {
             continue;
         };
-        let same_sql = || {
-            recorded
-                .body_if_other
-                .as_deref()
-                .is_some_and(|body| versioned_text(body) == versioned_text(&file.source))
-        };
-        if recorded.checksum != file.checksum && !same_sql() {
+        if !same_text(recorded, file) {
             let checksum = &recorded.checksum;
             return Err(Error::EditedTemplate(Box::new(
                 crate::error::EditedTemplate {
@@ -152,13 +173,14 @@ impl Recorded {
     }
 }
 
-/// Each template file of the set, with how it stands.
+/// Each template file of the set, with how it stands: the pipeline's own first, then the
+/// system ones.
 pub fn states<'a>(
     db: &mut Db,
     templates: &'a TemplateSet,
 ) -> Result<Vec<(&'a TemplateFile, Recorded)>> {
     let stored = stored(db, templates)?;
-    Ok(templates
+    let mut states: Vec<_> = templates
         .files
         .iter()
         .map(|f| {
@@ -169,7 +191,11 @@ pub fn states<'a>(
             };
             (f, state)
         })
-        .collect())
+        .collect();
+    // The project's own templates first: the ones a reader came to look at; the
+    // machinery (system/) after them, in the order it had.
+    states.sort_by_key(|(f, _)| f.kind == TemplateKind::System);
+    Ok(states)
 }
 
 /// The recorded text of `NAME@VERSION` (`templates --show`).

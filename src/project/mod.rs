@@ -31,7 +31,7 @@ use serde::Deserialize;
 
 use crate::db::{is_postgres_url, plain_schema};
 use crate::error::{Error, Result};
-use crate::project::settings::{ApplyDefaults, Flags, Settings};
+use crate::project::settings::{ApplyDefaults, DbFrom, Flags, Settings};
 
 pub const FILE_NAME: &str = "sqlrun.toml";
 
@@ -296,8 +296,12 @@ pub fn resolve_here(args: &Flags) -> Result<Settings> {
 pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Settings> {
     let file = project.as_ref().map(|p| &p.file);
     let folder = project.as_ref().map(Project::folder);
-    let default_db =
-        args.db.is_none() && env.db.is_none() && file.and_then(|f| f.db.as_ref()).is_none();
+    let db_from = match (&args.db, &env.db, file.and_then(|f| f.db.as_ref())) {
+        (Some(_), _, _) => DbFrom::Flag,
+        (None, Some(_), _) => DbFrom::Env,
+        (None, None, Some(_)) => DbFrom::ProjectFile,
+        (None, None, None) => DbFrom::Default,
+    };
     let db = args
         .db
         .clone()
@@ -343,6 +347,10 @@ pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Sett
             .filter(|_| is_postgres_url(&db)),
         ..file.map(|f| f.apply).unwrap_or_default()
     };
+    // Only what the project file names is refused when missing: on PostgreSQL a schema
+    // the command line or the environment names is created as always.
+    let create_db = db_from != DbFrom::ProjectFile
+        || (is_postgres_url(&db) && (args.schema.is_some() || env.schema.is_some()));
     Ok(Settings {
         db,
         schema,
@@ -350,7 +358,8 @@ pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Sett
         timezone,
         apply,
         project: project.map(|p| p.path),
-        default_db,
+        db_from,
+        create_db,
     })
 }
 
@@ -360,7 +369,7 @@ pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Sett
 /// contract's default stays: the database is created, and this says so.
 pub fn new_default_db(settings: &Settings, here: &Path) -> Option<String> {
     let creates =
-        settings.default_db && settings.project.is_none() && !Path::new(&settings.db).exists();
+        settings.default_db() && settings.project.is_none() && !Path::new(&settings.db).exists();
     let pipeline = match &settings.templates {
         None => "the built-in pipeline (orders -> daily_revenue)".to_string(),
         Some(dir) => format!("the pipeline in {}", dir.display()),

@@ -33,6 +33,17 @@ pub struct ApplyDefaults {
     pub jobs: Option<u32>,
 }
 
+/// What named the database, the first of: `--db`, `SQLRUN_DB`, the project file's `db`,
+/// the built-in default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbFrom {
+    Flag,
+    Env,
+    ProjectFile,
+    /// Nothing named it: the built-in default, `./sqlrun.db`.
+    Default,
+}
+
 /// The global settings every command runs with, resolved from the flags, the
 /// environment, the project file and the built-in defaults (`project::resolve`).
 #[derive(Debug, Clone)]
@@ -46,9 +57,12 @@ pub struct Settings {
     pub timezone: chrono_tz::Tz,
     /// The project file these settings were read from, if one was found.
     pub project: Option<PathBuf>,
-    /// Nothing named the database (no --db, `SQLRUN_DB` or project `db`): it is the
-    /// built-in default, `./sqlrun.db`.
-    pub default_db: bool,
+    /// What named the database.
+    pub db_from: DbFrom,
+    /// The command may create the database when it does not exist. Always for one that
+    /// the command line, the environment or the default names; for the project file's
+    /// only `sqlrun init` and `apply --create` (a typo there must not start an empty one).
+    pub create_db: bool,
     /// The project's defaults for `apply`.
     pub apply: ApplyDefaults,
 }
@@ -63,8 +77,23 @@ impl Settings {
             templates: None,
             timezone: chrono_tz::Tz::UTC,
             project: None,
-            default_db: false,
+            db_from: DbFrom::Flag,
+            create_db: true,
             apply: ApplyDefaults::default(),
+        }
+    }
+
+    /// Nothing named the database: it is the built-in default, `./sqlrun.db`.
+    pub fn default_db(&self) -> bool {
+        self.db_from == DbFrom::Default
+    }
+
+    /// The same settings, allowed to create the project's database (`init`,
+    /// `apply --create`).
+    pub fn creating(self) -> Self {
+        Settings {
+            create_db: true,
+            ..self
         }
     }
 

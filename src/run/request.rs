@@ -33,6 +33,8 @@ pub struct Request {
     /// `--run`: carry out a run made by `sqlrun reserve`.
     pub run: Option<i64>,
     pub allow_partial_day: bool,
+    /// `--create`: create the project's database if it does not exist yet.
+    pub create: bool,
 }
 
 impl Request {

@@ -103,7 +103,7 @@ vocabulary! {
 
 vocabulary! {
     /// A date's state in one word, the first that applies in this order of
-    /// `system/date_states.sql` (held, failed, missing, changed, stale, corrected, sealed,
+    /// `system/date_states.sql` (held, failed, missing, changed, corrected, sealed, stale,
     /// computed): what the calendar's cell, `status --list` and `status --json` say of it.
     /// Listed here in the order the summary and the legend show them.
     State {

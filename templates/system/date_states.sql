@@ -28,8 +28,10 @@
 --   result of a check since removed or re-versioned stays in check_results, as history,
 --   and marks nothing.
 -- `state`, the date in one word (the calendar's cell, status --list, status --json), is
--- the first that applies of: held, failed, missing, changed, stale (a model built by
--- another version; one with no rows is missing instead), corrected, sealed, computed.
+-- the first that applies of: held, failed, missing, changed, corrected, sealed, stale (a
+-- model built by another version; one with no rows is missing instead), computed. A seal
+-- goes before stale: its numbers went out, and a newer version changes them only as a
+-- correction (what --only stale still selects it for).
 -- `reason`, why apply would compute it (its plan), is the first of: missing, failed,
 -- changed, stale, current. `action`, what apply does to it when no other run holds it:
 -- correct_if_changed (sealed), compute (missing), recompute.
@@ -161,9 +163,9 @@ SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
             WHEN j.failed THEN 'failed'
             WHEN j.missing THEN 'missing'
             WHEN j.changed THEN 'changed'
-            WHEN j.behind THEN 'stale'
             WHEN j.corrections > 0 THEN 'corrected'
             WHEN j.sealed THEN 'sealed'
+            WHEN j.behind THEN 'stale'
             ELSE 'computed' END AS state,
        CASE WHEN j.missing THEN 'missing'
             WHEN j.failed THEN 'failed'

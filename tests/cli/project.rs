@@ -439,7 +439,8 @@ fn a_flag_beats_the_environment_which_beats_the_file() {
     let counts = || ["file", "env", "flag"].map(|p| places.runs(p)).to_vec();
     let apply = ["apply", "--interval", "2026-02-01"];
 
-    run_in(&dir, 0, &apply);
+    // The project's database is created by the first apply only when it says so.
+    run_in(&dir, 0, &["apply", "--create", "--interval", "2026-02-01"]);
     assert_eq!(counts(), [1, 0, 0]);
     assert_eq!(places.templates_from("file"), real(&dir));
 
@@ -698,7 +699,7 @@ fn new_writes_a_given_database_into_the_file() {
     run_in(
         &sb.path().join("proj/models"),
         0,
-        &["apply", "--interval", "2026-02-01"],
+        &["apply", "--create", "--interval", "2026-02-01"],
     );
     assert_eq!(
         sqlite_rows(
@@ -758,4 +759,89 @@ fn the_wrong_folder_creates_the_default_database_and_says_so() {
     // Named, it is never a surprise.
     let named = run_in(&dir, 0, &["--db", "other.db", "status"]);
     assert!(!named.stderr.contains("no sqlrun.toml"), "{}", named.stderr);
+}
+
+/// Whether the project's database exists at all: on SQLite the file, on PostgreSQL the
+/// sandbox's schema.
+fn database_made(sb: &Sandbox, db: &Path) -> bool {
+    match &sb.schema {
+        None => db.exists(),
+        Some(schema) => {
+            sb.count(&format!(
+                "SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = '{schema}'"
+            )) == 1
+        }
+    }
+}
+
+#[test]
+fn a_projects_missing_database_is_refused_and_not_created() {
+    let sb = Sandbox::empty();
+    let (dir, _) = new_project(&sb, "proj");
+    // A typo in `db` (SQLite), a schema nobody created (PostgreSQL: the sandbox's).
+    if is_sqlite() {
+        fs::write(
+            dir.join("sqlrun.toml"),
+            format!("db = {}\ntemplates = \".\"\n", toml_str("sqlrn.db")),
+        )
+        .unwrap();
+    }
+    let db = dir.join("sqlrn.db");
+    let missing = match &sb.schema {
+        None => format!("database {} does not exist", real(&dir) + "/sqlrn.db"),
+        Some(schema) => format!("schema {schema} does not exist"),
+    };
+    for args in [
+        &["status"][..],
+        &["apply", "--interval", "2026-02-01..2026-02-08"],
+        &["apply", "--interval", "2026-02-01", "--dry-run"],
+        &["runs"],
+        &["render", "--date", "2026-02-01"],
+        &["generate", "--start", "2026-02-01", "--days", "1"],
+        &["seal", "--interval", "2026-02-01", "--reason", "sent"],
+        &["templates"],
+    ] {
+        let run = run_in(&dir.join("models"), 2, args);
+        assert!(
+            run.stderr.contains(&missing)
+                && run.stderr.contains("sqlrun.toml")
+                && run.stderr.contains("`sqlrun init`"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(!database_made(&sb, &db), "{args:?} created the database");
+    }
+    // `init` creates it, and then the project works.
+    run_in(&dir, 0, &["init"]);
+    assert!(database_made(&sb, &db));
+    run_in(&dir, 0, &["apply", "--interval", "2026-02-01"]);
+    assert_eq!(
+        rows_at(&sb, &db, "SELECT count(*) FROM daily_revenue"),
+        [["1"]]
+    );
+}
+
+#[test]
+fn apply_create_makes_the_projects_database_on_its_first_run() {
+    let sb = Sandbox::empty();
+    let (dir, _) = new_project(&sb, "proj");
+    let db = dir.join("sqlrun.db");
+    run_in(&dir, 2, &["apply", "--interval", "2026-02-01..2026-02-02"]);
+    assert!(!database_made(&sb, &db));
+    run_in(
+        &dir,
+        0,
+        &["apply", "--create", "--interval", "2026-02-01..2026-02-02"],
+    );
+    assert_eq!(
+        rows_at(&sb, &db, "SELECT count(*), max(run_id) FROM daily_revenue"),
+        [["2", "1"]]
+    );
+    // Outside a project the contract's default stays: created on first use.
+    let outside = sb.path().join("elsewhere");
+    fs::create_dir_all(&outside).unwrap();
+    if is_sqlite() {
+        run_in(&outside, 0, &["status"]);
+        assert!(outside.join("sqlrun.db").exists());
+    }
 }

@@ -271,7 +271,7 @@ fn dynamic_completion_offers_the_pipelines_models_and_runs() {
     assert!(before.iter().all(|w| w.starts_with('-')), "{before:?}");
     assert!(!database_exists(&sb), "completing made the database");
 
-    sqlrun_in(dir, &["apply", "--interval", "2026-02-01"]);
+    sqlrun_in(dir, &["apply", "--create", "--interval", "2026-02-01"]);
     let runs = dynamic_completes(dir, "sqlrun runs ");
     // On SQLite the database is read read-only; a completion never connects to a server.
     assert_eq!(runs.contains(&"1".to_string()), is_sqlite(), "{runs:?}");

@@ -586,3 +586,136 @@ fn template_logic_on_a_date_behaves_alike_on_every_backend() {
     assert_eq!(daily["2026-03-01"], (0, 0));
     assert_eq!(daily["2026-03-02"], (0, 100));
 }
+
+#[test]
+fn reverting_to_a_recorded_versions_text_is_that_version_again() {
+    let orders = Orders::new(53, "2026-02-01", 4, true);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    let dir = copy_templates(&sb);
+    let tpl = dir.to_str().unwrap();
+    let file = model_file(&dir);
+    let v2_text = std::fs::read_to_string(&file).unwrap();
+    let apply = |interval: &str| sb.ok(&["--templates", tpl, "apply", "--interval", interval]);
+    apply("2026-02-01..2026-02-02");
+    // A buggy version 3 builds 03 and 04, then the file goes back to version 2's text.
+    edit(&file, "-- version: 2", "-- version: 3");
+    edit(&file, "AS revenue", "* 10 AS revenue");
+    apply("2026-02-03..2026-02-04");
+    std::fs::write(&file, &v2_text).unwrap();
+    // Version 2 again: its dates current, version 3's stale; the model's version is 2.
+    assert_eq!(
+        stale_dates(&sb, tpl, "2026-02-01..2026-02-04"),
+        ["2026-02-03", "2026-02-04"]
+    );
+    apply("2026-02-04");
+    assert_eq!(
+        sb.rows("SELECT version FROM models WHERE name = 'daily_revenue'"),
+        [["2"]]
+    );
+    assert_eq!(
+        stale_dates(&sb, tpl, "2026-02-01..2026-02-04"),
+        ["2026-02-03"]
+    );
+    assert_eq!(
+        sb.rows("SELECT count(*) FROM template_versions WHERE name = 'models/daily_revenue'"),
+        [["2"]],
+        "no new version recorded"
+    );
+    // Version 2 with another text is an edit, refused as ever.
+    edit(&file, "AS order_count", "+ 0 AS order_count");
+    apply_refused(
+        &sb,
+        &dir,
+        "2026-02-01",
+        "changed but its version is still 2",
+    );
+}
+
+#[test]
+fn a_sealed_stale_date_shows_its_seal_and_templates_lists_the_projects_first() {
+    let orders = Orders::new(54, "2026-02-01", 2, true);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    let dir = copy_templates(&sb);
+    let tpl = dir.to_str().unwrap();
+    sb.ok(&[
+        "--templates",
+        tpl,
+        "apply",
+        "--interval",
+        "2026-02-01..2026-02-02",
+    ]);
+    sb.ok(&["seal", "--interval", "2026-02-01", "--reason", "sent"]);
+    edit(&model_file(&dir), "-- version: 2", "-- version: 3");
+    let dates = status_json(&sb, tpl, "2026-02-01..2026-02-02");
+    let states: Vec<&str> = dates
+        .iter()
+        .map(|d| d["state_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["sealed", "stale"]);
+    let out = sb
+        .ok(&[
+            "--templates",
+            tpl,
+            "status",
+            "--interval",
+            "2026-02-01..2026-02-02",
+        ])
+        .stdout;
+    assert!(out.contains("2026-02  S ~"), "{out}");
+    // `--only stale` still takes the sealed date.
+    assert_eq!(stale_dates(&sb, tpl, "2026-02-01..2026-02-02").len(), 2);
+
+    let listed = sb.ok(&["--templates", tpl, "templates"]).stdout;
+    let names: Vec<&str> = listed
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let first_system = names.iter().position(|n| n.starts_with("system/")).unwrap();
+    assert!(first_system > 0, "{names:?}");
+    assert!(
+        names[first_system..]
+            .iter()
+            .all(|n| n.starts_with("system/")),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn header_and_incomplete_sql_errors_name_the_line() {
+    let sb = Sandbox::new();
+    let dir = copy_templates(&sb);
+    let file = model_file(&dir);
+    let original = std::fs::read_to_string(&file).unwrap();
+    edit(&file, "-- key: ds", "-- keys: ds");
+    let line = original
+        .lines()
+        .position(|l| l.starts_with("-- key:"))
+        .unwrap()
+        + 1;
+    let run = apply_refused(&sb, &dir, "2026-02-01", "unknown header key `keys`");
+    let at = format!("daily_revenue.sql:{line}: unknown header key `keys`");
+    assert!(run.stderr.contains(&at), "{}", run.stderr);
+
+    std::fs::write(&file, format!("{}\nAND (1 = 1\n", original.trim_end())).unwrap();
+    let last = original.trim_end().lines().count() + 1;
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            dir.to_str().unwrap(),
+            "apply",
+            "--interval",
+            "2026-02-01",
+        ],
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("daily_revenue.sql, line {last}")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(sb.count("SELECT count(*) FROM runs"), 0);
+}

@@ -72,6 +72,7 @@ pub const SCENES: &[Scene] = &[
         blocks: &["The life of a report: seal, correct, reissue, unseal"],
         setup: &[&[
             Sqlrun(&["new", "."]),
+            Sqlrun(&["init"]),
             Sqlrun(&["generate", "--start", "2026-02-01", "--days", "14", "--per-day", "50", "--seed", "7"]),
             Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-14"]),
             File("voucher.csv", "order_id,order_date,amount\nlate-voucher,2026-02-03,350000\n"),
@@ -169,6 +170,7 @@ WHERE o.order_date = {{ ds }}
         setup: &[&[
             Sqlrun(&["new", "."]),
             File("models/weekly_orders.sql", WEEKLY_ORDERS),
+            Sqlrun(&["init"]),
         ]],
     },
     Scene {
@@ -289,6 +291,8 @@ FROM {{ this }} AS t,
 WHERE t.ds = {{ ds }} AND t.order_count <> o.orders
 ",
     ),
+    // A project's database is made by `sqlrun init` only (or `apply --create`).
+    Sqlrun(&["init"]),
     Sqlrun(&["generate", "--start", "2026-02-01", "--days", "14"]),
     APPLY_14,
 ];

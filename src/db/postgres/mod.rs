@@ -13,7 +13,7 @@ use tokio_postgres::{Config, Statement};
 
 use super::backend::{run_each, Scripted};
 use super::{
-    Backend, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
+    Backend, Create, DbError, DbErrorKind, Error, Interrupter, Params, Result, Row, TxKind, Value,
 };
 
 mod copy;
@@ -203,7 +203,8 @@ fn config_from(url: &str) -> Result<(Config, Tls)> {
 }
 
 impl Conn {
-    pub fn open(url: &str, schema: &str, label: &str) -> Result<Conn> {
+    /// Opens and migrates the schema, creating it if missing unless `create` refuses.
+    pub fn open(url: &str, schema: &str, label: &str, create: Create) -> Result<Conn> {
         let (mut config, tls) = config_from(url)?;
         let connector = tls.connector(&mut config, label)?;
         // The probe's connection opens beside this one (its start overlaps), and gives
@@ -231,7 +232,7 @@ impl Conn {
             canceller,
         };
         conn.session_settings(config.get_options())?;
-        conn.check_rights(schema, label)?;
+        conn.check_rights(schema, label, create)?;
         conn.migrate(schema, label)?;
         Ok(conn)
     }

@@ -4,7 +4,7 @@
 //! one line with the statement an admin runs to grant it. (Rights a write needs beyond
 //! these are named when the server refuses one: explain.rs.)
 
-use super::{Backend, Conn, Error, Result};
+use super::{Backend, Conn, Create, Error, Result};
 
 /// An identifier as SQL spells it in double quotes, so that a GRANT in a message is
 /// runnable for any name.
@@ -25,8 +25,16 @@ struct Rights {
 impl Conn {
     /// Refuses (exit 2) a role that cannot use the schema; Ok when it can (or when
     /// sqlrun will create the schema for it).
-    pub(super) fn check_rights(&mut self, schema: &str, label: &str) -> Result<()> {
+    /// A schema that does not exist is refused as absent when `create` says so.
+    pub(super) fn check_rights(&mut self, schema: &str, label: &str, create: Create) -> Result<()> {
         let rights = self.rights(schema)?;
+        if !rights.exists && create == Create::Refuse {
+            return Err(Error::Absent(format!(
+                "schema {schema} does not exist in database {}",
+                // The label without its " (schema ...)", which this names already.
+                label.split(" (schema").next().unwrap_or(label)
+            )));
+        }
         match missing(&rights, schema) {
             Some((message, fix)) => Err(Error::Open {
                 target: label.to_string(),
