@@ -2,6 +2,8 @@
 //! the calendar and rendered before anything is written), then in one transaction its row,
 //! its template versions, reclaims, reservations and skips.
 
+use std::time::Instant;
+
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
@@ -235,11 +237,14 @@ pub struct Begun {
     pub reclaimed: Vec<Reclaim>,
     /// With `--lookback`: the older dates that need work, taken or left to their holder.
     pub looked_back: Vec<DateState>,
+    /// When it began, for how long it took (`runs.took_ms`).
+    pub clock: Instant,
 }
 
 /// One transaction: the run row, its template versions, reclaims, reservations, skips.
 pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
     let me = Identity::current();
+    let clock = Instant::now();
     db.transaction(TxKind::Exclusive, |db| {
         let (run_id, kind) = start_run(db, pipeline, start, &me)?;
         // Taken before the run row becomes visible: nobody can see it running and gone.
@@ -264,6 +269,7 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
             kind,
             reclaimed,
             looked_back,
+            clock,
         })
     })
 }
