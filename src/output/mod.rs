@@ -14,6 +14,7 @@ pub mod new;
 pub mod plan;
 pub mod render;
 pub mod report;
+pub mod report_numbers;
 pub mod reserve;
 pub mod retire;
 pub mod runs;

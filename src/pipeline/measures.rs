@@ -14,9 +14,33 @@ use crate::text::kinds::Kind;
 
 /// Words that, in a column's name (split at `_`), say its values do not add up.
 const NOT_ADDITIVE: &[&str] = &[
-    "cumulative", "cum", "running", "rolling", "ytd", "qtd", "mtd", "wtd", "since", "days",
-    "balance", "stock", "level", "avg", "average", "mean", "median", "ratio", "rate", "share",
-    "pct", "percent", "percentage", "min", "max", "distinct", "unique",
+    "cumulative",
+    "cum",
+    "running",
+    "rolling",
+    "ytd",
+    "qtd",
+    "mtd",
+    "wtd",
+    "since",
+    "days",
+    "balance",
+    "stock",
+    "level",
+    "avg",
+    "average",
+    "mean",
+    "median",
+    "ratio",
+    "rate",
+    "share",
+    "pct",
+    "percent",
+    "percentage",
+    "min",
+    "max",
+    "distinct",
+    "unique",
 ];
 
 impl Model {
@@ -60,7 +84,12 @@ mod tests {
 
     #[test]
     fn a_running_total_or_a_count_of_days_does_not_add_up() {
-        for name in ["cumulative_revenue", "days_with_orders", "avg_amount", "Rolling_7d"] {
+        for name in [
+            "cumulative_revenue",
+            "days_with_orders",
+            "avg_amount",
+            "Rolling_7d",
+        ] {
             assert!(name_says_not_additive(name), "{name}");
         }
         for name in ["revenue", "order_count", "refunds", "amount_won"] {

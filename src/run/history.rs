@@ -150,21 +150,24 @@ pub fn run_millis(db: &mut Db, oldest: i64) -> Result<BTreeMap<i64, i64>> {
 /// `run_millis.sql` as its struct, the rest printed as they come (any columns).
 pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
     let typed = RowShape::of::<RunMillis, _>(&queries::RUN_MILLIS, dialect);
-    std::iter::once(typed).chain([
-        queries::LIST_RUNS,
-        queries::RUN_DATES_NOT_DONE,
-        queries::RUN_PARTITIONS_OF_RUN,
-        queries::RUN_EVENTS_OF_RUN,
-        queries::RUN_TEMPLATES_OF_RUN,
-        queries::CHECK_RESULTS_OF_RUN,
-        queries::SEAL_EVENTS_OF_RUN,
-        queries::LIST_SEAL_EVENTS,
-        queries::SEAL_EVENT,
-        queries::SEAL_COVERAGE_OF,
-    ]
-    .iter()
-    .map(|q| RowShape::any(q, dialect)))
-    .collect()
+    std::iter::once(typed)
+        .chain(
+            [
+                queries::LIST_RUNS,
+                queries::RUN_DATES_NOT_DONE,
+                queries::RUN_PARTITIONS_OF_RUN,
+                queries::RUN_EVENTS_OF_RUN,
+                queries::RUN_TEMPLATES_OF_RUN,
+                queries::CHECK_RESULTS_OF_RUN,
+                queries::SEAL_EVENTS_OF_RUN,
+                queries::LIST_SEAL_EVENTS,
+                queries::SEAL_EVENT,
+                queries::SEAL_COVERAGE_OF,
+            ]
+            .iter()
+            .map(|q| RowShape::any(q, dialect)),
+        )
+        .collect()
 }
 
 /// A `run_partitions` row as the outcome of its date.

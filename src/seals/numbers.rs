@@ -66,9 +66,8 @@ pub fn of_models<'a>(
         let kinds = ColumnKinds::read(db, &model.table)?;
         let measures = measures(model, &kinds);
         let range = (fmt_date(span.start), fmt_date(span.end), fmt_date(recent));
-        let [dates, weeks] = ["report_dates", "report_weeks"].map(|name| {
-            numbers_sql(pipeline, name, model, &measures, &range)
-        });
+        let [dates, weeks] = ["report_dates", "report_weeks"]
+            .map(|name| numbers_sql(pipeline, name, model, &measures, &range));
         all.push(ModelNumbers {
             model,
             dates: rows_as_json(db, dates?.as_str(), &[])?,
@@ -122,7 +121,11 @@ fn numbers_sql(
 /// The rows this file reads, rendered for `pipeline`: model columns, read as they come.
 pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
     let mut shapes = Vec::new();
-    let range = ("2026-01-01".into(), "2026-03-31".into(), "2026-02-01".into());
+    let range = (
+        "2026-01-01".into(),
+        "2026-03-31".into(),
+        "2026-02-01".into(),
+    );
     for model in &pipeline.models {
         let measures: Vec<Measure> = model
             .values
