@@ -51,11 +51,23 @@ fn value_cell(html: &mut String, row: &Record, column: &str, measure: &Measure) 
     let raw = row.get(column).unwrap_or(&Json::Null);
     let _ = write!(
         html,
-        "<td data-col=\"{}\" data-v=\"{}\">{}</td>",
-        esc(column),
-        esc(&raw.to_string()),
+        "<td data-col={} data-v={}>{}</td>",
+        attr(column),
+        attr(&raw.to_string()),
         esc(&shown(row, column, measure))
     );
+}
+
+/// An attribute's value, quoted only where it must be: ten years of weeks are many cells.
+fn attr(text: &str) -> String {
+    match text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        && !text.is_empty()
+    {
+        true => text.to_string(),
+        false => format!("\"{}\"", esc(text)),
+    }
 }
 
 /// `2026-W02`: the ISO week of its Monday.
@@ -76,10 +88,10 @@ fn weeks(html: &mut String, m: &ModelNumbers) {
         .filter(|v| !summed.iter().any(|s| &s.column == *v))
         .map(String::as_str)
         .collect();
-    let mut columns = vec!["Week".to_string(), "From".into(), "Dates".into()];
+    let mut columns = vec!["Week".to_string(), "Dates".into()];
     columns.extend(summed.iter().map(|s| esc(&s.column)));
     let caption = format!(
-        "{name}: per ISO week, summed in SQL{}",
+        "{name}: per ISO week (from Monday), summed in SQL{}",
         match not.is_empty() {
             true => String::new(),
             false => format!(
@@ -92,9 +104,8 @@ fn weeks(html: &mut String, m: &ModelNumbers) {
     table_head(html, &format!("\"weeks-{name}\""), &caption, &columns);
     for w in &m.weeks {
         let monday = w["week"].as_str().unwrap_or_default();
-        let _ = write!(html, "<tr data-week=\"{}\">", esc(monday));
+        let _ = write!(html, "<tr data-week={}>", attr(monday));
         td(html, &iso_week(monday));
-        td(html, monday);
         td(html, &w["dates"].to_string());
         for s in &summed {
             value_cell(html, w, &format!("now_{}", s.column), s);
@@ -134,8 +145,8 @@ fn dates(html: &mut String, m: &ModelNumbers) {
 fn date_row(html: &mut String, m: &ModelNumbers, d: &Record, sealed: bool) {
     let _ = write!(
         html,
-        "<tr data-ds=\"{}\">",
-        esc(d["ds"].as_str().unwrap_or_default())
+        "<tr data-ds={}>",
+        attr(d["ds"].as_str().unwrap_or_default())
     );
     td(html, d["ds"].as_str().unwrap_or_default());
     for x in &m.measures {
