@@ -237,10 +237,10 @@ fn trend(html: &mut String, m: &ModelNumbers) {
         esc(&title)
     );
     line(html, &points, (low, high));
-    let _ = write!(
+    let _ = writeln!(
         html,
         "<text x=0 y={} font-size=11>{}</text><text x={WIDTH} y={} font-size=11 \
-         text-anchor=end>{}</text></svg><figcaption>{}</figcaption></figure>\n",
+         text-anchor=end>{}</text></svg><figcaption>{}</figcaption></figure>",
         HEIGHT + 16.0,
         esc(&points[0].0),
         HEIGHT + 16.0,

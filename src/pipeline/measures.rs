@@ -9,6 +9,7 @@
 //! otherwise (a word of it is one of `NOT_ADDITIVE`: `cumulative_revenue`,
 //! `days_with_orders`, `avg_amount`).
 
+use super::templates::TemplateFile;
 use super::Model;
 use crate::text::kinds::Kind;
 
@@ -63,8 +64,21 @@ fn name_says_not_additive(column: &str) -> bool {
         .any(|word| NOT_ADDITIVE.contains(&word))
 }
 
-/// The problems of a `-- additive:` line: each column it names must be a value column.
-pub fn additive_problems(additive: &[String], values: &[String]) -> Vec<String> {
+/// A model's `-- additive:` line (None: it has none), and its problems: each column it
+/// names must be one of `values`.
+pub fn additive(file: &TemplateFile, values: &[String]) -> (Option<Vec<String>>, Vec<String>) {
+    let Some(listed) = file
+        .header
+        .contains_key("additive")
+        .then(|| file.list("additive"))
+    else {
+        return (None, Vec::new());
+    };
+    let problems = problems(&listed, values);
+    (Some(listed), problems)
+}
+
+fn problems(additive: &[String], values: &[String]) -> Vec<String> {
     additive
         .iter()
         .filter(|c| !values.contains(c))

@@ -563,14 +563,8 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         &key,
         &date_column,
     ));
-    let additive = file
-        .header
-        .contains_key("additive")
-        .then(|| file.list("additive"));
-    problems.extend(measures::additive_problems(
-        additive.as_deref().unwrap_or_default(),
-        &values,
-    ));
+    let (additive, wrong) = measures::additive(file, &values);
+    problems.extend(wrong);
     let mut columns = key.clone();
     columns.extend(values.iter().cloned());
     problems.extend(column_problems(&columns));
