@@ -7,14 +7,17 @@ use std::path::{Path, PathBuf};
 use crate::commands::open::{open, Access};
 use crate::commands::Context;
 use crate::dates::interval::{fmt_date, Interval};
+use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::exit::Exit;
 use crate::output::report::{self, ModelCalendar, Page};
 use crate::output::Output;
+use crate::pipeline::Model;
 use crate::reservations::holders::Identity;
 use crate::reservations::{judge, take};
 use crate::run::history::{self, Record};
 use crate::seals::corrections::{self, Feed, FeedShape};
+use crate::seals::numbers;
 
 /// What to show and where to write it, as asked.
 pub struct ReportRequest {
@@ -57,7 +60,8 @@ pub fn run(ctx: &Context, request: ReportRequest, out: &Output) -> Result<Exit> 
             calendars.push(ModelCalendar::new(name.clone(), span, states, &dead));
         }
     }
-    let all_runs = history::newest_runs(&mut opened.db, u32::MAX)?;
+    let mut all_runs = history::newest_runs(&mut opened.db, u32::MAX)?;
+    with_millis(&mut opened.db, &mut all_runs)?;
     let all_seals = history::newest_seal_events(&mut opened.db, u32::MAX)?;
     let latest = latest_change(&all_runs, &all_seals);
     let runs = overlapping(all_runs, span, "interval_start", "interval_end");
@@ -70,6 +74,11 @@ pub fn run(ctx: &Context, request: ReportRequest, out: &Output) -> Result<Exit> 
         format: FeedShape::Json,
     };
     let corrections = corrections::list(&mut opened.db, &opened.pipeline, &feed)?;
+    let models: Vec<&Model> = opened.pipeline.computed_models().into_iter().collect();
+    let numbers = match span {
+        Some(span) => numbers::of_models(&mut opened.db, &opened.pipeline, &models, span)?,
+        None => Vec::new(),
+    };
     let html = report::page(&Page {
         database: opened.target.to_string(),
         latest,
@@ -79,10 +88,25 @@ pub fn run(ctx: &Context, request: ReportRequest, out: &Output) -> Result<Exit> 
         runs: &runs,
         seals: &seals,
         corrections: &corrections,
+        numbers: &numbers,
     });
     write(&request.html, &html)?;
     report::written(&request.html, html.len(), span, out)?;
     Ok(Exit::Done)
+}
+
+/// Each run's `took_ms`, where its runner measured it, for its `Took` to the millisecond.
+fn with_millis(db: &mut Db, runs: &mut [Record]) -> Result<()> {
+    let Some(oldest) = runs.iter().filter_map(|r| r["run_id"].as_i64()).min() else {
+        return Ok(());
+    };
+    let millis = history::run_millis(db, oldest)?;
+    for r in runs {
+        if let Some(ms) = r["run_id"].as_i64().and_then(|id| millis.get(&id)) {
+            r.insert("took_ms".into(), (*ms).into());
+        }
+    }
+    Ok(())
 }
 
 /// The time of the database's latest recorded change: the newest time a run was made,

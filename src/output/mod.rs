@@ -15,6 +15,7 @@ pub mod pace;
 pub mod plan;
 pub mod render;
 pub mod report;
+pub mod report_numbers;
 pub mod reserve;
 pub mod retire;
 pub mod runs;

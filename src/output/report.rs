@@ -12,12 +12,15 @@ use serde_json::Value as Json;
 use crate::dates::interval::{parse_date, Date, Interval};
 use crate::error::Result;
 use crate::output::calendar::glyph;
+use crate::output::report_numbers::numbers;
 use crate::output::status::list_row;
 use crate::output::Output;
+use crate::pipeline::Model;
 use crate::reservations::glance::{Holding, Summary};
 use crate::reservations::state::DateState;
 use crate::run::history::Record;
 use crate::seals::corrections::{Correction, ModelCorrections};
+use crate::seals::numbers::ModelNumbers;
 use crate::text::kinds::Kind;
 use crate::text::numbers::thousands;
 use crate::text::table::cell;
@@ -98,6 +101,8 @@ pub struct Page<'a> {
     pub runs: &'a [Record],
     pub seals: &'a [Record],
     pub corrections: &'a [ModelCorrections<'a>],
+    /// Each model's numbers per date and week (none: no dates known).
+    pub numbers: &'a [ModelNumbers<'a>],
 }
 
 pub fn page(p: &Page) -> String {
@@ -123,6 +128,7 @@ pub fn page(p: &Page) -> String {
         calendar(&mut html, c);
     }
     html.push_str("</section>\n");
+    numbers(&mut html, p.numbers);
     runs(&mut html, p.runs);
     // Who holds a date does not depend on the model: any calendar's holders are all of them.
     if let Some(first) = p.calendars.first() {
@@ -321,7 +327,7 @@ fn holders(html: &mut String, holders: &[Holding]) {
 }
 
 /// A table's head: its caption and column names.
-fn table_head(html: &mut String, id: &str, caption: &str, columns: &[&str]) {
+pub(super) fn table_head(html: &mut String, id: &str, caption: &str, columns: &[&str]) {
     let _ = write!(
         html,
         "<table class=list id={id}>\n<caption>{caption}</caption>\n<thead><tr>"
@@ -332,7 +338,7 @@ fn table_head(html: &mut String, id: &str, caption: &str, columns: &[&str]) {
     html.push_str("</tr></thead>\n<tbody>\n");
 }
 
-fn td(html: &mut String, text: &str) {
+pub(super) fn td(html: &mut String, text: &str) {
     let _ = write!(html, "<td>{}</td>", esc(text));
 }
 
@@ -364,7 +370,7 @@ fn runs(html: &mut String, runs: &[Record]) {
         ] {
             td(html, &cell(&r[column]));
         }
-        td(html, &took(&r["started_at"], &r["finished_at"]));
+        td(html, &took(r));
         let _ = write!(
             html,
             "<td data-status=\"{0}\">{0}</td>",
@@ -384,21 +390,38 @@ fn range(start: &Json, end: &Json) -> String {
     }
 }
 
-/// How long a run took, from its start to its finish (`-` until it has both).
-fn took(started: &Json, finished: &Json) -> String {
+/// How long a run took: to the millisecond where its runner measured it (`took_ms`),
+/// else from its start and finish, whole seconds (`-` until it has both).
+fn took(r: &Record) -> String {
+    if let Some(ms) = r.get("took_ms").and_then(Json::as_i64) {
+        return millis(ms);
+    }
     let time = |v: &Json| {
         let text = v.as_str()?;
         let text = text.get(..19)?;
         NaiveDateTime::parse_from_str(&text.replace('T', " "), "%Y-%m-%d %H:%M:%S").ok()
     };
-    let (Some(a), Some(b)) = (time(started), time(finished)) else {
+    let (Some(a), Some(b)) = (time(&r["started_at"]), time(&r["finished_at"])) else {
         return "-".into();
     };
-    let secs = (b - a).num_seconds().max(0);
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
-        s => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    match (b - a).num_seconds().max(0) {
+        0 => "under 1 s".into(),
+        s => format!("about {}", millis(s * 1000)),
+    }
+}
+
+/// A duration for people: `12 ms`, `1.234 s`, `2 min 05.123 s`, `1 h 02 min`.
+fn millis(ms: i64) -> String {
+    match ms {
+        ms if ms < 1000 => format!("{ms} ms"),
+        ms if ms < 60_000 => format!("{}.{:03} s", ms / 1000, ms % 1000),
+        ms if ms < 3_600_000 => format!(
+            "{} min {:02}.{:03} s",
+            ms / 60_000,
+            ms % 60_000 / 1000,
+            ms % 1000
+        ),
+        ms => format!("{} h {:02} min", ms / 3_600_000, ms % 3_600_000 / 60_000),
     }
 }
 
@@ -474,7 +497,7 @@ fn corrections(html: &mut String, models: &[ModelCorrections]) {
             correction_rows(html, c);
         }
         html.push_str("</tbody>\n");
-        totals(html, &m.rows);
+        totals(html, m.model, &m.rows);
         html.push_str("</table>\n");
     }
     html.push_str("</section>\n");
@@ -512,8 +535,9 @@ fn correction_rows(html: &mut String, c: &Correction) {
     }
 }
 
-/// Per value column, the sums of what was sent, what is true now, and their difference.
-fn totals(html: &mut String, rows: &[Correction]) {
+/// Per value column that adds up (pipeline/measures.rs), the sums of what was sent, what
+/// is true now, and their difference: a running total or a count of days has no total.
+fn totals(html: &mut String, model: &Model, rows: &[Correction]) {
     let mut sums: BTreeMap<&str, (f64, f64, f64, Kind)> = BTreeMap::new();
     for c in rows {
         for v in &c.values {
@@ -528,7 +552,7 @@ fn totals(html: &mut String, rows: &[Correction]) {
     }
     html.push_str("<tfoot>\n");
     for (column, (sent, now, delta, kind)) in sums {
-        if !matches!(kind, Kind::Integer | Kind::Number) {
+        if !model.adds_up(column, kind) {
             continue;
         }
         let show = |x: f64| {
@@ -650,18 +674,31 @@ mod tests {
             runs: &[],
             seals: &[],
             corrections: &[],
+            numbers: &[],
         });
         assert_eq!(html.matches(" tabindex=0 title=\"").count(), 2 * 3653);
         assert!(html.len() < 1_000_000, "{} bytes", html.len());
     }
 
     #[test]
-    fn took_reads_start_and_finish() {
-        let t = |s: &str| Json::String(s.into());
+    fn took_reads_millis_else_start_and_finish() {
+        let run = |pairs: Json| pairs.as_object().unwrap().clone();
+        let times =
+            |a: &str, b: Option<&str>| run(serde_json::json!({"started_at": a, "finished_at": b}));
+        assert_eq!(took(&run(serde_json::json!({"took_ms": 12}))), "12 ms");
+        assert_eq!(took(&run(serde_json::json!({"took_ms": 1234}))), "1.234 s");
         assert_eq!(
-            took(&t("2026-01-01 10:00:00"), &t("2026-01-01 10:01:05")),
-            "1m 05s"
+            took(&run(serde_json::json!({"took_ms": 125_007}))),
+            "2 min 05.007 s"
         );
-        assert_eq!(took(&t("2026-01-01 10:00:00"), &Json::Null), "-");
+        assert_eq!(
+            took(&run(serde_json::json!({"took_ms": 3_720_000}))),
+            "1 h 02 min"
+        );
+        let old = times("2026-01-01 10:00:00", Some("2026-01-01 10:01:05"));
+        assert_eq!(took(&old), "about 1 min 05.000 s");
+        let same = times("2026-01-01 10:00:00", Some("2026-01-01 10:00:00"));
+        assert_eq!(took(&same), "under 1 s");
+        assert_eq!(took(&times("2026-01-01 10:00:00", None)), "-");
     }
 }

@@ -2,6 +2,7 @@
 //! database objects they need (tables, `<table>_corrections`, `<table>_current`, views).
 
 pub mod checks;
+pub mod measures;
 pub mod model_sql;
 pub mod models;
 pub mod ready;
@@ -54,6 +55,9 @@ pub struct Model {
     pub depends_on: Vec<String>,
     /// Values copied into `seals` when a date is sealed.
     pub seal_values: Vec<String>,
+    /// `-- additive:`: the value columns whose numbers add up across keys and dates (None:
+    /// the rule of `measures.rs` decides, by kind and name).
+    pub additive: Option<Vec<String>>,
     /// DDL from the header, run when the table does not exist yet.
     pub create: Option<String>,
     /// The tables outside the pipeline it reads (`-- sources:`).
@@ -559,6 +563,8 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         &key,
         &date_column,
     ));
+    let (additive, wrong) = measures::additive(file, &values);
+    problems.extend(wrong);
     let mut columns = key.clone();
     columns.extend(values.iter().cloned());
     problems.extend(column_problems(&columns));
@@ -591,6 +597,7 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         columns,
         depends_on: file.list("depends_on"),
         seal_values,
+        additive,
         create: file.header.get("create").cloned(),
         sources,
         ready: file.header.get("ready").cloned(),

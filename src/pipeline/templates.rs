@@ -75,6 +75,7 @@ impl TemplateKind {
                 "depends_on",
                 "create",
                 "seal_values",
+                "additive",
                 "sources",
                 "ready",
             ],

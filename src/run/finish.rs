@@ -53,7 +53,7 @@ pub fn finish(db: &mut Db, pipeline: &Pipeline, ran: Ran, signal: SignalGuard) -
             (ended, exit) = (RunStatus::Failed, Exit::Failed);
             Some(stopped_short(db, pipeline, &ran, stop))
         }
-        None => match record_end(db, pipeline, run_id, ended, stopped.as_deref()) {
+        None => match record_end(db, pipeline, &ran.begun, ended, stopped.as_deref()) {
             Ok(freed) => {
                 drop(signal);
                 released = freed;
@@ -100,19 +100,19 @@ fn stopped_short(db: &mut Db, pipeline: &Pipeline, ran: &Ran, stop: &Stop) -> Er
             // rest; otherwise the next run finds the run's session gone and reclaims them.
             let note =
                 format!("stopped: lost the connection to the database during {ds} ({error})");
-            let ended = record_end(db, pipeline, run_id, RunStatus::Failed, Some(&note));
+            let ended = record_end(db, pipeline, &ran.begun, RunStatus::Failed, Some(&note));
             let error = with_server_reason(error, ended.as_ref().err());
             connection_lost(run_id, ds, &ran.dates, &error, ended.is_ok())
         }
         Stop::Fault { ds, line } => {
             let note = format!("stopped at {ds}: {line}");
-            let _ = record_end(db, pipeline, run_id, RunStatus::Failed, Some(&note));
+            let _ = record_end(db, pipeline, &ran.begun, RunStatus::Failed, Some(&note));
             stopped_by_fault(run_id, ran.interval, ds, line, &ran.dates)
         }
         Stop::InDoubt { ds, line, found } => {
             let said = found.said();
             let note = format!("stopped at {ds}: its COMMIT failed ({line}); {said}");
-            let recorded = end_recorded(db, pipeline, run_id, &note);
+            let recorded = end_recorded(db, pipeline, &ran.begun, &note);
             in_doubt::stopped(
                 run_id,
                 ran.interval,
@@ -145,11 +145,11 @@ fn with_server_reason(error: &DbError, own: Option<&Error>) -> DbError {
 /// A run's end recorded failed (`note`: why it stopped), or why it could not be. A record
 /// whose own COMMIT failed (SQLite) may still have landed: the run's row, read again
 /// through the connection opened after it, tells.
-fn end_recorded(db: &mut Db, pipeline: &Pipeline, run_id: i64, note: &str) -> Result<(), String> {
-    let Err(e) = record_end(db, pipeline, run_id, RunStatus::Failed, Some(note)) else {
+fn end_recorded(db: &mut Db, pipeline: &Pipeline, begun: &Begun, note: &str) -> Result<(), String> {
+    let Err(e) = record_end(db, pipeline, begun, RunStatus::Failed, Some(note)) else {
         return Ok(());
     };
-    match store::existing_run(db, run_id) {
+    match store::existing_run(db, begun.run_id) {
         Ok(run) if run.status == RunStatus::Failed => Ok(()),
         _ => Err(e.to_string()),
     }
@@ -161,10 +161,12 @@ fn end_recorded(db: &mut Db, pipeline: &Pipeline, run_id: i64, note: &str) -> Re
 fn record_end(
     db: &mut Db,
     pipeline: &Pipeline,
-    run_id: i64,
+    begun: &Begun,
     status: RunStatus,
     stopped: Option<&str>,
 ) -> Result<usize> {
+    let run_id = begun.run_id;
+    let took_ms = i64::try_from(begun.clock.elapsed().as_millis()).unwrap_or(i64::MAX);
     db.transaction(TxKind::Exclusive, |db| {
         let why = stopped.unwrap_or("run ended");
         let released = take::release(db, pipeline, run_id, why, false)?.freed.len();
@@ -174,6 +176,7 @@ fn record_end(
                 (":run_id", run_id.into()),
                 (":status", status.as_str().into()),
                 (":error", Value::opt_text(stopped)),
+                (":took_ms", took_ms.into()),
             ],
         )?;
         Ok(released)

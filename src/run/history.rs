@@ -2,6 +2,8 @@
 //! and one run whole (its row, dates, events and template versions). Rows stay JSON
 //! objects keyed by column, as the state store has them: `--json` prints them as they are.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value as Json};
 
 use crate::dates::interval::{contiguous, parse_date};
@@ -131,24 +133,41 @@ pub fn seal_detail(db: &mut Db, seal_id: i64) -> Result<SealDetail> {
     Ok(SealDetail { event, coverage })
 }
 
+/// How long a run took, to the millisecond, where its runner measured it.
+#[derive(serde::Deserialize)]
+struct RunMillis {
+    run_id: i64,
+    took_ms: i64,
+}
+
+/// Each run's `took_ms` from run `oldest` on (runs from before the column have none).
+pub fn run_millis(db: &mut Db, oldest: i64) -> Result<BTreeMap<i64, i64>> {
+    let rows = db.rows_as::<RunMillis, _>(&queries::RUN_MILLIS, &[(":oldest", oldest.into())])?;
+    Ok(rows.into_iter().map(|r| (r.run_id, r.took_ms)).collect())
+}
+
 /// The rows this file reads, for the test that prepares each against a real schema:
-/// all are printed as they come, keyed by column (any columns).
+/// `run_millis.sql` as its struct, the rest printed as they come (any columns).
 pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
-    [
-        queries::LIST_RUNS,
-        queries::RUN_DATES_NOT_DONE,
-        queries::RUN_PARTITIONS_OF_RUN,
-        queries::RUN_EVENTS_OF_RUN,
-        queries::RUN_TEMPLATES_OF_RUN,
-        queries::CHECK_RESULTS_OF_RUN,
-        queries::SEAL_EVENTS_OF_RUN,
-        queries::LIST_SEAL_EVENTS,
-        queries::SEAL_EVENT,
-        queries::SEAL_COVERAGE_OF,
-    ]
-    .iter()
-    .map(|q| RowShape::any(q, dialect))
-    .collect()
+    let typed = RowShape::of::<RunMillis, _>(&queries::RUN_MILLIS, dialect);
+    std::iter::once(typed)
+        .chain(
+            [
+                queries::LIST_RUNS,
+                queries::RUN_DATES_NOT_DONE,
+                queries::RUN_PARTITIONS_OF_RUN,
+                queries::RUN_EVENTS_OF_RUN,
+                queries::RUN_TEMPLATES_OF_RUN,
+                queries::CHECK_RESULTS_OF_RUN,
+                queries::SEAL_EVENTS_OF_RUN,
+                queries::LIST_SEAL_EVENTS,
+                queries::SEAL_EVENT,
+                queries::SEAL_COVERAGE_OF,
+            ]
+            .iter()
+            .map(|q| RowShape::any(q, dialect)),
+        )
+        .collect()
 }
 
 /// A `run_partitions` row as the outcome of its date.

@@ -2,6 +2,8 @@
 //! the calendar and rendered before anything is written), then in one transaction its row,
 //! its template versions, reclaims, reservations and skips.
 
+use std::time::Instant;
+
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
@@ -238,11 +240,14 @@ pub struct Begun {
     pub looked_back: Vec<DateState>,
     /// With `--lookback`: what needs work before its window (the run leaves it).
     pub beyond_window: Option<BeyondWindow>,
+    /// When it began, for how long it took (`runs.took_ms`).
+    pub clock: Instant,
 }
 
 /// One transaction: the run row, its template versions, reclaims, reservations, skips.
 pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
     let me = Identity::current();
+    let clock = Instant::now();
     db.transaction(TxKind::Exclusive, |db| {
         let (run_id, kind) = start_run(db, pipeline, start, &me)?;
         // Taken before the run row becomes visible: nobody can see it running and gone.
@@ -274,6 +279,7 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
             reclaimed,
             looked_back,
             beyond_window,
+            clock,
         })
     })
 }

@@ -255,10 +255,10 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
 
 /// The declared kind of each column of a model's table: a value is shown as its column's
 /// kind (a count is a count, text is text), also where it is NULL.
-struct ColumnKinds(BTreeMap<String, Option<Kind>>);
+pub(crate) struct ColumnKinds(BTreeMap<String, Option<Kind>>);
 
 impl ColumnKinds {
-    fn read(db: &mut Db, table: &str) -> Result<ColumnKinds> {
+    pub(crate) fn read(db: &mut Db, table: &str) -> Result<ColumnKinds> {
         let kinds = store::table_columns(db, table)?
             .into_iter()
             .map(|c| (c.name, Kind::parse(c.kind.as_deref())))
@@ -266,7 +266,7 @@ impl ColumnKinds {
         Ok(ColumnKinds(kinds))
     }
 
-    fn of(&self, column: &str, values: &[&Json]) -> Kind {
+    pub(crate) fn of(&self, column: &str, values: &[&Json]) -> Kind {
         Kind::resolve(
             self.0.get(column).copied().flatten(),
             values.iter().copied(),

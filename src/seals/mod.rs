@@ -7,6 +7,7 @@
 //! everything back.
 
 pub mod corrections;
+pub mod numbers;
 pub mod verify;
 
 use std::collections::BTreeMap;
@@ -316,6 +317,7 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
     ];
     shapes.extend(corrections::row_shapes(pipeline)?);
     shapes.extend(verify::row_shapes(pipeline)?);
+    shapes.extend(numbers::row_shapes(pipeline)?);
     Ok(shapes)
 }
 

@@ -31,6 +31,7 @@ queries! {
     RELEASE_RUN => "release_run.sql",
     RUN_BY_ID => "run_by_id.sql",
     LIST_RUNS => "list_runs.sql",
+    RUN_MILLIS => "run_millis.sql",
     RUN_PARTITIONS_OF_RUN => "run_partitions_of_run.sql",
     RUN_DATES_NOT_DONE => "run_dates_not_done.sql",
     RUN_EVENTS_OF_RUN => "run_events_of_run.sql",

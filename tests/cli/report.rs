@@ -490,3 +490,243 @@ fn chromium_opens_the_page_offline_without_a_console_error() {
         "a blocked load is a console message:\n{log}"
     );
 }
+
+/// A model with a running total and a count of days beside a day's revenue: only revenue
+/// adds up (pipeline/measures.rs decides by name, the header having no `-- additive:`).
+const RUNNING: &str = "\
+-- name: running_revenue
+-- version: 1
+-- key: ds
+-- values: revenue, cumulative_revenue, days_with_orders
+-- create: CREATE TABLE running_revenue (ds DATE NOT NULL PRIMARY KEY, revenue BIGINT NOT NULL,
+--     cumulative_revenue BIGINT NOT NULL, days_with_orders BIGINT NOT NULL,
+--     run_id BIGINT NOT NULL)
+--
+-- A day's revenue, the running total up to it, and how many days had orders so far.
+SELECT {{ ds }} AS ds,
+       (SELECT coalesce(sum(o.amount), 0) FROM orders_latest AS o
+        WHERE o.order_date = {{ ds }}) AS revenue,
+       (SELECT coalesce(sum(o.amount), 0) FROM orders_latest AS o
+        WHERE o.order_date <= {{ ds }}) AS cumulative_revenue,
+       (SELECT count(DISTINCT o.order_date) FROM orders_latest AS o
+        WHERE o.order_date <= {{ ds }}) AS days_with_orders
+";
+
+/// The value cells of the row that starts with `row` in `table`: column -> raw value.
+fn row_values(table: &str, row: &str) -> BTreeMap<String, String> {
+    let at = table
+        .find(row)
+        .unwrap_or_else(|| panic!("no {row} in {table}"));
+    let line = table[at..].split("</tr>").next().unwrap();
+    let re = Regex::new(r#"data-col=(\w+) data-v=([^ >]*)>"#).unwrap();
+    re.captures_iter(line)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect()
+}
+
+/// The Monday of a date's ISO week.
+fn monday(ds: &str) -> String {
+    use chrono::Datelike;
+    let d = chrono::NaiveDate::parse_from_str(ds, "%Y-%m-%d").unwrap();
+    (d - chrono::Duration::days(i64::from(d.weekday().num_days_from_monday())))
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+/// 2026-01-01..2026-01-20 with orders on most dates (refunds among them) over three
+/// models; 01-05..01-07 sealed, then a late order on 01-06 applied. Returns the templates
+/// and every order, late one included.
+fn numbers_story(sb: &Sandbox) -> (String, Vec<OrderRow>) {
+    let mut rows: Vec<OrderRow> = (0..45i64)
+        .filter(|i| i % 7 != 3)
+        .map(|i| {
+            let amount = (i * 7919 % 400_000) - if i % 9 == 0 { 450_000 } else { 0 };
+            order(&format!("n{i}"), &day("2026-01-01", i * 13 % 20), amount)
+        })
+        .collect();
+    sb.insert_orders(&rows);
+    let dir = copy_templates(sb);
+    std::fs::write(dir.join("models/daily_amount_bands.sql"), BANDS).unwrap();
+    std::fs::write(dir.join("models/running_revenue.sql"), RUNNING).unwrap();
+    let tpl = dir.to_str().unwrap().to_string();
+    let t = tpl.as_str();
+    sb.ok(&[
+        "--templates",
+        t,
+        "apply",
+        "--interval",
+        "2026-01-01..2026-01-20",
+    ]);
+    let seal = [
+        "seal",
+        "--interval",
+        "2026-01-05..2026-01-07",
+        "--reason",
+        "week 2",
+    ];
+    sb.ok(&[&["--templates", t][..], &seal[..]].concat());
+    let late = OrderRow {
+        created_at: "2026-02-01 00:00:00".into(),
+        ..order("late-1", "2026-01-06", 777)
+    };
+    sb.insert_orders(std::slice::from_ref(&late));
+    sb.ok(&["--templates", t, "apply", "--interval", "2026-01-06"]);
+    rows.push(late);
+    (tpl, rows)
+}
+
+#[test]
+fn the_page_shows_numbers_per_date_and_week_and_sent_vs_now() {
+    let sb = Sandbox::new();
+    let (tpl, orders) = numbers_story(&sb);
+    let page = report(&sb, &tpl, &sb.path().join("numbers.html"), &[]);
+    // An independent computation: revenue and order count per date and per ISO week.
+    let mut per_date: BTreeMap<String, (i64, i64)> =
+        (0..20).map(|i| (day("2026-01-01", i), (0, 0))).collect();
+    for o in &orders {
+        let e = per_date.get_mut(&o.order_date).unwrap();
+        *e = (e.0 + o.amount, e.1 + 1);
+    }
+    let mut per_week: BTreeMap<String, (i64, i64, i64)> = BTreeMap::new();
+    for (ds, (revenue, count)) in &per_date {
+        let e = per_week.entry(monday(ds)).or_default();
+        *e = (e.0 + revenue, e.1 + count, e.2 + 1);
+    }
+    for model in ["daily_revenue", "daily_amount_bands"] {
+        let dates = table(&page, &format!("id=\"dates-{model}\""));
+        for (ds, (revenue, count)) in &per_date {
+            let row = row_values(dates, &format!("<tr data-ds={ds}>"));
+            assert_eq!(row["now_revenue"], revenue.to_string(), "{model} {ds}");
+            assert_eq!(row["now_order_count"], count.to_string(), "{model} {ds}");
+        }
+        let weeks = table(&page, &format!("id=\"weeks-{model}\""));
+        assert_eq!(
+            ids_of_weeks(weeks),
+            per_week.keys().cloned().collect::<Vec<_>>()
+        );
+        for (week, (revenue, count, days)) in &per_week {
+            let row = row_values(weeks, &format!("<tr data-week={week}>"));
+            assert_eq!(row["now_revenue"], revenue.to_string(), "{model} {week}");
+            assert_eq!(row["now_order_count"], count.to_string(), "{model} {week}");
+            let line = &weeks[weeks.find(&format!("data-week={week}>")).unwrap()..];
+            assert!(
+                line.contains(&format!("<td>{days}</td>")),
+                "{week}: {days} dates"
+            );
+        }
+        assert!(
+            page.contains(&format!("<svg id=\"trend-{model}\" data-points=20 "))
+                && table(&page, &format!("id=\"numbers-{model}\"")).contains("<polyline"),
+            "{model}: a trend of 20 dates"
+        );
+    }
+    // Sent vs now on the sealed date that got a late order; the other sealed dates stand.
+    let dates = table(&page, "id=\"dates-daily_revenue\"");
+    let (revenue, count) = per_date["2026-01-06"];
+    let sealed = row_values(dates, "<tr data-ds=2026-01-06>");
+    assert_eq!(sealed["sent_revenue"], (revenue - 777).to_string());
+    assert_eq!(sealed["sent_order_count"], (count - 1).to_string());
+    assert_eq!(sealed["now_revenue"], revenue.to_string());
+    let line = &dates[dates.find("<tr data-ds=2026-01-06>").unwrap()..];
+    assert!(
+        line.split("</tr>")
+            .next()
+            .unwrap()
+            .contains("changed: revenue +777, order_count +1"),
+        "{line}"
+    );
+    for ds in ["2026-01-05", "2026-01-07"] {
+        let line = &dates[dates.find(&format!("<tr data-ds={ds}>")).unwrap()..];
+        assert!(
+            line.split("</tr>")
+                .next()
+                .unwrap()
+                .contains("<td>unchanged</td>"),
+            "{ds}"
+        );
+    }
+    let not_sealed = row_values(dates, "<tr data-ds=2026-01-10>");
+    assert_eq!(not_sealed["sent_revenue"], "null");
+}
+
+/// The `data-week` of each row of a weeks table, in order.
+fn ids_of_weeks(table: &str) -> Vec<String> {
+    let re = Regex::new(r"<tr data-week=([\d-]+)>").unwrap();
+    re.captures_iter(table).map(|c| c[1].to_string()).collect()
+}
+
+#[test]
+fn a_running_total_or_a_count_of_days_is_never_summed() {
+    let sb = Sandbox::new();
+    let (tpl, orders) = numbers_story(&sb);
+    let page = report(&sb, &tpl, &sb.path().join("running.html"), &[]);
+    let weeks = table(&page, "id=\"weeks-running_revenue\"");
+    assert!(
+        weeks.contains("Not summed, they do not add up: cumulative_revenue, days_with_orders"),
+        "{weeks}"
+    );
+    assert!(weeks.contains("data-col=now_revenue "));
+    assert!(!weeks.contains("now_cumulative_revenue") && !weeks.contains("now_days_with_orders"));
+    // Per date, each its own value: the running total as the model computed it.
+    let dates = table(&page, "id=\"dates-running_revenue\"");
+    // The late order was applied to 01-06 only: the later dates keep their running total.
+    let (on_time, late): (Vec<&OrderRow>, Vec<&OrderRow>) =
+        orders.iter().partition(|o| o.order_id != "late-1");
+    let mut running = 0;
+    for i in 0..20 {
+        let ds = day("2026-01-01", i);
+        running += on_time
+            .iter()
+            .filter(|o| o.order_date == ds)
+            .map(|o| o.amount)
+            .sum::<i64>();
+        let with_late = if ds == "2026-01-06" {
+            late[0].amount
+        } else {
+            0
+        };
+        let row = row_values(dates, &format!("<tr data-ds={ds}>"));
+        assert_eq!(
+            row["now_cumulative_revenue"],
+            (running + with_late).to_string(),
+            "{ds}"
+        );
+    }
+    // The corrections' totals: revenue adds up, the running total and the day count do not.
+    let corrections = table(&page, "id=\"corrections-running_revenue\"");
+    let foot = &corrections[corrections.find("<tfoot>").unwrap()..];
+    assert!(foot.contains("Total</th><td>revenue</td>"), "{foot}");
+    for column in ["cumulative_revenue", "days_with_orders"] {
+        assert!(
+            !foot.contains(&format!("<td>{column}</td>")),
+            "{column}: {foot}"
+        );
+    }
+    for model in ["daily_revenue", "daily_amount_bands"] {
+        let c = table(&page, &format!("id=\"corrections-{model}\""));
+        assert!(c.contains("Total</th><td>revenue</td>"), "{model}");
+    }
+}
+
+#[test]
+fn took_reads_to_the_millisecond() {
+    let sb = Sandbox::new();
+    let (tpl, _) = numbers_story(&sb);
+    let page = report(&sb, &tpl, &sb.path().join("took.html"), &[]);
+    let listed = table(&page, "id=run-list");
+    let took = Regex::new(r"^(\d{1,3} ms|\d+\.\d{3} s)$").unwrap();
+    let runs = sb.rows("SELECT run_id, took_ms FROM runs ORDER BY run_id");
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        let ms: i64 = r[1].parse().expect("took_ms recorded");
+        let row = &listed[listed.find(&format!("<tr data-run={}>", r[0])).unwrap()..];
+        let cells: Vec<&str> = row.split("</tr>").next().unwrap().split("<td>").collect();
+        let shown = cells[8].split("</td>").next().unwrap();
+        assert!(took.is_match(shown), "run {}: {shown}", r[0]);
+        let want = match ms {
+            ms if ms < 1000 => format!("{ms} ms"),
+            ms => format!("{}.{:03} s", ms / 1000, ms % 1000),
+        };
+        assert_eq!(shown, want, "run {}", r[0]);
+    }
+}
