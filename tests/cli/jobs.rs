@@ -86,7 +86,8 @@ fn skip_lines(stderr: &str) -> Vec<&str> {
 fn said(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
-        .filter(|l| !l.contains(" ms)"))
+        // A date's time and a progress line's rate differ from run to run.
+        .filter(|l| !l.contains(" ms)") && !l.starts_with("progress: "))
         .map(|l| l.split(" since ").next().unwrap_or(l))
         .collect()
 }
