@@ -285,9 +285,7 @@ fn compute_date(
             Ok(done)
         }
         Ok(Commit::InDoubt { error, reopened }) => {
-            let started_at = started
-                .clone()
-                .unwrap_or_else(|| timestamp(clock.now()));
+            let started_at = started.clone().unwrap_or_else(|| timestamp(clock.now()));
             let date = (ds, started_at.as_str());
             let stop = in_doubt::settle(db, pipeline, run_id, date, (error, reopened));
             Ok(Err(stop))

@@ -3,8 +3,8 @@
 //! released and its end recorded in one transaction (through its own session, unless that
 //! is the one that broke); a run that stopped short ends with `Error::RunStopped`.
 
-use super::in_doubt;
 use super::each_date::RUN_GONE;
+use super::in_doubt;
 use super::outcome::Stop;
 use super::outcome::{committed, committed_before, run_end, with_skips, DateOutcome, RunOutcome};
 use super::signals::SignalGuard;

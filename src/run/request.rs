@@ -33,6 +33,9 @@ pub struct Request {
     /// `--run`: carry out a run made by `sqlrun reserve`.
     pub run: Option<i64>,
     pub allow_partial_day: bool,
+    /// `--stop-within SECONDS`: after the first stop signal, how long the date in progress
+    /// may go on before it is rolled back (None: until it ends).
+    pub stop_within: Option<u32>,
 }
 
 impl Request {
