@@ -45,10 +45,11 @@ or `sqlrun apply --interval ... --only missing`). Turned on, each missed day wou
 regular run of its own, redundant with the look back, and the first unpause of this DAG
 would make a run for every day since `start_date`.
 
-Only Airflow's public API (`airflow.sdk`) is used. Checked with Airflow 3.3.2 by
-examples/airflow/check.sh (a late order healed, a held date built once released, exit 2
-not retried, an unreachable database retried, `airflow backfill create` recorded as
-backfills).
+Only Airflow's public API (`airflow.sdk`, and pendulum, which Airflow ships) is used.
+Checked with Airflow 3.3.2 by examples/airflow/check.sh (a late order healed, a held date
+built once released, exit 2 not retried, an unreachable database retried, a partial run a
+success with its skips in the XCom, a timed-out try's date rolled back within the bound,
+the project's time zone, `airflow backfill create` recorded as backfills).
 """
 
 import json
