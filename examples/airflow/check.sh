@@ -17,6 +17,8 @@
 #   g) a try timed out (`execution_timeout` 3 s via $SQLRUN_EXECUTION_TIMEOUT_SECONDS) in a
 #      slow date stops sqlrun: the date rolls back within the bound ($SQLRUN_STOP_WITHIN),
 #      each try's run `interrupted`, exit 143, the rows as before, nothing held;
+#   a, b again on `airflow standalone` (after d): manual DAG runs at logical dates
+#      (`airflow dags trigger`) that its scheduler and executor run;
 #   z) the DAG's schedule is the project's time zone (`timezone` in sqlrun.toml), and the
 #      day passed to sqlrun is the logical date's day there.
 # a) to c), e), f) and g) run with `airflow dags test` (a manual run at a logical date: the regular
@@ -305,5 +307,41 @@ yesterday=$("$python" -c "import datetime as d; print(d.datetime.now(d.timezone.
 expect "the scheduler's own run ($scheduled) is the regular run for yesterday, with the lookback" \
     "$(sq "SELECT kind, lookback, interval_end FROM runs WHERE scheduler_run = '$scheduled'")" \
     "regular|7|$yesterday"
+
+say "a, b) late data and a held date, on the real scheduler (airflow dags trigger: a manual run at a logical date)"
+trigger() { # logical date: a DAG run the scheduler starts; waits until it ended, prints its state
+    airflow dags trigger sqlrun_daily --logical-date "${1}T00:00:00+00:00" >"$work/trigger-$1.log" 2>&1 ||
+        fail "airflow dags trigger $1 (see $work/trigger-$1.log)"
+    for i in $(seq 1 150); do
+        state=$(af "SELECT state FROM dag_run WHERE dag_id = 'sqlrun_daily' AND logical_date LIKE '$1%'")
+        if [[ $state == success || $state == failed ]]; then
+            return
+        fi
+        [[ $i == 150 ]] && fail "the DAG run of $1 did not end in 10 minutes (see $work/standalone.log)"
+        sleep 4
+    done
+}
+before=$(sq "SELECT revenue FROM daily_revenue WHERE ds = '2026-02-17'")
+sq "INSERT INTO orders(order_id, order_date, amount, created_at)
+    VALUES ('late-2', '2026-02-17', 654321, '2026-02-22 09:00:00')"
+trigger 2026-02-23
+expect "task of 2026-02-23 (scheduler)" "$(task_state 2026-02-23)" "success|1|2"
+run=$(last_run)
+expect "run $run is the regular run as of 2026-02-23" "$(run_row "$run")" "regular|success|7|2026-02-15|2026-02-22|airflow"
+expect "run $run healed the late order's date and built the missing ones" "$(partitions "$run")" \
+    "2026-02-17|success 2026-02-19|success 2026-02-20|success 2026-02-21|success 2026-02-22|success "
+expect "2026-02-17 has the late order" \
+    "$(sq "SELECT revenue - $before, run_id FROM daily_revenue WHERE ds = '2026-02-17'")" "654321|$run"
+holder=$(cd "$SQLRUN_PROJECT" && "$sqlrun" reserve --interval 2026-02-23 --by bob --reason "planned backfill")
+trigger 2026-02-24
+expect "task of 2026-02-24 (scheduler; exit 99, nothing built)" "$(task_state 2026-02-24)" "skipped|1|2"
+run=$(last_run)
+expect "run $run skipped the held date" "$(partitions "$run")" "2026-02-23|skipped "
+(cd "$SQLRUN_PROJECT" && "$sqlrun" release "$holder" >/dev/null 2>&1)
+trigger 2026-02-25
+expect "task of 2026-02-25 (scheduler)" "$(task_state 2026-02-25)" "success|1|2"
+run=$(last_run)
+expect "run $run built the released date and yesterday" "$(partitions "$run")" \
+    "2026-02-23|success 2026-02-24|success "
 
 say "all expectations held ($(($(date +%s) - started)) s)"

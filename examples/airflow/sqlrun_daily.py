@@ -49,7 +49,8 @@ Only Airflow's public API (`airflow.sdk`, and pendulum, which Airflow ships) is 
 Checked with Airflow 3.3.2 by examples/airflow/check.sh (a late order healed, a held date
 built once released, exit 2 not retried, an unreachable database retried, a partial run a
 success with its skips in the XCom, a timed-out try's date rolled back within the bound,
-the project's time zone, `airflow backfill create` recorded as backfills).
+the project's time zone, `airflow backfill create` recorded as backfills; the late order
+and the held date again on `airflow standalone`'s scheduler).
 """
 
 import json
