@@ -12,7 +12,16 @@
 #      `unreachable`) is retried: tries 1 and 2 up_for_retry, the task failed at its third,
 #      each try's log saying `sqlrun exit 1` and why, and nothing written to the project's
 #      database.
-# a) to c) and e) run with `airflow dags test` (a manual run at a logical date: the regular
+#   f) a partial run (exit 99 with dates built: a held date skipped, the others computed)
+#      succeeds, the skip in its XCom and said at WARNING;
+#   g) a try timed out (`execution_timeout` 3 s via $SQLRUN_EXECUTION_TIMEOUT_SECONDS) in a
+#      slow date stops sqlrun: the date rolls back within the bound ($SQLRUN_STOP_WITHIN),
+#      each try's run `interrupted`, exit 143, the rows as before, nothing held;
+#   a, b again on `airflow standalone` (after d): manual DAG runs at logical dates
+#      (`airflow dags trigger`) that its scheduler and executor run;
+#   z) the DAG's schedule is the project's time zone (`timezone` in sqlrun.toml), and the
+#      day passed to sqlrun is the logical date's day there.
+# a) to c), e), f) and g) run with `airflow dags test` (a manual run at a logical date: the regular
 # run); e) runs right after c), before d) starts `airflow standalone` and its scheduler, with
 # $SQLRUN_DB and a 1-second retry delay ($SQLRUN_RETRY_DELAY_SECONDS, read by the DAG) set
 # for that one run: `dags test` waits out the delay between tries (5 minutes by default).
@@ -189,6 +198,74 @@ expect "tries whose log has sqlrun's JSON with kind unreachable" \
 grep -q 'nothing was written' "$log" || fail "the task log does not say 'nothing was written'"
 expect "nothing written to the project's database" "$(sq "SELECT count(*) FROM runs")" "$runs_before"
 
+say "f) a partial run (exit 99, dates built) succeeds, its skips in the XCom and a WARNING"
+holder=$(cd "$SQLRUN_PROJECT" && "$sqlrun" reserve --interval 2026-02-19 --by carol --reason "planned backfill")
+dags_test 2026-02-20
+log=$work/dags-test-2026-02-20.log
+expect "task of 2026-02-20 (exit 99, dates built)" "$(task_state 2026-02-20)" "success|1|2"
+run=$(last_run)
+expect "run $run" "$(run_row "$run")" "regular|partial|7|2026-02-12|2026-02-19|airflow"
+expect "run $run built the missing dates and skipped the held one" "$(partitions "$run")" \
+    "2026-02-14|success 2026-02-15|success 2026-02-16|success 2026-02-17|success 2026-02-18|success 2026-02-19|skipped "
+xcom_skips() { # the XCom of the DAG run at a logical date: its run id and skipped dates
+    af "SELECT x.value FROM xcom AS x JOIN dag_run AS r ON r.dag_id = x.dag_id AND r.run_id = x.run_id
+        WHERE x.dag_id = 'sqlrun_daily' AND x.key = 'return_value' AND r.logical_date LIKE '$1%'" |
+        "$python" -c '
+import json, sys
+v = json.loads(sys.stdin.read())
+v = json.loads(v) if isinstance(v, str) else v
+print(v["run_id"], *(f"{d['"'"'ds'"'"']}:held_by={d['"'"'held_by'"'"']}" for d in v["dates"] if d["status"] == "skipped"))'
+}
+expect "the XCom is sqlrun's result: run $run, the skipped date and its holder" \
+    "$(xcom_skips 2026-02-20)" "$run 2026-02-19:held_by=$holder"
+expect "a WARNING names the skip" \
+    "$(grep -i 'warn' "$log" | grep -c "sqlrun exit 99: 5 built; skipped, another run holds them: 2026-02-19..2026-02-19 skipped (held by run $holder)")" "1"
+(cd "$SQLRUN_PROJECT" && "$sqlrun" release "$holder" >/dev/null 2>&1)
+
+say "g) a timed-out try stops sqlrun within the bound: the date in progress rolls back"
+# Every insert into daily_revenue now takes minutes (a count to 10^9 in a trigger): the
+# date in progress cannot end by itself before the timeout (3 s) and the bound (2 s).
+sq "CREATE TRIGGER burn_time AFTER INSERT ON daily_revenue BEGIN
+      SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT x FROM c);
+    END"
+rows_before=$(sq "SELECT ds, revenue, order_count, run_id FROM daily_revenue ORDER BY ds" | md5sum)
+runs_before=$(last_run)
+(
+    export SQLRUN_EXECUTION_TIMEOUT_SECONDS=3 SQLRUN_STOP_WITHIN=2 SQLRUN_RETRY_DELAY_SECONDS=1
+    dags_test 2026-02-21
+)
+log=$work/dags-test-2026-02-21.log
+expect "task of 2026-02-21: each try timed out (retried, then failed)" "$(task_state 2026-02-21)" "failed|3|2"
+expect "each try's run interrupted, no date of it recorded" \
+    "$(sq "SELECT r.status, count(*), sum((SELECT count(*) FROM run_partitions AS p WHERE p.run_id = r.run_id))
+           FROM runs AS r WHERE r.run_id > $runs_before GROUP BY r.status")" "interrupted|3|0"
+expect "tries whose log says sqlrun stopped with exit 143" "$(grep -c 'sqlrun stopped: exit 143' "$log")" "3"
+longest=$(sq "SELECT max(strftime('%s', finished_at) - strftime('%s', started_at)) FROM runs WHERE run_id > $runs_before")
+expect "each try's run ended within the timeout and the bound (longest: $longest s; 3 + 2 s, 7 s of slack)" \
+    "$((longest <= 12))" "1"
+expect "the rows as before the date (no partial date)" \
+    "$(sq "SELECT ds, revenue, order_count, run_id FROM daily_revenue ORDER BY ds" | md5sum)" "$rows_before"
+expect "nothing held" "$(sq "SELECT count(*) FROM reservations")" "0"
+sq "DROP TRIGGER burn_time"
+
+say "z) the DAG's schedule is the project's time zone"
+mkdir -p "$work/seoul"
+printf 'timezone = "Asia/Seoul"\n' >"$work/seoul/sqlrun.toml"
+cat >"$work/zone.py" <<'PY'
+import importlib.util, sys
+import pendulum
+spec = importlib.util.spec_from_file_location("sqlrun_daily_zone", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+d = m.sqlrun_daily()
+midnight = pendulum.datetime(2026, 2, 11, 15, tz="UTC")  # 2026-02-12 00:00 in Seoul
+print(d.timezone.name, d.start_date.isoformat(), *m.apply_args(midnight, "scheduled"), "/", *m.apply_args(midnight, "backfill"))
+PY
+# Its start_date is midnight in Seoul (Airflow keeps it in UTC), its days Seoul's.
+expect "the DAG's zone, start, and a scheduled and a backfill run's day (sqlrun.toml: Asia/Seoul)" \
+    "$(SQLRUN_PROJECT=$work/seoul "$python" "$work/zone.py" "$here/sqlrun_daily.py" 2>"$work/zone.log" | tail -1)" \
+    "Asia/Seoul 2026-01-31T15:00:00+00:00 --as-of 2026-02-12 / --interval 2026-02-11 --kind backfill"
+
 say "d) airflow backfill create records backfills (airflow standalone)"
 port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export AIRFLOW__API__PORT=$port
@@ -230,5 +307,41 @@ yesterday=$("$python" -c "import datetime as d; print(d.datetime.now(d.timezone.
 expect "the scheduler's own run ($scheduled) is the regular run for yesterday, with the lookback" \
     "$(sq "SELECT kind, lookback, interval_end FROM runs WHERE scheduler_run = '$scheduled'")" \
     "regular|7|$yesterday"
+
+say "a, b) late data and a held date, on the real scheduler (airflow dags trigger: a manual run at a logical date)"
+trigger() { # logical date: a DAG run the scheduler starts; waits until it ended, prints its state
+    airflow dags trigger sqlrun_daily --logical-date "${1}T00:00:00+00:00" >"$work/trigger-$1.log" 2>&1 ||
+        fail "airflow dags trigger $1 (see $work/trigger-$1.log)"
+    for i in $(seq 1 150); do
+        state=$(af "SELECT state FROM dag_run WHERE dag_id = 'sqlrun_daily' AND logical_date LIKE '$1%'")
+        if [[ $state == success || $state == failed ]]; then
+            return
+        fi
+        [[ $i == 150 ]] && fail "the DAG run of $1 did not end in 10 minutes (see $work/standalone.log)"
+        sleep 4
+    done
+}
+before=$(sq "SELECT revenue FROM daily_revenue WHERE ds = '2026-02-17'")
+sq "INSERT INTO orders(order_id, order_date, amount, created_at)
+    VALUES ('late-2', '2026-02-17', 654321, '2026-02-22 09:00:00')"
+trigger 2026-02-23
+expect "task of 2026-02-23 (scheduler)" "$(task_state 2026-02-23)" "success|1|2"
+run=$(last_run)
+expect "run $run is the regular run as of 2026-02-23" "$(run_row "$run")" "regular|success|7|2026-02-15|2026-02-22|airflow"
+expect "run $run healed the late order's date and built the missing ones" "$(partitions "$run")" \
+    "2026-02-17|success 2026-02-19|success 2026-02-20|success 2026-02-21|success 2026-02-22|success "
+expect "2026-02-17 has the late order" \
+    "$(sq "SELECT revenue - $before, run_id FROM daily_revenue WHERE ds = '2026-02-17'")" "654321|$run"
+holder=$(cd "$SQLRUN_PROJECT" && "$sqlrun" reserve --interval 2026-02-23 --by bob --reason "planned backfill")
+trigger 2026-02-24
+expect "task of 2026-02-24 (scheduler; exit 99, nothing built)" "$(task_state 2026-02-24)" "skipped|1|2"
+run=$(last_run)
+expect "run $run skipped the held date" "$(partitions "$run")" "2026-02-23|skipped "
+(cd "$SQLRUN_PROJECT" && "$sqlrun" release "$holder" >/dev/null 2>&1)
+trigger 2026-02-25
+expect "task of 2026-02-25 (scheduler)" "$(task_state 2026-02-25)" "success|1|2"
+run=$(last_run)
+expect "run $run built the released date and yesterday" "$(partitions "$run")" \
+    "2026-02-23|success 2026-02-24|success "
 
 say "all expectations held ($(($(date +%s) - started)) s)"

@@ -501,6 +501,7 @@ impl From<&ApplyArgs> for crate::run::Request {
             run: args.run,
             allow_partial_day: args.allow_partial_day,
             create: args.create,
+            stop_within: args.stop_within,
         }
     }
 }
@@ -580,6 +581,14 @@ pub struct ApplyArgs {
     /// so that a typo in `db` cannot start an empty one.
     #[arg(long)]
     pub create: bool,
+    /// After a first SIGTERM/SIGINT, let the date in progress go on at most SECONDS, then
+    /// roll it back (as a second signal does); 0: at once. Default: until the date ends
+    ///
+    /// A scheduler that kills after a grace period (Airflow: SIGKILL 5 s after its SIGTERM;
+    /// Kubernetes: terminationGracePeriodSeconds) sets a bound below it, so that the run
+    /// still ends whole: the date rolled back, the run recorded `interrupted`, exit 143/130.
+    #[arg(long, value_name = "SECONDS", env = "SQLRUN_STOP_WITHIN")]
+    pub stop_within: Option<u32>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -142,7 +142,11 @@ pub fn apply(
         .chain(&others)
         .map(Db::interrupter)
         .collect();
-    let signal = SignalGuard::install(interrupters);
+    let bound = asked
+        .request
+        .stop_within
+        .map(|s| std::time::Duration::from_secs(s.into()));
+    let signal = SignalGuard::install(interrupters, bound);
     let begun = start::begin(db, pipeline, &start)?;
     pause::reached(pause::Point::Reserved);
     progress.reclaimed(&begun.reclaimed);

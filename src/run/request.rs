@@ -35,6 +35,9 @@ pub struct Request {
     pub allow_partial_day: bool,
     /// `--create`: create the project's database if it does not exist yet.
     pub create: bool,
+    /// `--stop-within SECONDS`: after the first stop signal, how long the date in progress
+    /// may go on before it is rolled back (None: until it ends).
+    pub stop_within: Option<u32>,
 }
 
 impl Request {

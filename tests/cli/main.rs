@@ -42,4 +42,5 @@ mod seal_life;
 mod select;
 mod sent;
 mod shell;
+mod stop_within;
 mod templates;

@@ -82,6 +82,8 @@ mod sent;
 mod sessions;
 #[path = "../cli/shell.rs"]
 mod shell;
+#[path = "../cli/stop_within.rs"]
+mod stop_within;
 #[path = "../cli/templates.rs"]
 mod templates;
 mod tls;
