@@ -19,9 +19,12 @@
 #      each try's run `interrupted`, exit 143, the rows as before, nothing held;
 #   a, b again on `airflow standalone` (after d): manual DAG runs at logical dates
 #      (`airflow dags trigger`) that its scheduler and executor run;
+#   h) then, on that scheduler too: a late order older than the look-back window is left
+#      by the run, and the task log says at WARNING how many dates need work there and
+#      the command that reaches them;
 #   z) the DAG's schedule is the project's time zone (`timezone` in sqlrun.toml), and the
 #      day passed to sqlrun is the logical date's day there.
-# a) to c), e), f) and g) run with `airflow dags test` (a manual run at a logical date: the regular
+# a) to c), e) to g) run with `airflow dags test` (a manual run at a logical date: the regular
 # run); e) runs right after c), before d) starts `airflow standalone` and its scheduler, with
 # $SQLRUN_DB and a 1-second retry delay ($SQLRUN_RETRY_DELAY_SECONDS, read by the DAG) set
 # for that one run: `dags test` waits out the delay between tries (5 minutes by default).
@@ -343,5 +346,20 @@ expect "task of 2026-02-25 (scheduler)" "$(task_state 2026-02-25)" "success|1|2"
 run=$(last_run)
 expect "run $run built the released date and yesterday" "$(partitions "$run")" \
     "2026-02-23|success 2026-02-24|success "
+
+say "h) a late order before the look-back window: the run leaves it and says so at WARNING (scheduler)"
+sq "INSERT INTO orders(order_id, order_date, amount, created_at)
+    VALUES ('late-old', '2026-02-02', 4242, '2026-02-26 10:00:00')"
+trigger 2026-02-27
+expect "task of 2026-02-27 (scheduler)" "$(task_state 2026-02-27)" "success|1|2"
+run=$(last_run)
+expect "run $run left 2026-02-02 (before its window)" \
+    "$(sq "SELECT count(*) FROM run_partitions WHERE run_id = $run AND ds = '2026-02-02'")" "0"
+# A triggered run's id is the time it was triggered, not its logical date.
+run_id=$(af "SELECT run_id FROM dag_run WHERE dag_id = 'sqlrun_daily' AND logical_date LIKE '2026-02-27%'")
+log=$AIRFLOW_HOME/logs/dag_id=sqlrun_daily/run_id=$run_id/task_id=apply/attempt=1.log
+[[ -f $log ]] || fail "no task log of the DAG run of 2026-02-27 ($log)"
+expect "a WARNING names it and the command that reaches it" \
+    "$(grep -i 'warn' "$log" | grep 'dates before the look-back window need work (1 changed, 0 failed, 0 missing, 2026-02-02..2026-02-02)' | grep -c 'sqlrun apply --interval 2026-02-02 --only changed')" "1"
 
 say "all expectations held ($(($(date +%s) - started)) s)"

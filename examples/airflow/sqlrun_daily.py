@@ -18,7 +18,8 @@ retries, 5 minutes apart (`SQLRUN_RETRY_DELAY_SECONDS` in the environment of wha
 parses this file, the DAG processor, sets another delay; the check sets 1 second so that
 `airflow dags test`, which waits out the delay, does not wait 10 minutes). sqlrun's stderr
 goes to the task log as it runs, each line at the level its prefix says: `sqlrun:` (an
-error) at ERROR, `warning:` at WARNING, the rest at INFO. A result that names dates that
+error) at ERROR, `warning:` and `warn:` (a check of severity warn that found rows) at
+WARNING, the rest at INFO. A result that names dates that
 need work beyond the look-back window (`beyond_window`) is logged at WARNING.
 
 Stopping. A timed-out try (`execution_timeout`, 2 hours; `SQLRUN_EXECUTION_TIMEOUT_SECONDS`
@@ -128,7 +129,7 @@ def log_stderr_line(line):
     line = line.rstrip()
     if line.startswith("sqlrun:"):
         log.error("%s", line)
-    elif line.startswith("warning:"):
+    elif line.startswith(("warning:", "warn:")):  # warn: a check of severity warn found rows
         log.warning("sqlrun: %s", line)
     else:
         log.info("sqlrun: %s", line)
