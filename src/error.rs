@@ -116,7 +116,7 @@ pub enum Error {
 
     /// A database error outside a date's transaction: nothing was attempted. Exit 2; a
     /// connection that broke there is not bad input but a fault a retry may outlive:
-    /// exit 1 (see `lost_message`).
+    /// exit 1 (see `database_message`).
     #[error("{}", database_message(.0))]
     Database(DbError),
 
@@ -155,7 +155,7 @@ impl Error {
             | Error::Environment { .. }
             | Error::NeedsInit { .. }
             | Error::NoDatabase { .. } => Exit::BadInput,
-            Error::Database(e) if is_lost(e) => Exit::Failed,
+            Error::Database(e) if e.kind.is_lost() => Exit::Failed,
             Error::Database(_) => Exit::BadInput,
             Error::Unreachable { .. }
             | Error::RunStopped(_)
@@ -215,7 +215,7 @@ impl Error {
             Error::NewerSchema { .. } | Error::Migration(_) => "migration",
             Error::Environment { .. } => "environment",
             Error::Unreachable { .. } => "unreachable",
-            Error::Database(e) if is_lost(e) => "connection_lost",
+            Error::Database(e) if e.kind.is_lost() => "connection_lost",
             Error::Database(_) => "database",
             Error::RunStopped(_) => "run_stopped",
             Error::ChecksFailed(_) => "checks_failed",
@@ -256,14 +256,6 @@ impl From<DbError> for Error {
     fn from(e: DbError) -> Self {
         db::Error::from(e).into()
     }
-}
-
-/// A connection that broke (or broke while a COMMIT was under way).
-fn is_lost(e: &DbError) -> bool {
-    matches!(
-        e.kind,
-        DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
-    )
 }
 
 /// A database error met outside a date's transaction, as said: a broken connection is

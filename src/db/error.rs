@@ -70,6 +70,15 @@ impl DbErrorKind {
         )
     }
 
+    /// The connection broke (or broke while a COMMIT was under way): nothing more goes
+    /// through it, and running again may succeed.
+    pub fn is_lost(self) -> bool {
+        matches!(
+            self,
+            DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
+        )
+    }
+
     /// Whether writing is what failed (so a database that only needs reading can still
     /// be read).
     pub fn is_unwritable(self) -> bool {

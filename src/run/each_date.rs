@@ -128,14 +128,7 @@ impl Worker<'_> {
         match result {
             Ok(Ok(ended)) => Ok((ended.status, ended.reason, ended.warnings)),
             Ok(Err(stop)) => Err(stop),
-            Err(Error::Database(error))
-                if matches!(
-                    error.kind,
-                    DbErrorKind::ConnectionLost | DbErrorKind::CommitUnknown
-                ) =>
-            {
-                Err(Stop::Broken { ds, error })
-            }
+            Err(Error::Database(error)) if error.kind.is_lost() => Err(Stop::Broken { ds, error }),
             Err(e)
                 if e.db_kind() == Some(DbErrorKind::Interrupted)
                     && self.signal.load(Ordering::SeqCst) != 0 =>

@@ -28,14 +28,23 @@ pub const RECENT_DATES: i64 = 92;
 pub struct Measure {
     pub column: String,
     pub kind: Kind,
-    /// `sum`: it adds up, over a date's keys and a week's dates; `one`: it does not, and
-    /// the date is the model's key, so a date has its one value (never summed).
-    pub how: &'static str,
+    pub how: How,
+}
+
+/// How a value column is shown (the templates read it as `sum` or `one`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum How {
+    /// It adds up, over a date's keys and a week's dates.
+    Sum,
+    /// It does not, and the date is the model's key: a date has its one value (never
+    /// summed).
+    One,
 }
 
 impl Measure {
     pub fn adds_up(&self) -> bool {
-        self.how == "sum"
+        self.how == How::Sum
     }
 }
 
@@ -89,8 +98,8 @@ fn measures(model: &Model, kinds: &ColumnKinds) -> Vec<Measure> {
         .filter_map(|v| {
             let kind = kinds.of(v, &[]);
             let how = match model.adds_up(v, kind) {
-                true => "sum",
-                false if one_per_date => "one",
+                true => How::Sum,
+                false if one_per_date => How::One,
                 false => return None,
             };
             Some(Measure {
@@ -133,7 +142,7 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
             .map(|v| Measure {
                 column: v.clone(),
                 kind: Kind::Integer,
-                how: "sum",
+                how: How::Sum,
             })
             .collect();
         for name in ["report_dates", "report_weeks"] {

@@ -5,11 +5,12 @@
 -- many dates have rows, and each value column that adds up, summed over the week's
 -- dates as true now. A column that does not add up (a running total, a count of days)
 -- is left out: no week sums it.
+{% import "system/dialect.sql" as d %}
 {% import "system/report_numbers.sql" as n %}
 WITH now_rows AS (
 {{ n.now_per_date(model, measures, start, end) }}
 )
-SELECT {% if dialect == "postgres" %}CAST(date_trunc('week', w.ds) AS date){% else %}date(w.ds, 'weekday 0', '-6 days'){% endif %} AS week,
+SELECT {{ d.week_start("w") }} AS week,
        count(*) AS dates
        {% for m in measures %}{% if m.how == "sum" %}
        , sum(w.{{ ("now_" ~ m.column)|ident }}) AS {{ ("now_" ~ m.column)|ident }}

@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 4
+-- version: 5
 --
 -- PostgreSQL's spelling of the few things the system templates say differently on
 -- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come
@@ -23,3 +23,5 @@
 {% macro days_before(ds, days) %}(CAST({{ ds }} AS date) - CAST({{ days }} AS integer)){% endmacro %}
 {# A UTC time written 'YYYY-MM-DD HH:MM:SS' (sessions run in UTC). #}
 {% macro timestamp(text) %}CAST({{ text }} AS timestamptz){% endmacro %}
+{# The Monday of the ISO week that row `a`'s date (`ds`) falls in. #}
+{% macro week_start(a) %}CAST(date_trunc('week', {{ a|ident }}.ds) AS date){% endmacro %}

@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 4
+-- version: 5
 --
 -- SQLite's spelling of the few things the system templates say differently on each
 -- backend (postgres/dialect.sql has the same macros). Imported as `d`.
@@ -22,3 +22,5 @@
 {% macro days_before(ds, days) %}date({{ ds }}, {{ "-" ~ days ~ " days" }}){% endmacro %}
 {# A UTC time written 'YYYY-MM-DD HH:MM:SS', as the state store's times compare. #}
 {% macro timestamp(text) %}{{ text }}{% endmacro %}
+{# The Monday of the ISO week that row `a`'s date (`ds`) falls in. #}
+{% macro week_start(a) %}date({{ a|ident }}.ds, 'weekday 0', '-6 days'){% endmacro %}
