@@ -497,6 +497,7 @@ impl From<&ApplyArgs> for crate::run::Request {
             keep_going: args.keep_going,
             jobs: args.jobs,
             dry_run: args.dry_run,
+            diff: args.diff,
             sql: args.sql,
             run: args.run,
             allow_partial_day: args.allow_partial_day,
@@ -561,6 +562,18 @@ pub struct ApplyArgs {
     /// Print the plan, dates as ranges per action; write nothing and claim no run id.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Compute each date as the run would, in a transaction that is rolled back, and show
+    /// what would change: per model and date, keys added, removed and changed, and each
+    /// value column's total before, after and the delta. Writes nothing and claims no run
+    /// id; no other run waits for it or skips a date because of it
+    ///
+    /// Takes the interval, --only, --lookback and --select of the run it previews. A sealed
+    /// date is compared with what is true now (<table>_current): the run would record
+    /// corrections there. Exits as the run would: 1 if a date would fail, 99 if one would
+    /// be skipped (held by another run, sources not ready).
+    #[arg(long)]
+    pub diff: bool,
 
     /// With --dry-run: also print the SQL of each date it would compute (run_id as the
     /// placeholder :run_id, unless it is a reserved run's).

@@ -1,5 +1,5 @@
 //! `sqlrun apply`: the request checked, the database opened and its clock read (what day
-//! it is), the run (or its plan), and how it ended handed to output.
+//! it is), the run (or its plan, or its preview), and how it ended handed to output.
 
 use super::open::{open, Access};
 use crate::commands::Context;
@@ -7,7 +7,7 @@ use crate::dates::clock::Clock;
 use crate::error::Result;
 use crate::exit::Exit;
 use crate::output::apply::{finished, Watch};
-use crate::output::{plan, Output};
+use crate::output::{diff, plan, Output};
 use crate::run::{self, Request};
 use crate::sources::statistics;
 
@@ -21,7 +21,11 @@ pub fn run(ctx: &Context, request: Request, out: &Output) -> Result<Exit> {
     let request = request.with_defaults(&settings.apply);
     // A request that cannot run is refused before the templates load.
     let checked = request.check(settings)?;
-    let mut opened = open(settings, &request.select, Access::Open)?;
+    let access = match request.diff {
+        true => Access::NoWrites,
+        false => Access::Open,
+    };
+    let mut opened = open(settings, &request.select, access)?;
     let (pipeline, db) = (&opened.pipeline, &mut opened.db);
     // Once per run: on PostgreSQL the server's clock says what day it is, for the dry
     // run as for the run.
@@ -31,6 +35,12 @@ pub fn run(ctx: &Context, request: Request, out: &Output) -> Result<Exit> {
     }
     let asked = checked.at(clock)?;
     let mut watch = Watch::new(out);
+    if request.diff {
+        let preview = run::preview(db, pipeline, &asked, &mut watch)?;
+        // Said once its transaction has ended, as the plan is.
+        diff::preview(&preview, out)?;
+        return Ok(preview.exit());
+    }
     if request.dry_run {
         let plan = run::dry_run(db, pipeline, &asked, &mut watch)?;
         // Said once its transaction has ended: a slow reader of the plan (a pager) holds

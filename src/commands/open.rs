@@ -21,6 +21,11 @@ pub enum Access<'a> {
     ReadDate(&'a str),
     /// Writes, but brings the pipeline's objects up to date itself (or not at all).
     Open,
+    /// Reads, and writes nothing at all (`apply --diff`): a database whose pipeline
+    /// objects are all there (SQLite: opened read-only); one that would need them made or
+    /// changed first is refused, with `sqlrun init` as the way. (PostgreSQL opens as every
+    /// command does: a schema of an older sqlrun is migrated.)
+    NoWrites,
     /// Writes: migrated, and the pipeline's objects synced; what the sync did is in
     /// `notes`, for the command to say.
     Sync,
@@ -146,6 +151,7 @@ impl Loaded {
                 }
             }
             Access::Open => creating.open(&target)?,
+            Access::NoWrites => no_writes(&target, &pipeline, &creating)?,
             Access::Sync => {
                 let mut db = creating.open(&target)?;
                 notes = pipeline.sync(&mut db)?;
@@ -224,6 +230,40 @@ fn read_checking(
     if let Some(p) = pipeline {
         // What a sync has to say (a model added) is for the commands that write.
         p.sync_checking(&mut db, ds).map_err(needs_init)?;
+    }
+    Ok(db)
+}
+
+/// The database for a command that writes nothing at all: opened read-only where it can
+/// be (SQLite), and refused when the schema or the pipeline's objects would need writing
+/// first: that is `sqlrun init`'s.
+fn no_writes(target: &Target, pipeline: &Pipeline, creating: &Creating) -> Result<Db> {
+    let refuse = |what: &str| {
+        Error::bad(format!(
+            "{target}: {what}, and `apply --diff` writes nothing, so it does not make them; run \
+             `sqlrun init` first (it brings the database up to this pipeline and computes \
+             nothing), then preview again"
+        ))
+    };
+    let mut db = match Db::open_read_only(target) {
+        Ok(ReadOpen::Current(db)) => *db,
+        Ok(ReadOpen::NeedsWriting) if target.dialect() == crate::db::Dialect::Postgres => {
+            creating.open(target)?
+        }
+        Ok(ReadOpen::NeedsWriting) => {
+            return Err(refuse("it needs migrating to this sqlrun's schema"))
+        }
+        Ok(ReadOpen::Absent) => {
+            return Err(refuse(
+                "there is no database yet, so there is nothing to compare with",
+            ))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if !pipeline.is_current(&mut db)? {
+        return Err(refuse(
+            "its pipeline objects (a model's table, a view) are missing or out of date",
+        ));
     }
     Ok(db)
 }

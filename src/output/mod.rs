@@ -6,6 +6,7 @@ pub mod apply;
 pub mod calendar;
 pub mod check;
 pub mod corrections;
+pub mod diff;
 pub mod generate;
 pub mod holds;
 pub mod init;

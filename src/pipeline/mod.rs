@@ -442,6 +442,22 @@ impl Pipeline {
             .render_bound("system/date.sql", self.date_context(vars))
     }
 
+    /// Another system template of one date (`apply --diff`'s system/preview.sql), values
+    /// as parameters: what a date renders with (its models, checks, sources, time
+    /// variables), and `extra`.
+    pub fn bind_date_system(&self, name: &str, vars: &DateVars, extra: Value) -> Result<Bound> {
+        let file = self.templates.system(name);
+        let context = minijinja::value::merge_maps([self.date_context(vars), extra]);
+        self.templates.render_bound(&file.include_name, context)
+    }
+
+    /// The same with its values as literals, for review (and the row shapes' test).
+    pub fn render_date_system(&self, name: &str, vars: &DateVars, extra: Value) -> Result<String> {
+        let file = self.templates.system(name);
+        let context = minijinja::value::merge_maps([self.date_context(vars), extra]);
+        self.templates.render(&file.include_name, context)
+    }
+
     fn date_context(&self, vars: &DateVars) -> Value {
         let alike = self.date_values.get_or_init(|| {
             context! {

@@ -527,7 +527,7 @@ fn failed_date(
 
 /// A failed date's message, naming the model (or check) whose statement failed and its
 /// file, and that model.
-fn failure_message<'p>(
+pub(super) fn failure_message<'p>(
     pipeline: &'p Pipeline,
     run_id: i64,
     e: &Error,

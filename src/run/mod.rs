@@ -10,12 +10,15 @@
 //! - `outcome`: how a date ended and how a run ended (one type each);
 //! - `in_doubt`: a date whose COMMIT failed (SQLite), as the database holds it after;
 //! - `finish`: the one way out, whatever stopped the run;
-//! - `dry_run`: the plan instead of the run.
+//! - `dry_run`: the plan instead of the run;
+//! - `preview`: `apply --diff`, each date computed and rolled back, and `diff`, the table
+//!   of what changed per model and partition that it (and `sqlrun diff RUN`) shows.
 //!
 //! Values in, values out: no clap type and no printing here. What a watcher sees while a
 //! run goes (notes, a line per date) is told to a `Progress` the caller gives; how the
 //! run ended is returned, for output to render.
 
+pub mod diff;
 mod dry_run;
 mod each_date;
 mod finish;
@@ -24,6 +27,7 @@ mod in_doubt;
 mod outcome;
 pub mod pause;
 pub mod plan;
+pub mod preview;
 pub mod render;
 mod request;
 mod signals;
@@ -33,6 +37,7 @@ mod workers;
 pub use dry_run::Plan;
 pub(crate) use each_date::date_start;
 pub use outcome::{DateOutcome, RunOutcome};
+pub use preview::{preview, Preview};
 pub use request::{Asked, Checked, Request};
 
 use crate::dates::interval::{fmt_date, Interval};

@@ -29,6 +29,8 @@ pub struct Request {
     pub keep_going: bool,
     pub jobs: Option<u32>,
     pub dry_run: bool,
+    /// `--diff`: compute each date and show what would change, writing nothing.
+    pub diff: bool,
     pub sql: bool,
     /// `--run`: carry out a run made by `sqlrun reserve`.
     pub run: Option<i64>,
@@ -50,7 +52,11 @@ impl Request {
         if regular && self.lookback.is_none() {
             self.lookback = defaults.lookback;
         }
-        self.jobs = self.jobs.or(defaults.jobs);
+        // A preview computes its dates one after the other on one session: the project's
+        // jobs are for runs (an asked `--jobs N` is refused, `check`).
+        if !self.diff {
+            self.jobs = self.jobs.or(defaults.jobs);
+        }
         self
     }
 
@@ -63,6 +69,7 @@ impl Request {
     /// selection (unless `--run`), then the workers it may have on its database. A
     /// regular run without `--as-of` waits for the database's clock (`Checked::at`).
     pub fn check(&self, settings: &Settings) -> Result<Checked<'_>> {
+        self.refuse_with_diff()?;
         let new_run = match (self.run, self.asked()?) {
             (Some(_), _) => Checking::Reserved,
             (None, Some(interval)) => Checking::Known(self.new_run(interval)?),
@@ -82,6 +89,41 @@ impl Request {
             jobs,
             zone: settings.timezone,
         })
+    }
+
+    /// `--diff` previews a new run as `--interval`, `--as-of`, `--only`, `--lookback` and
+    /// `--select` ask for it, writing nothing. What cannot go with that is refused (exit 2,
+    /// nothing written), with what would work.
+    fn refuse_with_diff(&self) -> Result<()> {
+        if !self.diff {
+            return Ok(());
+        }
+        let refusal = if self.dry_run {
+            "--diff with --dry-run: --dry-run lists what the run would do to each date without \
+             computing it, --diff computes each date and shows what would change in its rows; \
+             ask for one of them"
+                .to_string()
+        } else if let Some(run) = self.run {
+            format!(
+                "--diff with --run {run}: a preview is of a new run, and a reserved run's dates are \
+                 held by it; preview the same dates with `sqlrun apply --interval START..END --diff` \
+                 (`sqlrun runs {run}` shows its interval), then carry it out with `sqlrun apply \
+                 --run {run}`"
+            )
+        } else if let Some(jobs) = self.jobs.filter(|j| *j > 1) {
+            format!(
+                "--diff with --jobs {jobs}: a preview computes its dates one after the other in \
+                 one transaction that is rolled back, on one session; leave --jobs out of the \
+                 preview (the run itself may have it)"
+            )
+        } else if self.create {
+            "--diff with --create: a preview writes nothing, so it creates no database either; \
+             create it with `sqlrun init` (or the run with `sqlrun apply --create`), then preview"
+                .to_string()
+        } else {
+            return Ok(());
+        };
+        Err(Error::bad(refusal))
     }
 
     /// The workers of a run: one unless asked for more, and more only on PostgreSQL. On

@@ -90,7 +90,7 @@ pub fn of_models<'a>(
 
 /// The value columns shown: those that add up, summed; where the date is the key, the
 /// others too, each date's one value. Text and dates over several keys are left out.
-fn measures(model: &Model, kinds: &ColumnKinds) -> Vec<Measure> {
+pub(crate) fn measures(model: &Model, kinds: &ColumnKinds) -> Vec<Measure> {
     let one_per_date = model.key == [model.date_column.clone()];
     model
         .values

@@ -578,6 +578,7 @@ impl Backend for Conn {
         let begin = match kind {
             TxKind::Exclusive => include_str!("../../../queries/postgres/bookkeeping_begin.sql"),
             TxKind::Plain => "BEGIN",
+            TxKind::Preview => "BEGIN ISOLATION LEVEL REPEATABLE READ",
             TxKind::Date => {
                 self.pending_begin = Some("BEGIN ISOLATION LEVEL REPEATABLE READ");
                 self.in_transaction = true;

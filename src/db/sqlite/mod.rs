@@ -312,9 +312,15 @@ impl Backend for Conn {
     }
 
     /// SQLite has one writer at a time: every write transaction takes the lock up front
-    /// (BEGIN IMMEDIATE), so it never fails halfway on a lock it could not upgrade.
-    fn begin(&mut self, _kind: TxKind) -> Result<(), DbError> {
-        self.io(|c| c.execute_batch("BEGIN IMMEDIATE"))
+    /// (BEGIN IMMEDIATE), so it never fails halfway on a lock it could not upgrade. A
+    /// preview writes only the temp schema, which is its connection's own: a deferred
+    /// BEGIN, a reader of the file that no writer waits for.
+    fn begin(&mut self, kind: TxKind) -> Result<(), DbError> {
+        let begin = match kind {
+            TxKind::Preview => "BEGIN DEFERRED",
+            TxKind::Exclusive | TxKind::Date | TxKind::Plain => "BEGIN IMMEDIATE",
+        };
+        self.io(|c| c.execute_batch(begin))
     }
 
     fn commit(&mut self) -> Result<(), DbError> {

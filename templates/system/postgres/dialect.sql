@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 5
+-- version: 6
 --
 -- PostgreSQL's spelling of the few things the system templates say differently on
 -- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come
@@ -25,3 +25,9 @@
 {% macro timestamp(text) %}CAST({{ text }} AS timestamptz){% endmacro %}
 {# The Monday of the ISO week that row `a`'s date (`ds`) falls in. #}
 {% macro week_start(a) %}CAST(date_trunc('week', {{ a|ident }}.ds) AS date){% endmacro %}
+{# `apply --diff`: a preview's temporary objects are found before the pipeline's by their
+   names, for the rest of its transaction (sqlrun's sessions search pg_temp last). #}
+{% macro temp_first(schema) %}SELECT set_config('search_path', 'pg_temp, ' || quote_ident({{ schema }}), true);{% endmacro %}
+{# `apply --diff`: from here on the preview's transaction writes only temporary tables;
+   any other write is refused by the server. #}
+{% macro read_only() %}SET TRANSACTION READ ONLY;{% endmacro %}

@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 5
+-- version: 6
 --
 -- SQLite's spelling of the few things the system templates say differently on each
 -- backend (postgres/dialect.sql has the same macros). Imported as `d`.
@@ -24,3 +24,9 @@
 {% macro timestamp(text) %}{{ text }}{% endmacro %}
 {# The Monday of the ISO week that row `a`'s date (`ds`) falls in. #}
 {% macro week_start(a) %}date({{ a|ident }}.ds, 'weekday 0', '-6 days'){% endmacro %}
+{# `apply --diff`: a preview's temporary objects are found before the pipeline's by their
+   names (SQLite searches temp first for an unqualified name: nothing to do). #}
+{% macro temp_first(schema) %}{% endmacro %}
+{# `apply --diff`: from here on the preview's transaction writes only its temporary objects
+   (SQLite: the preview reads through a read-only connection where the file allows it). #}
+{% macro read_only() %}{% endmacro %}

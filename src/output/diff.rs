@@ -1,0 +1,224 @@
+//! The diff table, as text or JSON: `apply --diff` (what a run would change) and `sqlrun
+//! diff RUN` (what a run changed). Per model, a row per partition that changes (keys
+//! added, removed and changed; each measure's total before, after and the delta), the
+//! total over them, and the partitions that do not change as ranges, so that every
+//! partition is accounted for and a year of unchanged dates stays one line.
+
+use serde::Serialize;
+
+use super::apply::{date_count, range_text};
+use super::Output;
+use crate::dates::interval::{contiguous, contiguous_by, fmt_date, parse_date, Date};
+use crate::error::Result;
+use crate::run::diff::{Change, ModelDiff, Partition};
+use crate::run::preview::{Outcome, Preview, PreviewDate};
+use crate::text::table::table;
+
+/// `apply --diff` as `--json` prints it.
+#[derive(Serialize)]
+struct PreviewDoc<'a> {
+    /// Always null: a preview claims no run id.
+    run_id: Option<i64>,
+    interval: String,
+    /// Always `"nothing"`: what the preview wrote.
+    written: &'static str,
+    /// What the run would exit with.
+    exit: u8,
+    /// How many dates had each outcome (only those that occur).
+    outcomes: serde_json::Map<String, serde_json::Value>,
+    models: &'a [ModelDiff],
+    dates: &'a [PreviewDate],
+}
+
+const OUTCOMES: [(Outcome, &str); 5] = [
+    (Outcome::Computed, "computed"),
+    (Outcome::Failed, "failed"),
+    (Outcome::NotReady, "not_ready"),
+    (Outcome::Held, "held"),
+    (Outcome::NotSelected, "not_selected"),
+];
+
+/// `apply --diff`: the JSON document, or the text.
+pub fn preview(p: &Preview, out: &Output) -> Result<()> {
+    let count = |o: Outcome| p.dates.iter().filter(|d| d.outcome == o).count();
+    out.json(&PreviewDoc {
+        run_id: None,
+        interval: p.interval.to_string(),
+        written: "nothing",
+        exit: p.exit().code(),
+        outcomes: OUTCOMES
+            .iter()
+            .filter(|(o, _)| count(*o) > 0)
+            .map(|(o, name)| (name.to_string(), count(*o).into()))
+            .collect(),
+        models: &p.models,
+        dates: &p.dates,
+    })?;
+    if out.json {
+        return Ok(());
+    }
+    let computed = count(Outcome::Computed) + count(Outcome::Failed);
+    let mut text = format!(
+        "preview of {} ({}): {} computed and rolled back, nothing written\n",
+        p.interval,
+        date_count(p.interval.len()),
+        date_count(computed),
+    );
+    for model in &p.models {
+        text.push('\n');
+        text.push_str(&model_text(model, "would change"));
+    }
+    let notes = date_notes(p);
+    if !notes.is_empty() {
+        text.push('\n');
+        for line in notes {
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    out.text(&text)
+}
+
+/// One model's table: its partitions that change, their total, and the rest as ranges.
+pub fn model_text(m: &ModelDiff, verb: &str) -> String {
+    let changed: Vec<&Partition> = m.changed().collect();
+    let mut text = format!(
+        "{}: {} of {} {verb} (key: {})\n",
+        m.model,
+        changed.len(),
+        date_count(m.partitions.len()),
+        m.key.join(", ")
+    );
+    if !changed.is_empty() {
+        let mut headers = vec!["date".to_string(), "added".into(), "removed".into()];
+        headers.push("changed".into());
+        for measure in &m.measures {
+            for side in ["before", "after", "delta"] {
+                headers.push(format!("{} {side}", measure.column));
+            }
+        }
+        let mut rows: Vec<Vec<String>> = changed
+            .iter()
+            .map(|p| {
+                let date = match p.sealed {
+                    true => format!("{} (sealed)", p.ds),
+                    false => p.ds.clone(),
+                };
+                row(m, date, &p.change)
+            })
+            .collect();
+        rows.push(row(m, "total".into(), &m.total));
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+        text.push_str(&table(&headers, &rows));
+    }
+    let same: Vec<Date> = m
+        .partitions
+        .iter()
+        .filter(|p| !p.change.changes())
+        .filter_map(|p| parse_date(&p.ds, "date").ok())
+        .collect();
+    if !same.is_empty() {
+        let ranges: Vec<String> = contiguous(&same)
+            .iter()
+            .map(|r| range_text(&fmt_date(r.start), &fmt_date(r.end)))
+            .collect();
+        text.push_str(&format!(
+            "unchanged ({}): {}\n",
+            date_count(same.len()),
+            ranges.join(", ")
+        ));
+    }
+    if !m.not_totalled.is_empty() && !changed.is_empty() {
+        text.push_str(&format!(
+            "not totalled (they do not add up; a change in them counts in `changed`): {}\n",
+            m.not_totalled.join(", ")
+        ));
+    }
+    let sealed: Vec<Date> = changed
+        .iter()
+        .filter(|p| p.sealed)
+        .filter_map(|p| parse_date(&p.ds, "date").ok())
+        .collect();
+    if !sealed.is_empty() {
+        let ranges: Vec<String> = contiguous(&sealed)
+            .iter()
+            .map(|r| range_text(&fmt_date(r.start), &fmt_date(r.end)))
+            .collect();
+        text.push_str(&format!(
+            "sealed: {} compared with {}_current (what is true now); the run would record \
+             corrections there, never overwrite what went out\n",
+            ranges.join(", "),
+            m.table
+        ));
+    }
+    text
+}
+
+fn row(m: &ModelDiff, date: String, c: &Change) -> Vec<String> {
+    let mut cells = vec![
+        date,
+        c.added.to_string(),
+        c.removed.to_string(),
+        c.changed.to_string(),
+    ];
+    for (measure, total) in m.measures.iter().zip(&c.totals) {
+        cells.push(measure.kind.show(&total.before));
+        cells.push(measure.kind.show(&total.after));
+        let delta = (!total.delta.is_null()).then_some(&total.delta);
+        cells.push(measure.kind.show_delta(delta));
+    }
+    cells
+}
+
+/// The dates not computed, or computed and failed, and the checks that warned, as
+/// ranges where they share what is said of them.
+fn date_notes(p: &Preview) -> Vec<String> {
+    let mut lines = Vec::new();
+    let keyed: Vec<(Date, (Outcome, Option<i64>, Option<&str>))> = p
+        .dates
+        .iter()
+        .filter(|d| matches!(d.outcome, Outcome::Held | Outcome::NotSelected))
+        .filter_map(|d| {
+            let date = parse_date(&d.ds, "date").ok()?;
+            Some((date, (d.outcome, d.held_by, d.holder.as_deref())))
+        })
+        .collect();
+    for (range, (outcome, held_by, holder)) in contiguous_by(keyed) {
+        let dates = range_text(&fmt_date(range.start), &fmt_date(range.end));
+        lines.push(match (outcome, held_by) {
+            (Outcome::Held, Some(run)) => format!(
+                "{dates}: held by run {run} ({}): not computed; the run would skip {} and say so \
+                 (exit 99)",
+                holder.unwrap_or("?"),
+                match range.len() {
+                    1 => "it",
+                    _ => "them",
+                }
+            ),
+            _ => format!("{dates}: not selected (--only or --lookback leaves it out): not computed"),
+        });
+    }
+    for d in &p.dates {
+        let message = d.message.as_deref().unwrap_or("?");
+        match d.outcome {
+            Outcome::NotReady => lines.push(format!(
+                "{}: not ready ({message}): not computed; the run would skip it (exit 99)",
+                d.ds
+            )),
+            Outcome::Failed => lines.push(format!(
+                "{}: would fail: {message}; the run would roll it back (and stop there, without \
+                 --keep-going); its rows above count in no total",
+                d.ds
+            )),
+            _ => {}
+        }
+        for check in d.checks.iter().filter(|_| d.outcome == Outcome::Computed) {
+            lines.push(format!(
+                "{}: warn: {} (the run would record it and commit the date)",
+                d.ds,
+                check.summary()
+            ));
+        }
+    }
+    lines
+}
