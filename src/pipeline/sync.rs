@@ -314,6 +314,13 @@ impl Pipeline {
                     model,
                 ));
             }
+            if db.object(&model.history_table)?.is_none() {
+                out.push(Ddl::plain(
+                    self.render_system("history_table", context! { model => to_value(model) })?,
+                    "history_table",
+                    model,
+                ));
+            }
             out.extend(self.upgrades(db, model)?);
         }
         if !missing.is_empty() {
