@@ -54,7 +54,9 @@ CREATE TABLE runs_new (
     jobs            INTEGER,
     took_ms         INTEGER
 );
-INSERT INTO runs_new SELECT * FROM runs;
+INSERT INTO runs_new (run_id, kind, interval_start, interval_end, requested_by, reason, status, created_at, started_at, finished_at, only_filter, keep_going, command, templates_from, sqlrun_version, host, pid, pid_started, error, dialect, lookback, selected_models, scheduler, scheduler_job, scheduler_task, scheduler_run, scheduler_try, jobs, took_ms)
+SELECT run_id, kind, interval_start, interval_end, requested_by, reason, status, created_at, started_at, finished_at, only_filter, keep_going, command, templates_from, sqlrun_version, host, pid, pid_started, error, dialect, lookback, selected_models, scheduler, scheduler_job, scheduler_task, scheduler_run, scheduler_try, jobs, took_ms
+FROM runs;
 DROP TABLE runs;
 ALTER TABLE runs_new RENAME TO runs;
 CREATE INDEX runs_live ON runs (status) WHERE status IN ('reserved', 'running');
