@@ -90,14 +90,16 @@ def fresh_copy(src, dst):
 
 
 class Bench:
-    def __init__(self, binary):
+    def __init__(self, binary, prefix=""):
         self.bin = os.path.abspath(binary)
+        # Another binary's databases (section h's "before") live beside, under a prefix.
+        self.prefix = prefix
         # "init": generated databases get `sqlrun init` (the pipeline's objects) too.
         self.key = {"bin": binary_digest(self.bin), "seed": SEED, "per_day": PER_DAY,
                     "end": str(END), "init": True}
 
     def db(self, name):
-        return os.path.join(WORK, name + ".db")
+        return os.path.join(WORK, self.prefix + name + ".db")
 
     def sqlrun(self, db, *args):
         return [self.bin, "--db", db, *args]
@@ -679,6 +681,34 @@ def workload_s(b):
         remove_db(os.path.join(WORK, name))
 
 
+def workload_h(b):
+    """History's cost: recomputing a computed year (each date's replace keeps the row it
+    takes out, and prunes) against the same with the binary from before history
+    (BENCH_BEFORE_BIN: e.g. a build of 93827b1). Each binary makes its own databases."""
+    before = os.environ.get("BENCH_BEFORE_BIN")
+    if not before:
+        say("\n== h: skipped: set BENCH_BEFORE_BIN to a sqlrun built before history "
+            "(git worktree add /tmp/before 93827b1; cargo build --release there)")
+        return
+    old = Bench(before, prefix="before-")
+    sources = {"with": b.computed("y1"), "without": old.computed("y1")}
+    args = ["apply", "--interval", interval(365)]
+
+    def case(side, binary):
+        def prepare():
+            db = fresh_copy(sources[side], os.path.join(WORK, f"h_{side}.db"))
+            return [binary, "--db", db, *args], None, expect_dates(365)
+        return prepare
+
+    with_history = "sqlrun apply, history kept (365 dates recomputed)"
+    without = "sqlrun apply before history (365 dates recomputed)"
+    compare("h", "backfill 365 days x 1,000/day over computed dates, with and without history",
+            [(with_history, case("with", b.bin)), (without, case("without", old.bin))])
+    ratio("h", with_history, without, 1.15)
+    for side in sources:
+        remove_db(os.path.join(WORK, f"h_{side}.db"))
+
+
 def sqlite_version():
     return subprocess.run([SQLITE, "--version"], stdout=subprocess.PIPE).stdout.decode().split()[0]
 
@@ -686,7 +716,7 @@ def sqlite_version():
 # ---------------------------------------------------------------- main
 
 SECTIONS = {"e": workload_e, "a": workload_a, "b": workload_b, "c": workload_c,
-            "d": workload_d, "f": workload_f, "g": workload_g, "k": workload_k, "s": workload_s,
+            "d": workload_d, "f": workload_f, "g": workload_g, "k": workload_k, "s": workload_s, "h": workload_h,
             "profile": workload_profile, "plans": workload_plans}
 
 

@@ -218,8 +218,10 @@ def lit(value):
 # ---------------------------------------------------------------- datasets
 
 class PgBench:
-    def __init__(self, b, server):
+    def __init__(self, b, server, prefix=""):
         self.b = b
+        # Another binary's databases (pg-h's "before") live beside, under a prefix.
+        self.prefix = prefix
         self.pg = server
         self.key = dict(b.key, postgres=server.version())
         self.jobs = "--jobs" in subprocess.run([b.bin, "apply", "--help"], stdout=subprocess.PIPE).stdout.decode()
@@ -244,10 +246,11 @@ class PgBench:
     def raw(self, name):
         """The SQLite dataset's orders in a database of their own, after `sqlrun init`
         (a bulk load, as a loader does: the change triggers note each date once)."""
+        days, name = RAW[name], self.prefix + name
         if self.cached(name):
             return name
-        src = self.b.generate(name)
-        say(f"  loading {name} into PostgreSQL: sqlrun init, COPY of {RAW[name]} days of orders, VACUUM ANALYZE")
+        src = self.b.generate(name[len(self.prefix):])
+        say(f"  loading {name} into PostgreSQL: sqlrun init, COPY of {days} days of orders, VACUUM ANALYZE")
         self.pg.drop(name)
         self.pg.sql("postgres", f'CREATE DATABASE "{name}"')
         run(self.sqlrun(name, "init"))
@@ -269,7 +272,7 @@ class PgBench:
 
     def computed(self, name):
         """name + 'c': after one backfill of all its dates (the state store has history)."""
-        cname = name + "c"
+        cname = self.prefix + name + "c"
         if self.cached(cname, "computed"):
             return cname
         self.pg.copy(self.raw(name), cname)
@@ -559,6 +562,26 @@ def pg_k(p):
              (without, bare_case("pk_bare"))])
     ratio("pg-k", with_checks, without, 1.3)
     for copy in ("pk_checks", "pk_bare"):
+        p.pg.drop(copy)
+
+
+def pg_h(p):
+    """History's cost on PostgreSQL: recomputing a computed year (each date's replace
+    keeps the row it takes out, and prunes) against the binary from before history
+    (BENCH_BEFORE_BIN), --jobs 1. Each binary makes its own databases."""
+    before = os.environ.get("BENCH_BEFORE_BIN")
+    if not before:
+        say("\n== pg-h: skipped: set BENCH_BEFORE_BIN to a sqlrun built before history")
+        return
+    old = PgBench(sq.Bench(before, prefix="before-"), p.pg, prefix="before_")
+    args = ["--interval", sq.interval(365)]
+    with_history = "sqlrun apply, history kept (365 dates recomputed)"
+    without = "sqlrun apply before history (365 dates recomputed)"
+    compare("pg-h", "PostgreSQL: backfill 365 days x 1,000/day over computed dates, with and without history",
+            [(with_history, p.apply_case(p.computed("y1"), "ph_with", args, 365, jobs=1)),
+             (without, old.apply_case(old.computed("y1"), "ph_without", args, 365, jobs=1))])
+    ratio("pg-h", with_history, without, 1.15)
+    for copy in ("ph_with", "ph_without"):
         p.pg.drop(copy)
 
 
@@ -990,10 +1013,10 @@ def statement_times(p, db, label, wall):
     return {"wall_ms": wall * 1000, "statements": calls, "plan_ms": plan, "exec_ms": exe, "top": lines[:20]}
 
 
-SECTIONS = {"pg-e": pg_e, "pg-a": pg_a, "pg-s": pg_s, "pg-k": pg_k, "pg-jobs": pg_jobs, "pg-b": pg_b, "pg-c": pg_c,
+SECTIONS = {"pg-e": pg_e, "pg-a": pg_a, "pg-s": pg_s, "pg-k": pg_k, "pg-h": pg_h, "pg-jobs": pg_jobs, "pg-b": pg_b, "pg-c": pg_c,
             "pg-d": pg_d, "pg-x": pg_x, "pg-plans": pg_plans, "pg-profile": pg_profile, "pg-l": pg_l}
 # The datasets a section reads where it is not all of them (made before any clock starts).
-NEEDS = {"pg-l": ("y1",)}
+NEEDS = {"pg-l": ("y1",), "pg-h": ("y1",)}
 
 
 def run_sections(b, todo):

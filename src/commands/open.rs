@@ -115,6 +115,7 @@ pub fn open(settings: &Settings, select: &[String], access: Access) -> Result<Op
 pub fn load(settings: &Settings, select: &[String]) -> Result<Loaded> {
     let target = settings.target()?;
     let mut pipeline = Pipeline::load(settings.templates.as_deref(), target.dialect())?;
+    pipeline.retention = settings.retention;
     if !select.is_empty() {
         pipeline.select(select)?;
     }

@@ -6,6 +6,7 @@ pub mod measures;
 pub mod model_sql;
 pub mod models;
 pub mod ready;
+pub mod retention;
 pub mod source_map;
 pub mod sync;
 pub mod templates;
@@ -50,6 +51,9 @@ pub struct Model {
     pub sent_view: String,
     /// `<table>_sent_history`: every version sent, per key, with who sent it.
     pub history_view: String,
+    /// `<table>_history`: the rows each replace took out, with the run that built them
+    /// and the run that replaced them (system/history_table.sql).
+    pub history_table: String,
     /// `<table>_corrections_feed`: each correction with its seal version, cause and author.
     pub feed_view: String,
     pub depends_on: Vec<String>,
@@ -133,6 +137,8 @@ pub struct Pipeline {
     /// What every date renders with alike (its models, checks and sources), made once:
     /// serializing them for each date cost more than the date's checks.
     date_values: OnceLock<Value>,
+    /// How long `<table>_history` keeps what a replace took out (`[history] keep`).
+    pub retention: retention::Retention,
 }
 
 /// The model or check a statement of a date's SQL belongs to.
@@ -225,6 +231,7 @@ impl Pipeline {
             selected: None,
             checks,
             date_values: OnceLock::new(),
+            retention: retention::Retention::default(),
         })
     }
 
@@ -464,6 +471,8 @@ impl Pipeline {
                 models => to_value(&self.computed_models()),
                 checks => self.checks_value(&self.computed_checks()),
                 sources => to_value(&self.recorded_sources()),
+                keep_seconds => self.retention.seconds(),
+                keep_versions => self.retention.versions(),
             }
         });
         let this_date = context! {
@@ -601,6 +610,7 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         sent_table: format!("{table}_sent"),
         sent_view: format!("{table}_sent_vs_now"),
         history_view: format!("{table}_sent_history"),
+        history_table: format!("{table}_history"),
         feed_view: format!("{table}_corrections_feed"),
         name,
         template: file.include_name.clone(),

@@ -300,19 +300,18 @@ impl Pipeline {
                     }),
                 }
             }
-            if db.object(&model.corrections_table)?.is_none() {
-                out.push(Ddl::plain(
-                    self.render_system("corrections_table", context! { model => to_value(model) })?,
-                    "corrections_table",
-                    model,
-                ));
-            }
-            if db.object(&model.sent_table)?.is_none() {
-                out.push(Ddl::plain(
-                    self.render_system("sent_table", context! { model => to_value(model) })?,
-                    "sent_table",
-                    model,
-                ));
+            // The tables sqlrun keeps beside each model's own.
+            let beside = [
+                (&model.corrections_table, "corrections_table"),
+                (&model.sent_table, "sent_table"),
+                (&model.history_table, "history_table"),
+            ];
+            for (table, template) in beside {
+                if db.object(table)?.is_none() {
+                    let sql =
+                        self.render_system(template, context! { model => to_value(model) })?;
+                    out.push(Ddl::plain(sql, template, model));
+                }
             }
             out.extend(self.upgrades(db, model)?);
         }

@@ -12,6 +12,9 @@
 //! [apply]
 //! lookback = 7              # a regular run's --lookback when none is given
 //! jobs = 4                  # apply --jobs when none is given (PostgreSQL only)
+//!
+//! [history]
+//! keep = "30 days"          # how long <table>_history keeps replaced rows ("10 versions")
 //! ```
 //!
 //! Each setting comes from the first of: the command line, the environment (`SQLRUN_DB`,
@@ -31,7 +34,8 @@ use serde::Deserialize;
 
 use crate::db::{is_postgres_url, plain_schema};
 use crate::error::{Error, Result};
-use crate::project::settings::{ApplyDefaults, DbFrom, Flags, Settings};
+use crate::pipeline::retention::Retention;
+use crate::project::settings::{ApplyDefaults, DbFrom, Flags, HistoryDefaults, Settings};
 
 pub const FILE_NAME: &str = "sqlrun.toml";
 
@@ -48,6 +52,8 @@ pub struct ProjectFile {
     pub timezone: Option<String>,
     #[serde(default)]
     pub apply: ApplyDefaults,
+    #[serde(default)]
+    pub history: HistoryDefaults,
 }
 
 /// A project file, found and read.
@@ -138,6 +144,16 @@ const KEYS: &[(&str, &str)] = &[
     ),
     ("apply", "a table: [apply], with lookback = N and jobs = N"),
     (
+        "history",
+        "a table: [history], with keep = \"30 days\" or keep = \"10 versions\"",
+    ),
+    (
+        "history.keep",
+        "a string: a whole number from 1 up and days or versions (keep = \"30 days\", the \
+         default, or keep = \"10 versions\"): how long each model's <table>_history keeps \
+         the rows a replace took out",
+    ),
+    (
         "apply.lookback",
         "a whole number of days from 0 up (lookback = 7): a regular run's --lookback when \
          none is given",
@@ -212,6 +228,14 @@ pub fn parse(path: &Path, text: &str) -> Result<ProjectFile> {
             .map_err(|why| bad("timezone", format!("{why}; it takes {}", takes("timezone"))))?;
     }
     check_jobs(&file).map_err(|what| bad("apply.jobs", what))?;
+    if let Some(keep) = &file.history.keep {
+        Retention::parse(keep).map_err(|why| {
+            bad(
+                "history.keep",
+                format!("{why}; it takes {}", takes("history.keep")),
+            )
+        })?;
+    }
     Ok(file)
 }
 
@@ -351,12 +375,18 @@ pub fn resolve(args: &Flags, env: &Env, project: Option<Project>) -> Result<Sett
     // the command line or the environment names is created as always.
     let create_db = db_from != DbFrom::ProjectFile
         || (is_postgres_url(&db) && (args.schema.is_some() || env.schema.is_some()));
+    let retention = file
+        .and_then(|f| f.history.keep.as_deref())
+        .map(|keep| Retention::parse(keep).map_err(Error::bad))
+        .transpose()?
+        .unwrap_or_default();
     Ok(Settings {
         db,
         schema,
         templates,
         timezone,
         apply,
+        retention,
         project: project.map(|p| p.path),
         db_from,
         create_db,

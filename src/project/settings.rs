@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::db::{self, Target};
+use crate::pipeline::retention::Retention;
 
 /// The most dates `apply --jobs` (or `[apply] jobs`) computes at once (each is a
 /// database session).
@@ -31,6 +32,14 @@ pub struct ApplyDefaults {
     /// `apply --jobs` when none is given. Only for a PostgreSQL database: a SQLite file
     /// named on the command line or in the environment does not inherit it.
     pub jobs: Option<u32>,
+}
+
+/// `[history]`: how long each model's `<table>_history` keeps replaced rows.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, expecting = "a table")]
+pub struct HistoryDefaults {
+    /// `"30 days"` or `"10 versions"` (checked by `Retention::parse` when the file is read).
+    pub keep: Option<String>,
 }
 
 /// What named the database, the first of: `--db`, `SQLRUN_DB`, the project file's `db`,
@@ -65,6 +74,8 @@ pub struct Settings {
     pub create_db: bool,
     /// The project's defaults for `apply`.
     pub apply: ApplyDefaults,
+    /// How long `<table>_history` keeps replaced rows (`[history] keep`).
+    pub retention: Retention,
 }
 
 impl Settings {
@@ -80,6 +91,7 @@ impl Settings {
             db_from: DbFrom::Flag,
             create_db: true,
             apply: ApplyDefaults::default(),
+            retention: Retention::default(),
         }
     }
 

@@ -45,6 +45,7 @@ const STATE_TABLES: &[&str] = &[
     "check_results",
     "seal_events",
     "seal_coverage",
+    "replaced_partitions",
     "sqlrun_schema_history",
 ];
 
@@ -217,9 +218,14 @@ fn refusal(pipeline: &Pipeline, table: &str) -> Option<String> {
         ));
     }
     let model = pipeline.models.iter().find(|m| {
-        [&m.table, &m.corrections_table, &m.sent_table]
-            .iter()
-            .any(|t| t.as_str() == table)
+        [
+            &m.table,
+            &m.corrections_table,
+            &m.sent_table,
+            &m.history_table,
+        ]
+        .iter()
+        .any(|t| t.as_str() == table)
     })?;
     let what = if table == model.table {
         format!(
@@ -231,6 +237,12 @@ fn refusal(pipeline: &Pipeline, table: &str) -> Option<String> {
         format!(
             "{table} holds the corrections of model {}'s sealed dates, which `sqlrun apply` \
              writes",
+            model.name
+        )
+    } else if table == model.history_table {
+        format!(
+            "{table} holds the rows `sqlrun apply` replaced in model {}'s table, which each \
+             replace writes",
             model.name
         )
     } else {

@@ -1,8 +1,49 @@
 -- name: replace
--- version: 1
+-- version: 2
 --
--- Whole-partition replacement of one model for one date: delete the date's rows,
--- insert what the model's SELECT says the date is now.
+-- Whole-partition replacement of one model for one date: keep the date's rows in the
+-- model's history, then delete them and insert what the model's SELECT says the date is
+-- now.
+--
+-- History (version 2): the rows taken out go to <table>_history with the run that
+-- replaces them, and replaced_partitions says that this run replaced this partition,
+-- whose rows came from which run (NULL: never built) and how many there were (so a
+-- partition that held no rows is told apart from one whose history was pruned). Then the
+-- partition's history is pruned by the project's retention (`[history] keep`: so many
+-- days, or so many of the newest versions), here, in the transaction that adds to it:
+-- one indexed delete per partition, and no job to schedule.
+{% import "system/dialect.sql" as d %}
+{% set model_name = "models/" ~ model.name %}
+INSERT INTO replaced_partitions (replaced_by, model, ds, run_id, row_count, replaced_at)
+SELECT {{ run_id }}, {{ model_name }}, {{ ds }},
+       coalesce((SELECT pm.run_id FROM partition_models AS pm
+                  WHERE pm.ds = {{ ds }} AND pm.model = {{ model_name }}),
+                max(t.run_id)),
+       count(*), {{ d.now() }}
+FROM {{ model.table|ident }} AS t
+WHERE t.{{ model.date_column|ident }} = {{ ds }}
+ON CONFLICT (replaced_by, model, ds) DO NOTHING;
+INSERT INTO {{ model.history_table|ident }} ({{ model.columns|idents }}, run_id, replaced_by, replaced_at)
+SELECT {% for c in model.columns %}t.{{ c|ident }}, {% endfor %}t.run_id, {{ run_id }}, {{ d.now() }}
+FROM {{ model.table|ident }} AS t
+WHERE t.{{ model.date_column|ident }} = {{ ds }};
+{% if keep_versions %}
+DELETE FROM {{ model.history_table|ident }}
+WHERE {{ model.date_column|ident }} = {{ ds }}
+  AND replaced_by NOT IN (SELECT k.replaced_by FROM replaced_partitions AS k
+                          WHERE k.model = {{ model_name }} AND k.ds = {{ ds }}
+                          ORDER BY k.replaced_by DESC LIMIT {{ keep_versions }});
+DELETE FROM replaced_partitions
+WHERE model = {{ model_name }} AND ds = {{ ds }}
+  AND replaced_by NOT IN (SELECT k.replaced_by FROM replaced_partitions AS k
+                          WHERE k.model = {{ model_name }} AND k.ds = {{ ds }}
+                          ORDER BY k.replaced_by DESC LIMIT {{ keep_versions }});
+{% else %}
+DELETE FROM {{ model.history_table|ident }}
+WHERE {{ model.date_column|ident }} = {{ ds }} AND replaced_at < {{ d.ago(keep_seconds) }};
+DELETE FROM replaced_partitions
+WHERE model = {{ model_name }} AND ds = {{ ds }} AND replaced_at < {{ d.ago(keep_seconds) }};
+{% endif %}
 DELETE FROM {{ model.table|ident }} WHERE {{ model.date_column|ident }} = {{ ds }};
 INSERT INTO {{ model.table|ident }} ({{ model.columns|idents }}, "run_id")
 SELECT {{ model.columns|idents }}, {{ run_id }}

@@ -24,6 +24,7 @@ mod failure;
 mod first_hour;
 mod glance;
 mod golden;
+mod history;
 mod jobs;
 mod late;
 mod literals;

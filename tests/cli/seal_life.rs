@@ -750,8 +750,12 @@ fn downgrade_to_schema_10(sb: &Sandbox, models: &[&str]) {
     old.push_str(
         "DROP VIEW sealed_models;\nDROP TABLE seal_coverage;\nDROP TABLE seal_events;\n\
          ALTER TABLE runs DROP COLUMN took_ms;\n\
+         DROP TABLE replaced_partitions;\n\
          DELETE FROM sqlrun_schema_history WHERE version >= 11;\n",
     );
+    for m in models {
+        old.push_str(&format!("DROP TABLE {m}_history;\n"));
+    }
     for m in models {
         let key = if *m == "daily_revenue" {
             "ds"

@@ -562,6 +562,8 @@ pub fn snapshot(sb: &Sandbox) -> BTreeMap<String, Vec<Vec<String>>> {
         "source_tracking",
         "models",
         "model_events",
+        "daily_revenue_history",
+        "replaced_partitions",
     ]
     .iter()
     .map(|t| {

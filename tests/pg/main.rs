@@ -39,6 +39,8 @@ mod first_hour;
 mod glance;
 #[path = "../cli/golden.rs"]
 mod golden;
+#[path = "../cli/history.rs"]
+mod history;
 #[path = "../cli/jobs.rs"]
 mod jobs;
 #[path = "../cli/late.rs"]

@@ -66,6 +66,20 @@ pub const SCENES: &[Scene] = &[
         blocks: &["Projects: `sqlrun.toml`#2"],
         setup: &[&[Sqlrun(&["new", "."])]],
     },
+    // Two weeks built, a late order for 3 February, the week backfilled.
+    Scene {
+        file: "docs/src/data/history.md",
+        name: "history",
+        blocks: &["History: what a replace took out"],
+        setup: &[&[
+            Sqlrun(&["new", "."]),
+            Sqlrun(&["init"]),
+            Sqlrun(&["generate", "--start", "2026-02-01", "--days", "14", "--per-day", "50", "--seed", "7"]),
+            Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-14"]),
+            Sql("INSERT INTO orders VALUES ('late-1', '2026-02-03', 120000, '2026-02-20 09:00:00')"),
+            Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-07"]),
+        ]],
+    },
     Scene {
         file: "docs/src/data/life-of-a-report.md",
         name: "report",

@@ -8,6 +8,8 @@
 {# The moment itself: now() is when the transaction began. #}
 {% macro clock() %}clock_timestamp(){% endmacro %}
 {% macro from_now(seconds) %}(now() + {{ seconds }} * interval '1 second'){% endmacro %}
+{# The moment `seconds` seconds ago (history's retention). #}
+{% macro ago(seconds) %}(now() - {{ seconds }} * interval '1 second'){% endmacro %}
 {# A JSON array of dates as a table with one column, value. #}
 {% macro dates(json) %}(SELECT CAST(e.value AS date) AS value FROM jsonb_array_elements_text(CAST({{ json }} AS jsonb)) AS e(value)){% endmacro %}
 {# Null-safe equality of two keys, and its negation. #}

@@ -7,6 +7,8 @@
 {# The moment itself (postgres/dialect.sql: now() is when its transaction began). #}
 {% macro clock() %}datetime('now'){% endmacro %}
 {% macro from_now(seconds) %}datetime('now', {{ "+" ~ seconds ~ " seconds" }}){% endmacro %}
+{# The moment `seconds` seconds ago (history's retention). #}
+{% macro ago(seconds) %}datetime('now', {{ "-" ~ seconds ~ " seconds" }}){% endmacro %}
 {# A JSON array of dates as a table with one column, value. #}
 {% macro dates(json) %}json_each({{ json }}){% endmacro %}
 {# Null-safe equality of two keys, and its negation. #}
