@@ -108,6 +108,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
         Command::Status(args) => commands::status::run(&ctx, args.try_into()?, out),
         Command::Report(args) => commands::report::run(&ctx, args.try_into()?, out),
         Command::Runs(args) => commands::runs::run(&ctx, args.try_into()?, out),
+        Command::Diff(args) => commands::diff::run(&ctx, args.try_into()?, out),
         Command::Seals(args) => commands::seals::run(&ctx, args.try_into()?, out),
         Command::Corrections(args) => commands::corrections::run(&ctx, args.try_into()?, out),
         Command::Render(args) => commands::render::run(&ctx, args.try_into()?, out),

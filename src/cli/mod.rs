@@ -162,6 +162,18 @@ pub enum Command {
     Report(ReportArgs),
     /// The audit trail: runs, or one run's dates, events and template versions.
     Runs(RunsArgs),
+    /// What a run changed: per model and partition it replaced, the rows it replaced (kept
+    /// in <table>_history) against the rows it wrote; keys added, removed and changed, and
+    /// each value column's total before, after and the delta (reads only).
+    #[command(after_help = "Examples:\n  \
+        sqlrun diff 7                                   what run 7 changed\n  \
+        sqlrun diff 7 --interval 2026-02-01..2026-02-07 --select daily_revenue\n  \
+        sqlrun --json diff 7 | jq '.models[].total'\n  \
+        sqlrun apply --interval 2026-02-01..2026-02-14 --diff   before a run: what it would change\n\n\
+        History is kept for `[history] keep` (30 days by default): a partition whose replaced \
+        rows were pruned since says so. A sealed date gets corrections, not a replace: \
+        `sqlrun corrections` shows those.")]
+    Diff(DiffArgs),
     /// The seal events (seal, reissue, unseal), newest first: who, when, why, which
     /// dates; or one event with the dates of each model it covered.
     Seals(SealsArgs),
@@ -280,6 +292,20 @@ pub struct RunsArgs {
     /// With RUN_ID: list each date on its own line instead of ranges.
     #[arg(long, requires = "run_id")]
     pub dates: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The run (`sqlrun runs` lists them).
+    #[arg(add = ArgValueCandidates::new(shell::run_ids))]
+    pub run_id: i64,
+    /// Only the partitions of these dates: START..END (both included), one date, a month
+    /// or a year.
+    #[arg(long, value_name = "START..END")]
+    pub interval: Option<String>,
+    /// Only these models (and every model downstream of them).
+    #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
+    pub select: Vec<String>,
 }
 
 #[derive(Debug, Args)]

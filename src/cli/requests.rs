@@ -6,6 +6,7 @@ use super::*;
 use crate::commands::check::CheckRequest;
 use crate::commands::completions::Script;
 use crate::commands::demo::DemoRequest;
+use crate::commands::diff::DiffRequest;
 use crate::commands::help::HelpRequest;
 use crate::commands::init::InitRequest;
 use crate::commands::load::LoadRequest;
@@ -80,6 +81,16 @@ impl From<&RunsArgs> for RunsRequest {
             run_id: args.run_id,
             limit: args.limit,
             each_date: args.dates,
+        }
+    }
+}
+
+impl From<&DiffArgs> for DiffRequest {
+    fn from(args: &DiffArgs) -> Self {
+        DiffRequest {
+            run_id: args.run_id,
+            interval: args.interval.clone(),
+            select: args.select.clone(),
         }
     }
 }

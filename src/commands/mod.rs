@@ -7,6 +7,7 @@ pub mod check;
 pub mod completions;
 pub mod corrections;
 pub mod demo;
+pub mod diff;
 pub mod generate;
 pub mod help;
 pub mod init;

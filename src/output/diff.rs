@@ -1,5 +1,5 @@
 //! The diff table, as text or JSON: `apply --diff` (what a run would change) and `sqlrun
-//! diff RUN` (what a run changed). Per model, a row per partition that changes (keys
+//! diff RUN` (what a run changed, from history). Per model, a row per partition that changes (keys
 //! added, removed and changed; each measure's total before, after and the delta), the
 //! total over them, and the partitions that do not change as ranges, so that every
 //! partition is accounted for and a year of unchanged dates stays one line.
@@ -10,9 +10,11 @@ use super::apply::{date_count, range_text};
 use super::Output;
 use crate::dates::interval::{contiguous, contiguous_by, fmt_date, parse_date, Date};
 use crate::error::Result;
+use crate::run::changed::RunChanges;
 use crate::run::diff::{Change, ModelDiff, Partition};
 use crate::run::preview::{Outcome, Preview, PreviewDate};
 use crate::text::table::table;
+use crate::text::words::DateStatus;
 
 /// `apply --diff` as `--json` prints it.
 #[derive(Serialize)]
@@ -219,6 +221,146 @@ fn date_notes(p: &Preview) -> Vec<String> {
                 check.summary()
             ));
         }
+    }
+    lines
+}
+
+/// `sqlrun diff RUN` as `--json` prints it.
+#[derive(Serialize)]
+struct RunChangesDoc<'a> {
+    run: RunBrief<'a>,
+    models: &'a [ModelDiff],
+    /// Models it replaced partitions of that these templates do not have: not compared.
+    other_models: &'a [String],
+    /// The sealed dates it compared: corrected or unchanged (no history: see `sqlrun
+    /// corrections`).
+    sealed: Vec<SealedDate<'a>>,
+}
+
+#[derive(Serialize)]
+struct RunBrief<'a> {
+    run_id: i64,
+    kind: &'a str,
+    interval: String,
+    status: String,
+    requested_by: &'a str,
+    reason: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct SealedDate<'a> {
+    ds: &'a str,
+    status: DateStatus,
+}
+
+/// `sqlrun diff RUN`: the JSON document, or the text.
+pub fn run_changes(c: &RunChanges, out: &Output) -> Result<()> {
+    let run = &c.run;
+    let interval = range_text(&run.interval_start, &run.interval_end);
+    out.json(&RunChangesDoc {
+        run: RunBrief {
+            run_id: run.run_id,
+            kind: &run.kind,
+            interval: interval.clone(),
+            status: run.status.to_string(),
+            requested_by: &run.requested_by,
+            reason: run.reason.as_deref(),
+        },
+        models: &c.models,
+        other_models: &c.other_models,
+        sealed: c
+            .sealed
+            .iter()
+            .map(|(ds, status)| SealedDate { ds, status: *status })
+            .collect(),
+    })?;
+    if out.json {
+        return Ok(());
+    }
+    let mut text = format!(
+        "run {} ({} {interval}, {}, by {}{}): what it changed; before: the rows it replaced \
+         (<table>_history), after: the rows it wrote\n",
+        run.run_id,
+        run.kind,
+        run.status,
+        run.requested_by,
+        run.reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default()
+    );
+    for model in &c.models {
+        text.push('\n');
+        text.push_str(&model_text(model, "changed"));
+        text.push_str(&history_notes(model).join(""));
+    }
+    if !c.sealed.is_empty() || !c.other_models.is_empty() {
+        text.push('\n');
+    }
+    if !c.sealed.is_empty() {
+        let dates: Vec<Date> = c
+            .sealed
+            .iter()
+            .filter_map(|(ds, _)| parse_date(ds, "date").ok())
+            .collect();
+        let ranges: Vec<String> = contiguous(&dates)
+            .iter()
+            .map(|r| range_text(&fmt_date(r.start), &fmt_date(r.end)))
+            .collect();
+        let corrected = c
+            .sealed
+            .iter()
+            .filter(|(_, s)| *s == DateStatus::Corrected)
+            .count();
+        text.push_str(&format!(
+            "sealed, so compared and not replaced: {} ({corrected} corrected); `sqlrun \
+             corrections` shows what it corrected\n",
+            ranges.join(", ")
+        ));
+    }
+    if !c.other_models.is_empty() {
+        text.push_str(&format!(
+            "not compared: {} (not in these templates; run `sqlrun diff {}` with the templates \
+             it ran with)\n",
+            c.other_models.join(", "),
+            run.run_id
+        ));
+    }
+    out.text(&text)
+}
+
+/// What history says of a model's partitions where it matters: replaced since, pruned.
+fn history_notes(m: &ModelDiff) -> Vec<String> {
+    let mut lines = Vec::new();
+    let since: Vec<(Date, i64)> = m
+        .partitions
+        .iter()
+        .filter_map(|p| {
+            let by = p.history.as_ref()?.replaced_since?;
+            Some((parse_date(&p.ds, "date").ok()?, by))
+        })
+        .collect();
+    for (range, by) in contiguous_by(since) {
+        lines.push(format!(
+            "{}: replaced since by run {by} (what this run wrote is read from history)\n",
+            range_text(&fmt_date(range.start), &fmt_date(range.end))
+        ));
+    }
+    let pruned: Vec<(Date, String)> = m
+        .partitions
+        .iter()
+        .filter_map(|p| {
+            let h = p.history.as_ref()?;
+            (!h.pruned.is_empty())
+                .then(|| Some((parse_date(&p.ds, "date").ok()?, h.pruned.join(" and "))))?
+        })
+        .collect();
+    for (range, sides) in contiguous_by(pruned) {
+        lines.push(format!(
+            "{}: history pruned ([history] keep): the {sides} rows are gone, so this diff is not \
+             whole there\n",
+            range_text(&fmt_date(range.start), &fmt_date(range.end))
+        ));
     }
     lines
 }

@@ -43,6 +43,21 @@ pub struct Partition {
     pub sealed: bool,
     #[serde(flatten)]
     pub change: Change,
+    /// `sqlrun diff RUN`: what history says of the partition.
+    #[serde(flatten)]
+    pub history: Option<History>,
+}
+
+/// What history says of one partition a run replaced (`sqlrun diff RUN`).
+#[derive(Debug, Clone, Serialize)]
+pub struct History {
+    /// The run whose rows it replaced (null: the partition had never been built).
+    pub replaced_run: Option<i64>,
+    /// The run that replaced the run's rows since (null: they are in the table now).
+    pub replaced_since: Option<i64>,
+    /// The sides the retention (`[history] keep`) pruned, so the diff is not whole:
+    /// `before` (the rows the run replaced), `after` (the rows it wrote, replaced since).
+    pub pruned: Vec<&'static str>,
 }
 
 /// Keys and totals of one partition (or of a model over an interval).

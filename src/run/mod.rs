@@ -11,13 +11,15 @@
 //! - `in_doubt`: a date whose COMMIT failed (SQLite), as the database holds it after;
 //! - `finish`: the one way out, whatever stopped the run;
 //! - `dry_run`: the plan instead of the run;
-//! - `preview`: `apply --diff`, each date computed and rolled back, and `diff`, the table
-//!   of what changed per model and partition that it (and `sqlrun diff RUN`) shows.
+//! - `preview`: `apply --diff`, each date computed and rolled back; `changed`: `sqlrun diff
+//!   RUN`, what a run changed, from history; `diff`, the table of what changed per model
+//!   and partition that both show.
 //!
 //! Values in, values out: no clap type and no printing here. What a watcher sees while a
 //! run goes (notes, a line per date) is told to a `Progress` the caller gives; how the
 //! run ended is returned, for output to render.
 
+pub mod changed;
 pub mod diff;
 mod dry_run;
 mod each_date;
@@ -58,7 +60,14 @@ pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
     let mut shapes = each_date::row_shapes(dialect);
     shapes.extend(render::row_shapes(dialect));
     shapes.extend(history::row_shapes(dialect));
+    shapes.extend(changed::query_shapes(dialect));
     shapes
+}
+
+/// The same for the statements rendered for a pipeline's models (`sqlrun diff`'s list of
+/// the partitions a run replaced).
+pub fn template_row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
+    changed::row_shapes(pipeline)
 }
 
 /// What a watcher of a run is told while it goes, in this order; a run that tells

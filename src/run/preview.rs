@@ -256,6 +256,7 @@ impl DateCx<'_> {
                 },
                 sealed: covered,
                 change,
+                history: None,
             };
             model.push(partition, !failed);
         }

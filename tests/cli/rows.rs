@@ -34,6 +34,7 @@ fn registry(pipeline: &Pipeline) -> Vec<RowShape> {
     shapes.extend(sqlrun::seals::row_shapes(pipeline).unwrap());
     shapes.extend(sqlrun::sources::row_shapes(d));
     shapes.extend(sqlrun::run::row_shapes(d));
+    shapes.extend(sqlrun::run::template_row_shapes(pipeline).unwrap());
     shapes.extend(sqlrun::demo::row_shapes(d));
     shapes
 }

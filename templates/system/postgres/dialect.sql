@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 6
+-- version: 7
 --
 -- PostgreSQL's spelling of the few things the system templates say differently on
 -- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come

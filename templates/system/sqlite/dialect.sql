@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 6
+-- version: 7
 --
 -- SQLite's spelling of the few things the system templates say differently on each
 -- backend (postgres/dialect.sql has the same macros). Imported as `d`.
