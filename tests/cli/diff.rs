@@ -551,3 +551,142 @@ fn a_regular_run_started_during_a_long_preview_computes_its_date_at_once() {
     assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
 }
 
+
+/// Fourteen days built by run 1; late orders; the first week backfilled by run 2: `sqlrun
+/// diff 2` says, date by date, what summing the orders says before and after, and run 1's
+/// diff says what it built. Once a later run replaces a date again, run 2's diff still
+/// says the same (its rows read from history); and it writes nothing.
+#[test]
+fn what_a_backfill_changed_is_what_summing_the_orders_says() {
+    let mut orders = Orders::new(42, START, 14, true);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    sb.ok(&["apply", "--interval", &orders.interval()]);
+    let before = orders.expected();
+    let first = orders.rows.len();
+    orders.add("late-1", &day(START, 2), 120_000);
+    orders.add("late-2", &day(START, 5), -40_000);
+    orders.add("late-3", &day(START, 12), 5_000);
+    sb.insert_orders(&orders.rows[first..]);
+    let after = orders.expected();
+    let week = format!("{START}..{}", day(START, 6));
+    sb.ok(&["apply", "--interval", &week]);
+    let backfill = sb.last_run_id();
+
+    let check = |doc: &Value| {
+        assert_eq!(doc["run"]["run_id"], backfill);
+        let parts = partitions(doc, "daily_revenue");
+        assert_eq!(parts.len(), 7, "the week it replaced, not the 13th");
+        for (ds, p) in &parts {
+            let (b, a) = (before[ds], after[ds]);
+            assert_eq!(total(p, "revenue"), (b.0, a.0, a.0 - b.0), "{ds}");
+            assert_eq!(total(p, "order_count"), (b.1, a.1, a.1 - b.1), "{ds}");
+            assert_eq!(counts(p), (0, 0, i64::from(a != b)), "{ds}");
+            assert_eq!(p["replaced_run"], backfill - 1);
+            assert_eq!(p["before_from"], "daily_revenue_history");
+        }
+        let m = &doc["models"][0];
+        let moved: i64 = parts.keys().map(|ds| after[ds].0 - before[ds].0).sum();
+        assert_eq!(total(&m["total"], "revenue").2, moved);
+        assert_eq!(moved, 80_000);
+    };
+    let dumped = dump(&sb);
+    let doc = json(&sb.ok(&["--json", "diff", &backfill.to_string()]));
+    same_dump(&dumped, &dump(&sb));
+    check(&doc);
+    assert!(partitions(&doc, "daily_revenue")
+        .values()
+        .all(|p| p["replaced_since"].is_null()));
+    let text = sb.ok(&["diff", &backfill.to_string()]).stdout;
+    contains_all(
+        &text,
+        &[
+            &format!("run {backfill} (backfill 2026-02-01..2026-02-07, success, by tester)"),
+            "daily_revenue: 2 of 7 dates changed (key: ds)",
+            "+120,000",
+            "-40,000",
+            "unchanged (5 dates): 2026-02-01..2026-02-02, 2026-02-04..2026-02-05, 2026-02-07",
+        ],
+    );
+
+    // Run 1 built what was never there: every key added.
+    let doc = json(&sb.ok(&["--json", "diff", &(backfill - 1).to_string()]));
+    let parts = partitions(&doc, "daily_revenue");
+    assert_eq!(parts.len(), 14);
+    for (ds, p) in &parts {
+        assert_eq!(counts(p), (1, 0, 0), "{ds}");
+        assert_eq!(total(p, "revenue"), (0, before[ds].0, before[ds].0));
+        assert!(p["replaced_run"].is_null());
+        let since = if ds.as_str() <= day(START, 6).as_str() {
+            Value::from(backfill)
+        } else {
+            Value::Null
+        };
+        assert_eq!(p["replaced_since"], since, "{ds}");
+    }
+
+    // Replaced again since: the backfill's rows are read from history.
+    sb.ok(&["apply", "--interval", &day(START, 2)]);
+    let doc = json(&sb.ok(&["--json", "diff", &backfill.to_string()]));
+    check(&doc);
+    assert_eq!(
+        partitions(&doc, "daily_revenue")[&day(START, 2)]["replaced_since"],
+        backfill + 1
+    );
+    let narrow = json(&sb.ok(&[
+        "--json",
+        "diff",
+        &backfill.to_string(),
+        "--interval",
+        &day(START, 2),
+    ]));
+    assert_eq!(partitions(&narrow, "daily_revenue").len(), 1);
+}
+
+/// An unknown run, a run that replaced nothing (released before it computed, or whose
+/// dates were all sealed), and a run whose history the retention pruned: exit 2, saying
+/// what would work, and nothing written.
+#[test]
+fn a_diff_of_nothing_is_refused_with_what_would_work() {
+    let orders = Orders::new(43, START, 4, false);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    sb.ok(&["apply", "--interval", &orders.interval()]);
+    sb.ok(&["seal", "--interval", &orders.interval(), "--reason", "sent"]);
+    sb.ok(&["apply", "--interval", &orders.interval()]);
+    let sealed_run = sb.last_run_id();
+    let reserved = sb.ok(&["reserve", "--interval", "2026-03-01"]);
+    let released = reserved.stdout.trim().to_string();
+    sb.ok(&["release", &released]);
+    let dumped = dump(&sb);
+    let unknown = sb.expect(2, &["diff", "99"]);
+    contains_all(&unknown.stderr, &["no run 99", "sqlrun runs"]);
+    let nothing = sb.expect(2, &["diff", &released]);
+    contains_all(
+        &nothing.stderr,
+        &[&format!("run {released} ("), "replaced no partition", &format!("sqlrun runs {released}")],
+    );
+    let sealed = sb.expect(2, &["diff", &sealed_run.to_string()]);
+    contains_all(
+        &sealed.stderr,
+        &["replaced no partition", "4 sealed date(s) get corrections", "sqlrun corrections"],
+    );
+    let json_error = sb.expect(2, &["--json", "diff", "99"]);
+    assert!(json(&json_error)["error"].is_object(), "{}", json_error.stdout);
+    same_dump(&dumped, &dump(&sb));
+
+    // Pruned: with one version kept, the first run's replaces are gone by the third.
+    let pruned = Sandbox::new();
+    pruned.insert_orders(&orders.rows);
+    std::fs::write(
+        pruned.path().join("sqlrun.toml"),
+        "[history]\nkeep = \"1 versions\"\n",
+    )
+    .unwrap();
+    for _ in 0..3 {
+        pruned.ok(&["apply", "--interval", &orders.interval()]);
+    }
+    let gone = pruned.expect(2, &["diff", "1"]);
+    contains_all(&gone.stderr, &["replaced no partition", "[history] keep"]);
+    pruned.ok(&["diff", "3"]);
+}
