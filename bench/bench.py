@@ -709,6 +709,26 @@ def workload_h(b):
         remove_db(os.path.join(WORK, f"h_{side}.db"))
 
 
+def workload_v(b):
+    """The preview's cost: `apply --diff` over a computed year (each date computed into
+    temporary tables, compared with the stored rows, rolled back) against the `apply` of
+    the same 365 dates that it previews, side by side on fresh copies of y1c."""
+    src = b.computed("y1")
+    args = ["--interval", interval(365)]
+
+    def preview_case():
+        db = fresh_copy(src, os.path.join(WORK, "v_preview.db"))
+        return b.sqlrun(db, "apply", "--diff", *args), None, None
+
+    preview = "sqlrun apply --diff (365 dates previewed)"
+    apply = "sqlrun apply (the same 365 dates)"
+    compare("v", "preview a backfill of 365 days x 1,000/day over computed dates, against the backfill",
+            [(preview, preview_case), (apply, apply_case(b, src, "v_apply.db", args, 365))])
+    ratio("v", preview, apply, 1.1)
+    for name in ("v_preview.db", "v_apply.db"):
+        remove_db(os.path.join(WORK, name))
+
+
 def sqlite_version():
     return subprocess.run([SQLITE, "--version"], stdout=subprocess.PIPE).stdout.decode().split()[0]
 
@@ -717,6 +737,7 @@ def sqlite_version():
 
 SECTIONS = {"e": workload_e, "a": workload_a, "b": workload_b, "c": workload_c,
             "d": workload_d, "f": workload_f, "g": workload_g, "k": workload_k, "s": workload_s, "h": workload_h,
+            "v": workload_v,
             "profile": workload_profile, "plans": workload_plans}
 
 

@@ -585,6 +585,26 @@ def pg_h(p):
         p.pg.drop(copy)
 
 
+def pg_v(p):
+    """The preview's cost on PostgreSQL: `apply --diff` over a computed year against the
+    `apply` of the same 365 dates (--jobs 1), side by side on fresh copies of y1c."""
+    src = p.computed("y1")
+    args = ["--interval", sq.interval(365)]
+
+    def preview_case():
+        p.pg.copy(src, "pv_preview")
+        return p.sqlrun("pv_preview", "apply", "--diff", *args), None, None
+
+    preview = "sqlrun apply --diff (365 dates previewed)"
+    apply = "sqlrun apply (the same 365 dates)"
+    compare("pg-v", "PostgreSQL: preview a backfill of 365 days x 1,000/day over computed dates, against the backfill",
+            [(preview, preview_case), (apply, p.apply_case(src, "pv_apply", args, 365, jobs=1))],
+            server_cpu=p.pg.backends_cpu)
+    ratio("pg-v", preview, apply, 1.1)
+    for copy in ("pv_preview", "pv_apply"):
+        p.pg.drop(copy)
+
+
 def pg_jobs(p):
     """--jobs 2 against two psql sessions splitting the dates (odd and even), each a
     transaction per date; and what --jobs 1, 4 and 8 do on this machine."""
@@ -1013,10 +1033,10 @@ def statement_times(p, db, label, wall):
     return {"wall_ms": wall * 1000, "statements": calls, "plan_ms": plan, "exec_ms": exe, "top": lines[:20]}
 
 
-SECTIONS = {"pg-e": pg_e, "pg-a": pg_a, "pg-s": pg_s, "pg-k": pg_k, "pg-h": pg_h, "pg-jobs": pg_jobs, "pg-b": pg_b, "pg-c": pg_c,
+SECTIONS = {"pg-e": pg_e, "pg-a": pg_a, "pg-s": pg_s, "pg-k": pg_k, "pg-h": pg_h, "pg-v": pg_v, "pg-jobs": pg_jobs, "pg-b": pg_b, "pg-c": pg_c,
             "pg-d": pg_d, "pg-x": pg_x, "pg-plans": pg_plans, "pg-profile": pg_profile, "pg-l": pg_l}
 # The datasets a section reads where it is not all of them (made before any clock starts).
-NEEDS = {"pg-l": ("y1",), "pg-h": ("y1",)}
+NEEDS = {"pg-l": ("y1",), "pg-h": ("y1",), "pg-v": ("y1",)}
 
 
 def run_sections(b, todo):

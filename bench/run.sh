@@ -2,8 +2,8 @@
 # sqlrun benchmark: one command, from a clean clone.
 #
 #   bench/run.sh                 # everything, SQLite then PostgreSQL (about 20 minutes on 2 cores)
-#   bench/run.sh sqlite          # the SQLite sections: a b c d e f g k s profile plans
-#   bench/run.sh pg              # the PostgreSQL sections: pg-e pg-a pg-s pg-k pg-jobs pg-b pg-c pg-d pg-x pg-l
+#   bench/run.sh sqlite          # the SQLite sections: a b c d e f g k s h v profile plans
+#   bench/run.sh pg              # the PostgreSQL sections: pg-e pg-a pg-s pg-k pg-h pg-v pg-jobs pg-b pg-c pg-d pg-x pg-l
 #                                #   pg-plans pg-profile (a throwaway cluster in bench/work/pg)
 #   bench/run.sh a pg-a          # only some sections
 #

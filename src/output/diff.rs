@@ -94,10 +94,11 @@ pub fn model_text(m: &ModelDiff, verb: &str) -> String {
     if !changed.is_empty() {
         let mut headers = vec!["date".to_string(), "added".into(), "removed".into()];
         headers.push("changed".into());
+        // Each measure's three columns, named once: `revenue before  after  delta`.
         for measure in &m.measures {
-            for side in ["before", "after", "delta"] {
-                headers.push(format!("{} {side}", measure.column));
-            }
+            headers.push(format!("{} before", measure.column));
+            headers.push("after".into());
+            headers.push("delta".into());
         }
         let mut rows: Vec<Vec<String>> = changed
             .iter()

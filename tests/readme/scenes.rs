@@ -80,6 +80,22 @@ pub const SCENES: &[Scene] = &[
             Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-07"]),
         ]],
     },
+    // Two weeks built, the first four days sealed, then a late order (3 February, sealed)
+    // and a refund (6 February): the preview, the backfill, what it changed.
+    Scene {
+        file: "docs/src/data/history.md",
+        name: "preview",
+        blocks: &["Preview: `apply --diff`", "What a run changed: `sqlrun diff`"],
+        setup: &[&[
+            Sqlrun(&["new", "."]),
+            Sqlrun(&["init"]),
+            Sqlrun(&["generate", "--start", "2026-02-01", "--days", "14", "--per-day", "50", "--seed", "7"]),
+            Sqlrun(&["apply", "--interval", "2026-02-01..2026-02-14"]),
+            Sql("INSERT INTO orders VALUES ('late-1', '2026-02-03', 120000, '2026-02-20 09:00:00')"),
+            Sqlrun(&["seal", "--interval", "2026-02-01..2026-02-04", "--reason", "W05"]),
+            Sql("INSERT INTO orders VALUES ('late-2', '2026-02-06', -35000, '2026-02-20 09:05:00')"),
+        ]],
+    },
     Scene {
         file: "docs/src/data/life-of-a-report.md",
         name: "report",
