@@ -18,7 +18,11 @@ pub struct DiffRequest {
 
 pub fn run(ctx: &Context, request: DiffRequest, out: &Output) -> Result<Exit> {
     // A bad interval is refused before anything is opened.
-    let interval = request.interval.as_deref().map(Interval::parse).transpose()?;
+    let interval = request
+        .interval
+        .as_deref()
+        .map(Interval::parse)
+        .transpose()?;
     let settings = ctx.settings(out)?;
     let mut opened = open(&settings, &request.select, Access::Read)?;
     let changes = changed::of_run(&mut opened.db, &opened.pipeline, request.run_id, interval)?;

@@ -50,10 +50,10 @@ pub enum TxKind {
     /// on PostgreSQL no pipeline lock, so a long load neither waits for runs nor holds
     /// them up (a date reads its sources from its own snapshot).
     Plain,
-    /// `apply --diff`: reads the pipeline's tables at one moment and writes only temporary
-    /// objects, always rolled back; takes no lock anyone waits for. SQLite: a deferred
-    /// BEGIN (a reader of the WAL: a writer beside it never waits); PostgreSQL: REPEATABLE
-    /// READ, no pipeline lock.
+    /// `apply --diff`: reads the pipeline's tables (one date's, at one moment) and writes
+    /// only the session's temporary objects; takes no lock a run waits for. SQLite: a
+    /// deferred BEGIN (a reader of the WAL: a writer beside it never waits); PostgreSQL:
+    /// REPEATABLE READ, no pipeline lock.
     Preview,
 }
 

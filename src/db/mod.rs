@@ -484,23 +484,6 @@ impl Db {
         Ok(value)
     }
 
-    /// Marks the point inside the open transaction that `roll_back_to_savepoint` goes back
-    /// to (`apply --diff`: each date of the preview's one transaction). One at a time.
-    pub fn savepoint(&mut self) -> Result<()> {
-        self.batch("SAVEPOINT sqlrun_step")
-    }
-
-    /// Keeps what was done since `savepoint`, in the transaction.
-    pub fn release_savepoint(&mut self) -> Result<()> {
-        self.batch("RELEASE SAVEPOINT sqlrun_step")
-    }
-
-    /// Undoes what was done since `savepoint` (also after a statement failed there: on
-    /// PostgreSQL this ends the transaction's failed state), and forgets the savepoint.
-    pub fn roll_back_to_savepoint(&mut self) -> Result<()> {
-        self.batch("ROLLBACK TO SAVEPOINT sqlrun_step; RELEASE SAVEPOINT sqlrun_step")
-    }
-
     /// Parses and plans each statement of a script without running it: unknown tables
     /// or columns and syntax errors show before anything is written.
     /// A statement that does not prepare is `Error::Database`; a fault of the

@@ -198,7 +198,9 @@ fn date_notes(p: &Preview) -> Vec<String> {
                     _ => "them",
                 }
             ),
-            _ => format!("{dates}: not selected (--only or --lookback leaves it out): not computed"),
+            _ => {
+                format!("{dates}: not selected (--only or --lookback leaves it out): not computed")
+            }
         });
     }
     for d in &p.dates {
@@ -272,7 +274,10 @@ pub fn run_changes(c: &RunChanges, out: &Output) -> Result<()> {
         sealed: c
             .sealed
             .iter()
-            .map(|(ds, status)| SealedDate { ds, status: *status })
+            .map(|(ds, status)| SealedDate {
+                ds,
+                status: *status,
+            })
             .collect(),
     })?;
     if out.json {

@@ -129,11 +129,9 @@ impl Change {
             .map(|(i, m)| {
                 let (a, b) = (self.totals.get(i), other.totals.get(i));
                 match (m.how, a, b) {
-                    (How::Sum, Some(a), Some(b)) => Total::new(
-                        m,
-                        add(&a.before, &b.before),
-                        add(&a.after, &b.after),
-                    ),
+                    (How::Sum, Some(a), Some(b)) => {
+                        Total::new(m, add(&a.before, &b.before), add(&a.after, &b.after))
+                    }
                     (How::Sum, None, Some(b)) => b.clone(),
                     _ => Total::new(m, Json::Null, Json::Null),
                 }
@@ -175,8 +173,6 @@ fn add(a: &Json, b: &Json) -> Json {
         },
     }
 }
-
-
 
 /// A model's diff, started: its measures (the value columns its table says hold numbers,
 /// as `report` totals them), no partition yet.

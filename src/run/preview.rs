@@ -3,26 +3,26 @@
 //! sealed date compared with what is true now), and what would change, per model and
 //! partition; written nowhere.
 //!
-//! How nothing is written and nobody waits: the whole preview is one transaction that is
-//! always rolled back (`TxKind::Preview`: on SQLite a deferred BEGIN, a reader of the WAL,
-//! which no writer waits for; on PostgreSQL REPEATABLE READ and no pipeline lock, then
-//! READ ONLY once its temporary objects exist). A model's new rows go to a temporary
-//! table, and temporary views named as its table and its `_current` view stand in for them
-//! (templates/system/preview_setup.sql), so a model downstream, a check, and a later date
-//! read the rows as the run would have left them; each date is under a savepoint, rolled
-//! back where the run would roll the date back (an error, an error check). No run id is
-//! claimed, no reservation or record written: a run started meanwhile reserves and
-//! computes its dates as if there were no preview. (Per date, a transaction of its own
-//! would see a later date read the earlier one's stored rows instead of its new ones; a
-//! temporary table kept across such transactions would have to be committed. One
-//! transaction, rolled back, keeps both right.)
+//! How nothing is written and nobody waits (templates/system/preview_setup.sql): a
+//! model's new rows go to a temporary table, and temporary views named as its table and
+//! its `_current` view stand in for them, so that a model downstream, a check, and a later
+//! date (a look back, a running total) read the rows as the run would have left them there.
+//! Each date is a transaction of its own (`TxKind::Preview`: on SQLite a deferred BEGIN, a
+//! reader of the WAL, which no writer waits for; on PostgreSQL REPEATABLE READ, READ ONLY
+//! but for temporary tables, no pipeline lock), which keeps only its temporary rows, and
+//! is rolled back where the run would roll the date back. No run id is claimed, no
+//! reservation or record written: a run started meanwhile reserves and computes its dates
+//! as if there were no preview. (One transaction for the whole preview, rolled back at
+//! the end, would write no less, but hold its snapshot and its read locks for the whole
+//! preview: on PostgreSQL a pipeline change that another run brings in would wait for them,
+//! and on SQLite the WAL could not be checkpointed past it.)
 
 use minijinja::context;
 use serde::Serialize;
 
 use super::diff::{self, Change, ModelDiff, Partition};
 use super::dry_run;
-use super::each_date::{date_start, failure_message};
+use super::each_date::{date_start, failure_message, DateStart};
 use super::request::Asked;
 use super::{start, Progress};
 use crate::dates::interval::Interval;
@@ -100,9 +100,9 @@ impl Preview {
     }
 }
 
-/// `apply --diff`: the dates the run would compute, each computed and compared, in one
-/// transaction that is rolled back. `Err`: bad input (as `apply` refuses it), or a fault
-/// of the database; nothing is written either way.
+/// `apply --diff`: the dates the run would compute, each computed and compared in a
+/// transaction of its own that writes only temporary objects. `Err`: bad input (as `apply`
+/// refuses it), or a fault of the database; nothing is written either way.
 pub fn preview(
     db: &mut Db,
     pipeline: &Pipeline,
@@ -132,18 +132,23 @@ pub fn preview(
         .iter()
         .map(|m| m.name.as_str())
         .collect();
-    let dates = db.rolled_back(TxKind::Preview, |db| {
-        db.batch(&setup)?;
-        let cx = DateCx {
-            pipeline,
-            extra: &extra,
-            models: &names,
-        };
-        plan.steps
-            .iter()
-            .map(|step| cx.date(db, step, &mut models))
-            .collect::<Result<Vec<_>>>()
-    })?;
+    // The temporary objects, made once (a transaction of their own, which writes only
+    // them); each date then in a transaction of its own; the objects dropped at the end.
+    db.transaction(TxKind::Preview, |db| db.batch(&setup))?;
+    let cx = DateCx {
+        pipeline,
+        extra: &extra,
+        models: &names,
+    };
+    let dates = plan
+        .steps
+        .iter()
+        .map(|step| cx.date(db, step, &mut models))
+        .collect::<Result<Vec<_>>>();
+    let teardown = pipeline.render_system("preview_teardown", extra.clone())?;
+    let dropped = db.transaction(TxKind::Preview, |db| db.batch(&teardown));
+    let dates = dates?;
+    dropped?;
     Ok(Preview {
         interval,
         models,
@@ -169,9 +174,40 @@ struct DateCx<'a> {
     models: &'a [&'a str],
 }
 
+/// How a date's transaction ends when it is not kept: rolled back, with why.
+enum NotKept {
+    /// Its sources are not ready: not computed.
+    NotReady(String),
+    /// Its SQL failed as the run's would (recorded by the run as the date's failure).
+    Error(Error),
+    /// An error check found rows: computed, and rolled back as the run would.
+    Checks(Computed),
+    /// A fault of the database or its connection: the preview ends.
+    Fault(Error),
+}
+
+impl From<Error> for NotKept {
+    fn from(e: Error) -> Self {
+        NotKept::Fault(e)
+    }
+}
+
+impl From<crate::db::Error> for NotKept {
+    fn from(e: crate::db::Error) -> Self {
+        NotKept::Fault(e.into())
+    }
+}
+
+/// A date computed: what its script kept (the diffs) and its checks' findings.
+struct Computed {
+    kept: Vec<(String, Vec<Row>)>,
+    checks: Vec<Failure>,
+}
+
 impl DateCx<'_> {
-    /// One date of the plan: computed under a savepoint (kept where the run would commit
-    /// it), or said why not.
+    /// One date of the plan: computed in a transaction of its own, kept (its temporary
+    /// rows only) where the run would commit it, rolled back where the run would roll it
+    /// back; or said why not.
     fn date(&self, db: &mut Db, step: &Step, models: &mut [ModelDiff]) -> Result<PreviewDate> {
         let mut date = PreviewDate {
             ds: step.ds.clone(),
@@ -193,58 +229,47 @@ impl DateCx<'_> {
             _ => {}
         }
         let ds = step.ds.as_str();
-        let start = date_start(db, self.pipeline, ds)?;
+        // What the date starts from, read in its transaction, as the run reads it.
+        let mut start = None;
+        let ended = db.transaction(TxKind::Preview, |db| {
+            let begun = start.insert(date_start(db, self.pipeline, ds)?);
+            self.compute(db, ds, begun)
+        });
+        let start = start.unwrap_or(DateStart {
+            sealed: false,
+            at: String::new(),
+            uncovered: Vec::new(),
+        });
         date.sealed = start.sealed;
-        let ready = self.pipeline.bind_ready(ds)?;
-        if let Some(why) = ready::not_ready(db, self.pipeline, ready.as_ref())? {
-            date.outcome = Outcome::NotReady;
-            date.message = Some(why);
-            return Ok(date);
-        }
-        let vars = DateVars {
-            ds,
-            run_id: 0,
-            sealed: start.sealed,
-            uncovered: &start.uncovered,
-            started_at: &start.at,
-            lease_seconds: take::lease_seconds(),
-        };
-        let script = self
-            .pipeline
-            .bind_date_system("preview", &vars, self.extra.clone())?;
-        db.savepoint()?;
-        let computed = self.compute(db, &script, (ds, start.sealed));
-        let (kept, failed) = match computed {
-            Ok((kept, checks)) => {
-                let failed = checks.iter().any(|f| f.severity == Severity::Error);
-                if failed {
-                    date.message = Some(crate::error::failed_message(&checks, None));
-                }
-                date.checks = checks;
-                (kept, failed)
+        let computed = match ended {
+            Ok(computed) => {
+                date.outcome = Outcome::Computed;
+                computed
             }
-            Err(e) if recoverable(&e) => {
-                db.roll_back_to_savepoint()?;
+            Err(NotKept::NotReady(why)) => {
+                date.outcome = Outcome::NotReady;
+                date.message = Some(why);
+                return Ok(date);
+            }
+            Err(NotKept::Error(e)) => {
                 date.outcome = Outcome::Failed;
                 date.message = Some(failure_message(self.pipeline, 0, &e).0);
                 return Ok(date);
             }
-            Err(e) => return Err(e),
+            Err(NotKept::Checks(computed)) => {
+                date.outcome = Outcome::Failed;
+                date.message = Some(crate::error::failed_message(&computed.checks, None));
+                computed
+            }
+            Err(NotKept::Fault(e)) => return Err(e),
         };
-        // The run would roll a date whose error check found rows back: so does the
-        // preview, for the dates after it (its diff is still shown).
-        match failed {
-            true => db.roll_back_to_savepoint()?,
-            false => db.release_savepoint()?,
-        }
-        date.outcome = match failed {
-            true => Outcome::Failed,
-            false => Outcome::Computed,
-        };
+        let written = date.outcome == Outcome::Computed;
         for (n, model) in models.iter_mut().enumerate() {
-            let row = kept
+            let name = format!("diff_{}", n + 1);
+            let row = computed
+                .kept
                 .iter()
-                .find(|(name, _)| *name == format!("diff_{}", n + 1))
+                .find(|(kept, _)| *kept == name)
                 .and_then(|(_, rows)| rows.first());
             let change = row.map_or_else(Change::default, |r| Change::from_row(r, &model.measures));
             let covered = start.sealed && !start.uncovered.contains(&model.model);
@@ -258,21 +283,53 @@ impl DateCx<'_> {
                 change,
                 history: None,
             };
-            model.push(partition, !failed);
+            // A date the run would roll back is shown, and counts in no total.
+            model.push(partition, written);
         }
+        date.checks = computed.checks;
         Ok(date)
     }
 
-    /// The date's script, then what its checks found (the run's own reading of them).
+    /// Inside the date's transaction: its readiness, then its script (each model into its
+    /// temporary rows, the diffs, the checks' counts), then what its checks found (the
+    /// run's own reading of them). Kept (`Ok`) where the run would commit the date.
     fn compute(
         &self,
         db: &mut Db,
-        script: &crate::pipeline::templates::Bound,
-        date: (&str, bool),
-    ) -> Result<(Vec<(String, Vec<Row>)>, Vec<Failure>)> {
-        let kept = db.run_script_pipelined(&script.sql, &script.params, self.models)?;
-        let checks = verify::counted_failures(db, self.pipeline, &kept, date, 0)?;
-        Ok((kept, checks))
+        ds: &str,
+        start: &DateStart,
+    ) -> std::result::Result<Computed, NotKept> {
+        let ready = self.pipeline.bind_ready(ds)?;
+        if let Some(why) = ready::not_ready(db, self.pipeline, ready.as_ref())? {
+            return Err(NotKept::NotReady(why));
+        }
+        let vars = DateVars {
+            ds,
+            run_id: 0,
+            sealed: start.sealed,
+            uncovered: &start.uncovered,
+            started_at: &start.at,
+            lease_seconds: take::lease_seconds(),
+        };
+        let script = self
+            .pipeline
+            .bind_date_system("preview", &vars, self.extra.clone())?;
+        let ran = db
+            .run_script_pipelined(&script.sql, &script.params, self.models)
+            .map_err(Error::from)
+            .and_then(|kept| {
+                let checks =
+                    verify::counted_failures(db, self.pipeline, &kept, (ds, start.sealed), 0)?;
+                Ok(Computed { kept, checks })
+            });
+        match ran {
+            Ok(c) if c.checks.iter().any(|f| f.severity == Severity::Error) => {
+                Err(NotKept::Checks(c))
+            }
+            Ok(c) => Ok(c),
+            Err(e) if recoverable(&e) => Err(NotKept::Error(e)),
+            Err(e) => Err(NotKept::Fault(e)),
+        }
     }
 }
 

@@ -1,10 +1,11 @@
 -- name: preview
 -- version: 1
 --
--- `apply --diff`: one date as the run would compute it, under a savepoint of the
--- preview's transaction (system/preview_setup.sql made its temporary objects), which is
--- always rolled back: each model the date computes, in dependency order, into its
--- temporary rows (never its table), then what changed against what is there now
+-- `apply --diff`: one date as the run would compute it, in a transaction of its own that
+-- writes only the temporary objects of system/preview_setup.sql (on PostgreSQL they are
+-- found first by name, d.temp_first, and the server refuses any other write, d.read_only):
+-- each model the date computes, in dependency order, into its temporary rows (never its
+-- table), then what changed against what is there now
 -- (system/diff.sql, kept as `diff_N` for the N-th model), then the date's checks over the
 -- rows as the run would leave them (system/date_checks.sql). As in system/date.sql, a
 -- model is replaced (its date's stored rows hidden first, so the model reads its own table
@@ -14,6 +15,8 @@
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
 {% import "system/diff.sql" as diff %}
+{{ d.temp_first(schema) }}
+{{ d.read_only() }}
 {% for p in previewed %}
 {% with model = p.model, rows = "sqlrun_preview_" ~ loop.index, dates = "sqlrun_preview_" ~ loop.index ~ "_dates", n = loop.index %}
 -- sqlrun context: {{ model.name|ident }}

@@ -1,10 +1,11 @@
 -- name: preview_setup
 -- version: 1
 --
--- `apply --diff`: the start of the preview's one transaction, which is always rolled
--- back (each date in it under a savepoint: system/preview.sql). Nothing here or after it
--- is written to the pipeline's schema: only temporary objects, which go with the
--- rollback. For the N-th model a date computes:
+-- `apply --diff`: the preview's temporary objects, made once, in a transaction of their
+-- own (each date then in one of its own: system/preview.sql; they are dropped at the end:
+-- system/preview_teardown.sql). Nothing is written to the pipeline's schema: only these,
+-- which live in the session's temporary schema and go with it. For the N-th model a date
+-- computes:
 --   sqlrun_preview_N        its rows as the preview computes them, date after date, typed
 --                           as its table's columns, with what `<table>_current` would say
 --                           of each (`sqlrun_corrected`);
@@ -17,11 +18,7 @@
 --   there, with the dates before committed. The stored rows themselves are read through
 --   `schema` (SQLite: main), which no temporary object hides.
 -- SQLite finds a temporary object before the pipeline's of the same name; on PostgreSQL,
--- whose sqlrun sessions search pg_temp last, d.temp_first puts it first for the
--- transaction, and d.read_only then makes the server refuse any write that is not to a
--- temporary table.
-{% import "system/dialect.sql" as d %}
-{{ d.temp_first(schema) }}
+-- whose sqlrun sessions search pg_temp last, each date's transaction puts it first.
 {% for p in previewed %}
 {% with model = p.model, rows = "sqlrun_preview_" ~ loop.index, dates = "sqlrun_preview_" ~ loop.index ~ "_dates" %}
 CREATE TEMP TABLE {{ rows|ident }} AS
@@ -53,4 +50,3 @@ SELECT {% for c in model.columns %}r.{{ c|ident }}, {% endfor %}r.sqlrun_correct
 FROM {{ rows|ident }} AS r;
 {% endwith %}
 {% endfor %}
-{{ d.read_only() }}

@@ -55,7 +55,10 @@ fn dump(sb: &Sandbox) -> BTreeMap<String, Vec<Vec<String>>> {
 }
 
 /// Asserts that two dumps are the same, naming the first table that differs.
-fn same_dump(before: &BTreeMap<String, Vec<Vec<String>>>, after: &BTreeMap<String, Vec<Vec<String>>>) {
+fn same_dump(
+    before: &BTreeMap<String, Vec<Vec<String>>>,
+    after: &BTreeMap<String, Vec<Vec<String>>>,
+) {
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
         after.keys().collect::<Vec<_>>(),
@@ -193,7 +196,13 @@ fn a_sealed_date_is_compared_with_what_is_true_now_and_would_get_a_correction() 
     sb.insert_orders(&orders.rows[first..]);
 
     let dumped = dump(&sb);
-    let run = sb.ok(&["--json", "apply", "--interval", &orders.interval(), "--diff"]);
+    let run = sb.ok(&[
+        "--json",
+        "apply",
+        "--interval",
+        &orders.interval(),
+        "--diff",
+    ]);
     same_dump(&dumped, &dump(&sb));
     let doc = json(&run);
     let p = partitions(&doc, "daily_revenue")[&day(START, 3)];
@@ -315,7 +324,15 @@ fn a_preview_computes_downstream_models_and_later_dates_as_the_run_does() {
         .map(|(m, c)| table_totals(&sb, m, c))
         .collect();
     let dumped = dump(&sb);
-    let run = sb.ok(&["--templates", tpl, "--json", "apply", "--interval", &interval, "--diff"]);
+    let run = sb.ok(&[
+        "--templates",
+        tpl,
+        "--json",
+        "apply",
+        "--interval",
+        &interval,
+        "--diff",
+    ]);
     same_dump(&dumped, &dump(&sb));
     let doc = json(&run);
     sb.ok(&["--templates", tpl, "apply", "--interval", &interval]);
@@ -353,7 +370,15 @@ fn dates_the_run_would_not_compute_are_said_and_not_computed() {
     let dumped = dump(&sb);
     let run = sb.expect(
         99,
-        &["--json", "apply", "--interval", &orders.interval(), "--only", "missing", "--diff"],
+        &[
+            "--json",
+            "apply",
+            "--interval",
+            &orders.interval(),
+            "--only",
+            "missing",
+            "--diff",
+        ],
     );
     same_dump(&dumped, &dump(&sb));
     let doc = json(&run);
@@ -373,11 +398,22 @@ fn dates_the_run_would_not_compute_are_said_and_not_computed() {
     let parts = partitions(&doc, "daily_revenue");
     assert!(!parts.contains_key(&day(START, 0)) && !parts.contains_key(&day(START, 2)));
     let p = parts[&day(START, 1)];
-    assert_eq!(counts(p), (1, 0, 0), "a date never computed: its key is added");
+    assert_eq!(
+        counts(p),
+        (1, 0, 0),
+        "a date never computed: its key is added"
+    );
     assert_eq!(total(p, "order_count").0, 0);
     let text = sb.expect(
         99,
-        &["apply", "--interval", &orders.interval(), "--only", "missing", "--diff"],
+        &[
+            "apply",
+            "--interval",
+            &orders.interval(),
+            "--only",
+            "missing",
+            "--diff",
+        ],
     );
     contains_all(
         &text.stdout,
@@ -410,7 +446,15 @@ fn dates_the_run_would_not_compute_are_said_and_not_computed() {
     let dumped = dump(&sb);
     let run = sb.expect(
         1,
-        &["--templates", tpl, "--json", "apply", "--interval", &day(START, 4), "--diff"],
+        &[
+            "--templates",
+            tpl,
+            "--json",
+            "apply",
+            "--interval",
+            &day(START, 4),
+            "--diff",
+        ],
     );
     same_dump(&dumped, &dump(&sb));
     let doc = json(&run);
@@ -454,7 +498,9 @@ fn bad_combinations_are_refused_and_write_nothing() {
     let run = sb.expect(2, &["apply", "--run", &run_id, "--diff"]);
     assert!(
         run.stderr.contains(&format!("--diff with --run {run_id}"))
-            && run.stderr.contains("sqlrun apply --interval START..END --diff"),
+            && run
+                .stderr
+                .contains("sqlrun apply --interval START..END --diff"),
         "{}",
         run.stderr
     );
@@ -464,7 +510,17 @@ fn bad_combinations_are_refused_and_write_nothing() {
     let tpl = copy_templates(&sb);
     std::fs::write(tpl.join("models/bands.sql"), BANDS).unwrap();
     let tpl = tpl.to_str().unwrap();
-    let run = sb.expect(2, &["--templates", tpl, "apply", "--interval", &interval, "--diff"]);
+    let run = sb.expect(
+        2,
+        &[
+            "--templates",
+            tpl,
+            "apply",
+            "--interval",
+            &interval,
+            "--diff",
+        ],
+    );
     assert!(
         run.stderr.contains("writes nothing") && run.stderr.contains("sqlrun init"),
         "{}",
@@ -472,10 +528,20 @@ fn bad_combinations_are_refused_and_write_nothing() {
     );
     same_dump(&dumped, &dump(&sb));
     sb.ok(&["--templates", tpl, "init"]);
-    let run = sb.ok(&["--templates", tpl, "--json", "apply", "--interval", &interval, "--diff"]);
+    let run = sb.ok(&[
+        "--templates",
+        tpl,
+        "--json",
+        "apply",
+        "--interval",
+        &interval,
+        "--diff",
+    ]);
     let doc = json(&run);
     let bands = partitions(&doc, "bands");
-    assert!(bands.values().all(|p| counts(p).0 > 0 && p["rows_before"] == 0));
+    assert!(bands
+        .values()
+        .all(|p| counts(p).0 > 0 && p["rows_before"] == 0));
 }
 
 /// A model whose every date takes a while to compute (about `secs` seconds): SQLite counts
@@ -508,11 +574,32 @@ fn a_regular_run_started_during_a_long_preview_computes_its_date_at_once() {
     std::fs::write(tpl.join("models/slow.sql"), slow_model(0.3)).unwrap();
     let tpl = tpl.to_str().unwrap().to_string();
     let interval = orders.interval();
-    sb.ok(&["--templates", &tpl, "apply", "--interval", &interval, "--select", "daily_revenue"]);
+    sb.ok(&[
+        "--templates",
+        &tpl,
+        "apply",
+        "--interval",
+        &interval,
+        "--select",
+        "daily_revenue",
+    ]);
     let started = Instant::now();
-    let mut preview = spawn(&sb, &["--templates", &tpl, "apply", "--interval", &interval, "--diff"]);
+    let mut preview = spawn(
+        &sb,
+        &[
+            "--templates",
+            &tpl,
+            "apply",
+            "--interval",
+            &interval,
+            "--diff",
+        ],
+    );
     std::thread::sleep(Duration::from_millis(1500));
-    assert!(preview.try_wait().unwrap().is_none(), "the preview is under way");
+    assert!(
+        preview.try_wait().unwrap().is_none(),
+        "the preview is under way"
+    );
     let asked = Instant::now();
     let regular = sb.run(&[
         "--templates",
@@ -530,7 +617,10 @@ fn a_regular_run_started_during_a_long_preview_computes_its_date_at_once() {
         "the regular run ended while the preview was still under way ({:?} in)",
         started.elapsed()
     );
-    assert!(took < Duration::from_secs(4), "the regular run took {took:?}");
+    assert!(
+        took < Duration::from_secs(4),
+        "the regular run took {took:?}"
+    );
     let ds = day(START, 20);
     let run_id = sb.last_run_id();
     assert_eq!(
@@ -550,7 +640,6 @@ fn a_regular_run_started_during_a_long_preview_computes_its_date_at_once() {
     assert_eq!(sb.count("SELECT count(*) FROM slow"), 0, "nothing written");
     assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0);
 }
-
 
 /// Fourteen days built by run 1; late orders; the first week backfilled by run 2: `sqlrun
 /// diff 2` says, date by date, what summing the orders says before and after, and run 1's
@@ -664,15 +753,27 @@ fn a_diff_of_nothing_is_refused_with_what_would_work() {
     let nothing = sb.expect(2, &["diff", &released]);
     contains_all(
         &nothing.stderr,
-        &[&format!("run {released} ("), "replaced no partition", &format!("sqlrun runs {released}")],
+        &[
+            &format!("run {released} ("),
+            "replaced no partition",
+            &format!("sqlrun runs {released}"),
+        ],
     );
     let sealed = sb.expect(2, &["diff", &sealed_run.to_string()]);
     contains_all(
         &sealed.stderr,
-        &["replaced no partition", "4 sealed date(s) get corrections", "sqlrun corrections"],
+        &[
+            "replaced no partition",
+            "4 sealed date(s) get corrections",
+            "sqlrun corrections",
+        ],
     );
     let json_error = sb.expect(2, &["--json", "diff", "99"]);
-    assert!(json(&json_error)["error"].is_object(), "{}", json_error.stdout);
+    assert!(
+        json(&json_error)["error"].is_object(),
+        "{}",
+        json_error.stdout
+    );
     same_dump(&dumped, &dump(&sb));
 
     // Pruned: with one version kept, the first run's replaces are gone by the third.

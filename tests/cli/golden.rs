@@ -257,6 +257,32 @@ const COMMANDS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "preview",
+        &["apply", "--diff", "--interval", "2026-01-01..2026-01-24"],
+    ),
+    (
+        "preview-json",
+        &[
+            "--json",
+            "apply",
+            "--diff",
+            "--interval",
+            "2026-01-06..2026-01-09",
+        ],
+    ),
+    ("diff-4", &["diff", "4"]),
+    (
+        "diff-1-json",
+        &[
+            "--json",
+            "diff",
+            "1",
+            "--interval",
+            "2026-01-01..2026-01-02",
+        ],
+    ),
+    ("diff-3", &["diff", "3"]),
+    (
         "apply-held",
         &["apply", "--interval", "2026-01-15..2026-01-17"],
     ),

@@ -33,3 +33,6 @@
 {# `apply --diff`: from here on the preview's transaction writes only temporary tables;
    any other write is refused by the server. #}
 {% macro read_only() %}SET TRANSACTION READ ONLY;{% endmacro %}
+{# `apply --diff`: the schema of a session's temporary objects, to name one of them past
+   a pipeline object of the same name. #}
+{% macro temp_schema() %}pg_temp{% endmacro %}

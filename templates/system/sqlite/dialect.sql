@@ -32,3 +32,6 @@
 {# `apply --diff`: from here on the preview's transaction writes only its temporary objects
    (SQLite: the preview reads through a read-only connection where the file allows it). #}
 {% macro read_only() %}{% endmacro %}
+{# `apply --diff`: the schema of a session's temporary objects, to name one of them past
+   a pipeline object of the same name. #}
+{% macro temp_schema() %}temp{% endmacro %}
