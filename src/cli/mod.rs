@@ -168,6 +168,7 @@ pub enum Command {
     #[command(after_help = "Examples:\n  \
         sqlrun diff 7                                   what run 7 changed\n  \
         sqlrun diff 7 --interval 2026-02-01..2026-02-07 --select daily_revenue\n  \
+        sqlrun diff --model daily_revenue --from 3 --to 9   one model between two runs\n  \
         sqlrun --json diff 7 | jq '.models[].total'\n  \
         sqlrun apply --interval 2026-02-01..2026-02-14 --diff   before a run: what it would change\n\n\
         History is kept for `[history] keep` (30 days by default): a partition whose replaced \
@@ -296,9 +297,19 @@ pub struct RunsArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The run (`sqlrun runs` lists them).
-    #[arg(add = ArgValueCandidates::new(shell::run_ids))]
-    pub run_id: i64,
+    /// The run (`sqlrun runs` lists them); or, instead, --model with --from and --to.
+    #[arg(add = ArgValueCandidates::new(shell::run_ids), required_unless_present = "model")]
+    pub run_id: Option<i64>,
+    /// One model between two points of its history: its partitions as they stood once run
+    /// --from was done, against once run --to was (needs --from and --to).
+    #[arg(long, value_name = "MODEL", requires_all = ["from", "to"], conflicts_with_all = ["run_id", "select"], add = ArgValueCandidates::new(shell::model_names))]
+    pub model: Option<String>,
+    /// With --model: the earlier point, a run id.
+    #[arg(long, value_name = "RUN_ID", requires = "model")]
+    pub from: Option<i64>,
+    /// With --model: the later point, a run id.
+    #[arg(long, value_name = "RUN_ID", requires = "model")]
+    pub to: Option<i64>,
     /// Only the partitions of these dates: START..END (both included), one date, a month
     /// or a year.
     #[arg(long, value_name = "START..END")]

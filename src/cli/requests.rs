@@ -6,7 +6,7 @@ use super::*;
 use crate::commands::check::CheckRequest;
 use crate::commands::completions::Script;
 use crate::commands::demo::DemoRequest;
-use crate::commands::diff::DiffRequest;
+use crate::commands::diff::{DiffOf, DiffRequest};
 use crate::commands::help::HelpRequest;
 use crate::commands::init::InitRequest;
 use crate::commands::load::LoadRequest;
@@ -87,8 +87,17 @@ impl From<&RunsArgs> for RunsRequest {
 
 impl From<&DiffArgs> for DiffRequest {
     fn from(args: &DiffArgs) -> Self {
+        let what = match (&args.model, args.from, args.to, args.run_id) {
+            (Some(model), Some(from), Some(to), _) => DiffOf::Between {
+                model: model.clone(),
+                from,
+                to,
+            },
+            // clap asks for RUN_ID unless --model, and --model needs --from and --to.
+            (_, _, _, run_id) => DiffOf::Run(run_id.unwrap_or_default()),
+        };
         DiffRequest {
-            run_id: args.run_id,
+            what,
             interval: args.interval.clone(),
             select: args.select.clone(),
         }

@@ -10,7 +10,7 @@ use super::apply::{date_count, range_text};
 use super::Output;
 use crate::dates::interval::{contiguous, contiguous_by, fmt_date, parse_date, Date};
 use crate::error::Result;
-use crate::run::changed::RunChanges;
+use crate::run::changed::{Between, RunChanges};
 use crate::run::diff::{Change, ModelDiff, Partition};
 use crate::run::preview::{Outcome, Preview, PreviewDate};
 use crate::text::table::table;
@@ -352,21 +352,63 @@ fn history_notes(m: &ModelDiff) -> Vec<String> {
             range_text(&fmt_date(range.start), &fmt_date(range.end))
         ));
     }
+    lines.extend(pruned_notes(m));
+    lines
+}
+
+/// The partitions whose history the retention pruned on a side, as ranges.
+fn pruned_notes(m: &ModelDiff) -> Vec<String> {
     let pruned: Vec<(Date, String)> = m
         .partitions
         .iter()
-        .filter_map(|p| {
-            let h = p.history.as_ref()?;
-            (!h.pruned.is_empty())
-                .then(|| Some((parse_date(&p.ds, "date").ok()?, h.pruned.join(" and "))))?
-        })
+        .filter(|p| !p.pruned.is_empty())
+        .filter_map(|p| Some((parse_date(&p.ds, "date").ok()?, p.pruned.join(" and "))))
         .collect();
-    for (range, sides) in contiguous_by(pruned) {
-        lines.push(format!(
-            "{}: history pruned ([history] keep): the {sides} rows are gone, so this diff is not \
-             whole there\n",
-            range_text(&fmt_date(range.start), &fmt_date(range.end))
-        ));
+    contiguous_by(pruned)
+        .into_iter()
+        .map(|(range, sides)| {
+            format!(
+                "{}: history pruned ([history] keep): the {sides} rows are not all known, so this \
+                 diff is not whole there\n",
+                range_text(&fmt_date(range.start), &fmt_date(range.end))
+            )
+        })
+        .collect()
+}
+
+/// `sqlrun diff --model M --from A --to B` as `--json` prints it.
+#[derive(Serialize)]
+struct BetweenDoc<'a> {
+    from: i64,
+    to: i64,
+    model: &'a ModelDiff,
+}
+
+/// `sqlrun diff --model M --from A --to B`: the JSON document, or the text.
+pub fn between(b: &Between, out: &Output) -> Result<()> {
+    out.json(&BetweenDoc {
+        from: b.from.run_id,
+        to: b.to.run_id,
+        model: &b.model,
+    })?;
+    if out.json {
+        return Ok(());
     }
-    lines
+    let run = |r: &crate::store::RunRow| {
+        format!(
+            "run {} ({} {}, {})",
+            r.run_id,
+            r.kind,
+            range_text(&r.interval_start, &r.interval_end),
+            r.status
+        )
+    };
+    let mut text = format!(
+        "{} against {}: the rows as they stood once each was done\n\n",
+        run(&b.from),
+        run(&b.to)
+    );
+    text.push_str(&model_text(&b.model, "differ"));
+    text.push_str(&pruned_notes(&b.model).join(""));
+    out.text(&text)
 }

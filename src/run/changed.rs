@@ -53,6 +53,14 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
     for model in &pipeline.models {
         let sql = replaced_sql(pipeline, model, 1, None)?;
         shapes.push(RowShape::of::<Replaced, _>(sql.as_str(), dialect));
+        let listed = pipeline.render_system(
+            "diff_between",
+            context! {
+                model => to_value(model), measures => Vec::<String>::new(), from_run => 1,
+                to_run => 2, ds => (), start => (), end => (),
+            },
+        )?;
+        shapes.push(RowShape::of::<AtEither, _>(listed.as_str(), dialect));
     }
     Ok(shapes)
 }
@@ -155,7 +163,6 @@ fn model_changes(
         let history = History {
             replaced_run: r.replaced_run,
             replaced_since: r.since,
-            pruned,
         };
         diff.push(
             Partition {
@@ -164,6 +171,7 @@ fn model_changes(
                 sealed: false,
                 change,
                 history: Some(history),
+                pruned,
             },
             true,
         );
@@ -244,4 +252,83 @@ pub fn query_shapes(dialect: Dialect) -> Vec<RowShape> {
         &queries::MODELS_REPLACED_BY_RUN,
         dialect,
     )]
+}
+
+/// One model between two points of its history (`sqlrun diff --model M --from A --to B`).
+#[derive(Debug)]
+pub struct Between {
+    pub from: RunRow,
+    pub to: RunRow,
+    pub model: ModelDiff,
+}
+
+/// A partition either point has rows of, as system/diff_between.sql lists it.
+#[derive(Deserialize)]
+struct AtEither {
+    ds: String,
+    known_from: i64,
+}
+
+/// Model `name`'s partitions as they stood once run `from` was done against once run
+/// `to` was, over `interval` when given. An unknown model or run is bad input (exit 2).
+pub fn between(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    name: &str,
+    (from, to): (i64, i64),
+    interval: Option<Interval>,
+) -> Result<Between> {
+    let Some(model) = pipeline.model(name) else {
+        let known: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
+        return Err(Error::bad(format!(
+            "--model {name}: no such model; this pipeline's models are: {}",
+            known.join(", ")
+        )));
+    };
+    let (from_run, to_run) = (store::existing_run(db, from)?, store::existing_run(db, to)?);
+    let mut diff = diff::begin(db, model)?;
+    let context = |ds: Option<&str>, measures| {
+        context! {
+            model => to_value(model), measures => measures, from_run => from, to_run => to,
+            ds => ds, start => interval.map(|i| fmt_date(i.start)),
+            end => interval.map(|i| fmt_date(i.end)),
+        }
+    };
+    let listed: Vec<AtEither> = db.rows_as(
+        pipeline
+            .render_system("diff_between", context(None, diff.measures_value()))?
+            .as_str(),
+        &[],
+    )?;
+    for p in listed {
+        let sql = pipeline.bind_system(
+            "diff_between",
+            context(Some(&p.ds), diff.measures_value()),
+        )?;
+        let rows = db.rows(sql.sql.as_str(), &params(&sql.params))?;
+        let change = rows
+            .first()
+            .map_or_else(Change::default, |row| Change::from_row(row, &diff.measures));
+        let pruned = [("before", from), ("after", to)]
+            .into_iter()
+            .filter(|(_, run)| *run < p.known_from)
+            .map(|(side, _)| side)
+            .collect();
+        diff.push(
+            Partition {
+                ds: p.ds,
+                before_from: format!("after run {from}"),
+                sealed: false,
+                change,
+                history: None,
+                pruned,
+            },
+            true,
+        );
+    }
+    Ok(Between {
+        from: from_run,
+        to: to_run,
+        model: diff,
+    })
 }

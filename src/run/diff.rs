@@ -46,6 +46,10 @@ pub struct Partition {
     /// `sqlrun diff RUN`: what history says of the partition.
     #[serde(flatten)]
     pub history: Option<History>,
+    /// From history: the sides whose rows the retention (`[history] keep`) pruned, so that
+    /// the diff is not whole there (`before`, `after`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pruned: Vec<&'static str>,
 }
 
 /// What history says of one partition a run replaced (`sqlrun diff RUN`).
@@ -55,9 +59,6 @@ pub struct History {
     pub replaced_run: Option<i64>,
     /// The run that replaced the run's rows since (null: they are in the table now).
     pub replaced_since: Option<i64>,
-    /// The sides the retention (`[history] keep`) pruned, so the diff is not whole:
-    /// `before` (the rows the run replaced), `after` (the rows it wrote, replaced since).
-    pub pruned: Vec<&'static str>,
 }
 
 /// Keys and totals of one partition (or of a model over an interval).

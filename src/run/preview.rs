@@ -282,6 +282,7 @@ impl DateCx<'_> {
                 sealed: covered,
                 change,
                 history: None,
+                pruned: Vec::new(),
             };
             // A date the run would roll back is shown, and counts in no total.
             model.push(partition, written);

@@ -730,6 +730,59 @@ fn what_a_backfill_changed_is_what_summing_the_orders_says() {
         &day(START, 2),
     ]));
     assert_eq!(partitions(&narrow, "daily_revenue").len(), 1);
+
+    // One model between two points: as it stood once run 1 was done, against once the
+    // backfill was: the same as what the backfill changed, on the dates it replaced, and
+    // nothing elsewhere; and back again the other way.
+    let from_to = |from: i64, to: i64| {
+        json(&sb.ok(&[
+            "--json",
+            "diff",
+            "--model",
+            "daily_revenue",
+            "--from",
+            &from.to_string(),
+            "--to",
+            &to.to_string(),
+        ]))
+    };
+    let doc = from_to(backfill - 1, backfill);
+    assert_eq!(doc["from"], backfill - 1);
+    let parts: BTreeMap<String, &Value> = doc["model"]["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["ds"].as_str().unwrap().to_string(), p))
+        .collect();
+    assert_eq!(parts.len(), 14);
+    for (ds, p) in &parts {
+        let (b, a) = match ds.as_str() <= day(START, 6).as_str() {
+            true => (before[ds], after[ds]),
+            false => (before[ds], before[ds]),
+        };
+        assert_eq!(total(p, "revenue"), (b.0, a.0, a.0 - b.0), "{ds}");
+        assert!(p.get("pruned").is_none());
+    }
+    let back = from_to(backfill, backfill - 1);
+    assert_eq!(
+        total(&back["model"]["total"], "revenue").2,
+        -total(&doc["model"]["total"], "revenue").2
+    );
+    let text = sb.ok(&[
+        "diff", "--model", "daily_revenue", "--from", "1", "--to", "2",
+    ]);
+    contains_all(
+        &text.stdout,
+        &[
+            "run 1 (backfill 2026-02-01..2026-02-14, success) against run 2 (backfill \
+             2026-02-01..2026-02-07, success): the rows as they stood once each was done",
+            "daily_revenue: 2 of 14 dates differ (key: ds)",
+        ],
+    );
+    let bad = sb.expect(2, &["diff", "--model", "nope", "--from", "1", "--to", "2"]);
+    contains_all(&bad.stderr, &["--model nope: no such model", "daily_revenue"]);
+    let bad = sb.expect(2, &["diff", "--model", "daily_revenue", "--from", "1"]);
+    contains_all(&bad.stderr, &["--to"]);
 }
 
 /// An unknown run, a run that replaced nothing (released before it computed, or whose
@@ -790,4 +843,20 @@ fn a_diff_of_nothing_is_refused_with_what_would_work() {
     let gone = pruned.expect(2, &["diff", "1"]);
     contains_all(&gone.stderr, &["replaced no partition", "[history] keep"]);
     pruned.ok(&["diff", "3"]);
+    // Between two points, the one history no longer knows whole is said.
+    let doc = json(&pruned.ok(&[
+        "--json", "diff", "--model", "daily_revenue", "--from", "1", "--to", "3",
+    ]));
+    let parts = doc["model"]["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), 4);
+    assert!(parts.iter().all(|p| p["pruned"] == serde_json::json!(["before"])), "{doc}");
+    let text = pruned.ok(&["diff", "--model", "daily_revenue", "--from", "1", "--to", "3"]);
+    contains_all(
+        &text.stdout,
+        &["2026-02-01..2026-02-04: history pruned ([history] keep): the before rows are not all known"],
+    );
+    let known = json(&pruned.ok(&[
+        "--json", "diff", "--model", "daily_revenue", "--from", "2", "--to", "3",
+    ]));
+    assert!(known["model"]["partitions"][0].get("pruned").is_none(), "{known}");
 }
