@@ -27,7 +27,11 @@ pub enum DiffOf {
 
 pub fn run(ctx: &Context, request: DiffRequest, out: &Output) -> Result<Exit> {
     // A bad interval is refused before anything is opened.
-    let interval = request.interval.as_deref().map(Interval::parse).transpose()?;
+    let interval = request
+        .interval
+        .as_deref()
+        .map(Interval::parse)
+        .transpose()?;
     let settings = ctx.settings(out)?;
     let mut opened = open(&settings, &request.select, Access::Read)?;
     let (db, pipeline) = (&mut opened.db, &opened.pipeline);

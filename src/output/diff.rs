@@ -173,11 +173,14 @@ fn row(m: &ModelDiff, date: String, c: &Change) -> Vec<String> {
     cells
 }
 
+/// What is said of a date not computed: why, and who holds it.
+type NotComputed<'a> = (Outcome, Option<i64>, Option<&'a str>);
+
 /// The dates not computed, or computed and failed, and the checks that warned, as
 /// ranges where they share what is said of them.
 fn date_notes(p: &Preview) -> Vec<String> {
     let mut lines = Vec::new();
-    let keyed: Vec<(Date, (Outcome, Option<i64>, Option<&str>))> = p
+    let keyed: Vec<(Date, NotComputed)> = p
         .dates
         .iter()
         .filter(|d| matches!(d.outcome, Outcome::Held | Outcome::NotSelected))

@@ -301,10 +301,8 @@ pub fn between(
         &[],
     )?;
     for p in listed {
-        let sql = pipeline.bind_system(
-            "diff_between",
-            context(Some(&p.ds), diff.measures_value()),
-        )?;
+        let sql =
+            pipeline.bind_system("diff_between", context(Some(&p.ds), diff.measures_value()))?;
         let rows = db.rows(sql.sql.as_str(), &params(&sql.params))?;
         let change = rows
             .first()

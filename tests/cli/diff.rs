@@ -769,7 +769,13 @@ fn what_a_backfill_changed_is_what_summing_the_orders_says() {
         -total(&doc["model"]["total"], "revenue").2
     );
     let text = sb.ok(&[
-        "diff", "--model", "daily_revenue", "--from", "1", "--to", "2",
+        "diff",
+        "--model",
+        "daily_revenue",
+        "--from",
+        "1",
+        "--to",
+        "2",
     ]);
     contains_all(
         &text.stdout,
@@ -780,7 +786,10 @@ fn what_a_backfill_changed_is_what_summing_the_orders_says() {
         ],
     );
     let bad = sb.expect(2, &["diff", "--model", "nope", "--from", "1", "--to", "2"]);
-    contains_all(&bad.stderr, &["--model nope: no such model", "daily_revenue"]);
+    contains_all(
+        &bad.stderr,
+        &["--model nope: no such model", "daily_revenue"],
+    );
     let bad = sb.expect(2, &["diff", "--model", "daily_revenue", "--from", "1"]);
     contains_all(&bad.stderr, &["--to"]);
 }
@@ -845,18 +854,48 @@ fn a_diff_of_nothing_is_refused_with_what_would_work() {
     pruned.ok(&["diff", "3"]);
     // Between two points, the one history no longer knows whole is said.
     let doc = json(&pruned.ok(&[
-        "--json", "diff", "--model", "daily_revenue", "--from", "1", "--to", "3",
+        "--json",
+        "diff",
+        "--model",
+        "daily_revenue",
+        "--from",
+        "1",
+        "--to",
+        "3",
     ]));
     let parts = doc["model"]["partitions"].as_array().unwrap();
     assert_eq!(parts.len(), 4);
-    assert!(parts.iter().all(|p| p["pruned"] == serde_json::json!(["before"])), "{doc}");
-    let text = pruned.ok(&["diff", "--model", "daily_revenue", "--from", "1", "--to", "3"]);
+    assert!(
+        parts
+            .iter()
+            .all(|p| p["pruned"] == serde_json::json!(["before"])),
+        "{doc}"
+    );
+    let text = pruned.ok(&[
+        "diff",
+        "--model",
+        "daily_revenue",
+        "--from",
+        "1",
+        "--to",
+        "3",
+    ]);
     contains_all(
         &text.stdout,
         &["2026-02-01..2026-02-04: history pruned ([history] keep): the before rows are not all known"],
     );
     let known = json(&pruned.ok(&[
-        "--json", "diff", "--model", "daily_revenue", "--from", "2", "--to", "3",
+        "--json",
+        "diff",
+        "--model",
+        "daily_revenue",
+        "--from",
+        "2",
+        "--to",
+        "3",
     ]));
-    assert!(known["model"]["partitions"][0].get("pruned").is_none(), "{known}");
+    assert!(
+        known["model"]["partitions"][0].get("pruned").is_none(),
+        "{known}"
+    );
 }
