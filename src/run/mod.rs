@@ -28,6 +28,7 @@ pub mod render;
 mod request;
 mod signals;
 mod start;
+pub mod undo;
 mod workers;
 
 pub use dry_run::Plan;
@@ -53,6 +54,7 @@ pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
     let mut shapes = each_date::row_shapes(dialect);
     shapes.extend(render::row_shapes(dialect));
     shapes.extend(history::row_shapes(dialect));
+    shapes.extend(undo::row_shapes(dialect));
     shapes
 }
 
@@ -167,6 +169,7 @@ pub fn apply(
         selection: start.new_run().map(|r| r.selection.clone()),
         signal: signal.signal(),
         clock: asked.clock,
+        undo: asked.request.undo.as_ref(),
     };
     let sessions = std::iter::once(&mut *db).chain(&mut others).collect();
     let (dates, stops) = each_date::compute_dates(sessions, &work, &worker, progress);

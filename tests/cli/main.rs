@@ -45,3 +45,4 @@ mod sent;
 mod shell;
 mod stop_within;
 mod templates;
+mod undo;

@@ -89,3 +89,5 @@ mod stop_within;
 #[path = "../cli/templates.rs"]
 mod templates;
 mod tls;
+#[path = "../cli/undo.rs"]
+mod undo;
