@@ -2,7 +2,8 @@
 //! replace just took out of the date (in the date's own transaction), and the generic
 //! `change_against_previous` refuses a date whose total moves by more than a ratio of
 //! the version it replaces. An error check of that kind rolls its date back as any failed
-//! check does; the other dates commit.
+//! check does; the other dates commit. And `report --html` shows what each run changed
+//! (issue 36 point 6), read from the same history.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,13 @@ fn gate_check() -> String {
 /// A project folder in the sandbox: the repo's models and views, and in checks/ only the
 /// gate (so that no built-in check adds results).
 fn project(sb: &Sandbox) -> PathBuf {
+    let dst = ungated(sb);
+    std::fs::write(dst.join("checks").join(format!("{GATE}.sql")), gate_check()).unwrap();
+    dst
+}
+
+/// The same with no check at all.
+fn ungated(sb: &Sandbox) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
     let dst = sb.path().join("gated");
     for f in ["models", "views"] {
@@ -36,7 +44,6 @@ fn project(sb: &Sandbox) -> PathBuf {
         }
     }
     std::fs::create_dir_all(dst.join("checks")).unwrap();
-    std::fs::write(dst.join("checks").join(format!("{GATE}.sql")), gate_check()).unwrap();
     dst
 }
 
@@ -320,4 +327,128 @@ fn jobs_2_gives_the_same_rows_and_records_as_jobs_1() {
         outcomes.push(got);
     }
     assert_eq!(outcomes[0], outcomes[1]);
+}
+
+// ---------------------------------------------------------------------------------------
+// report --html: what a run changed
+
+/// The value cells (`data-col` -> `data-v`) of run `run`'s row in the changes table of
+/// `model` on the page.
+fn changed(page: &str, model: &str, run: i64) -> BTreeMap<String, String> {
+    let start = format!("id=\"changes-{model}\"");
+    let from = page.find(&start).unwrap_or_else(|| panic!("no {start} in the page"));
+    let table = &page[from..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let row = format!("<tr data-run={run}>");
+    let at = table.find(&row).unwrap_or_else(|| panic!("no {row} in {table}"));
+    let line = table[at..].split("</tr>").next().unwrap();
+    let re = regex::Regex::new(r#"data-col=(\w+) data-v=([^ >]*)>"#).unwrap();
+    re.captures_iter(line)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect()
+}
+
+/// What the page must say of a run, computed from the orders: `(partitions, built_before,
+/// rows_before, rows_after, revenue before, after, order_count before, after)`.
+fn want(
+    dates: &[String],
+    built_before: usize,
+    before: &BTreeMap<String, (i64, i64)>,
+    after: &BTreeMap<String, (i64, i64)>,
+) -> BTreeMap<String, String> {
+    let sum = |m: &BTreeMap<String, (i64, i64)>, f: fn(&(i64, i64)) -> i64| -> i64 {
+        dates.iter().filter_map(|d| m.get(d)).map(f).sum()
+    };
+    let rows = |m: &BTreeMap<String, (i64, i64)>| dates.iter().filter(|d| m.contains_key(*d)).count();
+    let (rb, ra) = (sum(before, |x| x.0), sum(after, |x| x.0));
+    let (cb, ca) = (sum(before, |x| x.1), sum(after, |x| x.1));
+    [
+        ("partitions", dates.len() as i64),
+        ("built_before", built_before as i64),
+        ("rows_before", rows(before) as i64),
+        ("rows_after", rows(after) as i64),
+        ("before_revenue", rb),
+        ("after_revenue", ra),
+        ("delta_revenue", ra - rb),
+        ("before_order_count", cb),
+        ("after_order_count", ca),
+        ("delta_order_count", ca - cb),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+#[test]
+fn report_html_shows_what_each_run_changed_from_history() {
+    let sb = Sandbox::new();
+    let mut orders = Orders::new(3605, START, 5, false);
+    sb.insert_orders(&orders.rows);
+    let tpl = ungated(&sb);
+    let all: Vec<String> = (0..5).map(|i| day(START, i)).collect();
+    // Run 1 builds five dates for the first time.
+    with(&sb, 0, &tpl, &["apply", "--interval", &orders.interval()]);
+    let first = sb.last_run_id();
+    let v1 = orders.expected();
+    // Late orders on the 1st and the 3rd; run 2 rebuilds the 1st..3rd.
+    let late = [
+        orders.add("late-r1", &all[0], 250_000),
+        orders.add("late-r2", &all[2], -40_000),
+    ];
+    sb.insert_orders(&late);
+    let three = format!("{}..{}", all[0], all[2]);
+    with(&sb, 0, &tpl, &["apply", "--interval", &three]);
+    let second = sb.last_run_id();
+    let v2 = orders.expected();
+    // Another late order on the 2nd; run 3 rebuilds it alone, so what run 2 wrote there
+    // is now in the history (run_id = run 2).
+    let late = orders.add("late-r3", &all[1], 99_000);
+    sb.insert_orders(&[late]);
+    with(&sb, 0, &tpl, &["apply", "--interval", &all[1]]);
+    let third = sb.last_run_id();
+    let v3 = orders.expected();
+
+    let file = sb.path().join("changes.html");
+    let mut args = vec!["--templates", tpl.to_str().unwrap(), "report", "--html"];
+    args.push(file.to_str().unwrap());
+    sb.ok(&args);
+    let page = std::fs::read_to_string(&file).unwrap();
+
+    let none = BTreeMap::new();
+    let only = |m: &BTreeMap<String, (i64, i64)>, ds: &[String]| -> BTreeMap<String, (i64, i64)> {
+        ds.iter().map(|d| (d.clone(), m[d])).collect()
+    };
+    assert_eq!(
+        changed(&page, "daily_revenue", first),
+        want(&all, 0, &none, &v1)
+    );
+    let d3 = all[..3].to_vec();
+    assert_eq!(
+        changed(&page, "daily_revenue", second),
+        want(&d3, 3, &only(&v1, &d3), &only(&v2, &d3))
+    );
+    let d1 = vec![all[1].clone()];
+    assert_eq!(
+        changed(&page, "daily_revenue", third),
+        want(&d1, 1, &only(&v2, &d1), &only(&v3, &d1))
+    );
+    // The deltas are the late orders: +250,000 - 40,000 in run 2, +99,000 in run 3.
+    assert_eq!(changed(&page, "daily_revenue", second)["delta_revenue"], "210000");
+    assert_eq!(changed(&page, "daily_revenue", third)["delta_revenue"], "99000");
+    // Newest first.
+    let at = |run: i64| page.find(&format!("<tr data-run={run}>")).unwrap();
+    assert!(at(third) < at(second) && at(second) < at(first));
+
+    // --interval narrows it to the partitions of those dates.
+    let file = sb.path().join("narrow.html");
+    let mut args = vec!["--templates", tpl.to_str().unwrap(), "report", "--html"];
+    args.extend([file.to_str().unwrap(), "--interval", &all[2]]);
+    sb.ok(&args);
+    let page = std::fs::read_to_string(&file).unwrap();
+    let d = vec![all[2].clone()];
+    assert_eq!(
+        changed(&page, "daily_revenue", second),
+        want(&d, 1, &only(&v1, &d), &only(&v2, &d))
+    );
+    assert!(!page.contains(&format!("<tr data-run={third}>")));
 }
