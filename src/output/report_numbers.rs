@@ -57,13 +57,22 @@ fn changes(html: &mut String, m: &ModelNumbers) {
     }
     let summed: Vec<&Measure> = m.measures.iter().filter(|x| x.adds_up()).collect();
     let mut columns: Vec<String> = [
-        "Run", "Dates", "Replaced", "Built before", "Rows before", "Rows after",
+        "Run",
+        "Dates",
+        "Replaced",
+        "Built before",
+        "Rows before",
+        "Rows after",
     ]
     .map(String::from)
     .to_vec();
     for x in &summed {
         let c = esc(&x.column);
-        columns.extend([format!("{c} before"), format!("{c} after"), format!("{c} delta")]);
+        columns.extend([
+            format!("{c} before"),
+            format!("{c} after"),
+            format!("{c} delta"),
+        ]);
     }
     let caption = format!(
         "{name}: what the newest runs changed, newest first<br><small>Per run (at most \

@@ -60,7 +60,10 @@ fn built(seed: u64) -> (Sandbox, Orders, PathBuf) {
     let orders = Orders::new(seed, START, 5, false);
     sb.insert_orders(&orders.rows);
     for (ds, (rev, _)) in orders.expected() {
-        assert!(rev > 1_000, "{ds}: revenue {rev} is too small to move by a ratio");
+        assert!(
+            rev > 1_000,
+            "{ds}: revenue {rev} is too small to move by a ratio"
+        );
     }
     let tpl = project(&sb);
     with(&sb, 0, &tpl, &["apply", "--interval", &orders.interval()]);
@@ -225,7 +228,12 @@ fn a_change_gate_refuses_the_date_that_moved_too_much_and_commits_the_others() {
     assert_eq!(results.len(), 1, "{results:?}");
     assert_eq!(
         results[0][..4],
-        [big.clone(), format!("checks/{GATE}"), "error".into(), "1".into()]
+        [
+            big.clone(),
+            format!("checks/{GATE}"),
+            "error".into(),
+            "1".into()
+        ]
     );
     let sample: serde_json::Value = serde_json::from_str(&results[0][4]).unwrap();
     let first_row = &sample.as_array().expect("sample rows")[0];
@@ -235,7 +243,10 @@ fn a_change_gate_refuses_the_date_that_moved_too_much_and_commits_the_others() {
             .unwrap_or_else(|| panic!("a number: {v}"))
     };
     assert_eq!(number(&first_row["total"]), expected[&big].0 as f64);
-    assert_eq!(number(&first_row["previous_total"]), row(&before, &big)[1].parse::<f64>().unwrap());
+    assert_eq!(
+        number(&first_row["previous_total"]),
+        row(&before, &big)[1].parse::<f64>().unwrap()
+    );
 }
 
 #[test]
@@ -266,7 +277,13 @@ fn on_a_sealed_date_the_gate_compares_with_the_values_before_the_correction() {
         &sb,
         0,
         &tpl,
-        &["seal", "--interval", &format!("{sealed}..{sealed}"), "--reason", "sent"],
+        &[
+            "seal",
+            "--interval",
+            &format!("{sealed}..{sealed}"),
+            "--reason",
+            "sent",
+        ],
     );
     // +50% on the sealed date: the correction would move it past the gate; refused.
     let rev = orders.expected()[&sealed].0;
@@ -336,11 +353,15 @@ fn jobs_2_gives_the_same_rows_and_records_as_jobs_1() {
 /// `model` on the page.
 fn changed(page: &str, model: &str, run: i64) -> BTreeMap<String, String> {
     let start = format!("id=\"changes-{model}\"");
-    let from = page.find(&start).unwrap_or_else(|| panic!("no {start} in the page"));
+    let from = page
+        .find(&start)
+        .unwrap_or_else(|| panic!("no {start} in the page"));
     let table = &page[from..];
     let table = &table[..table.find("</table>").unwrap()];
     let row = format!("<tr data-run={run}>");
-    let at = table.find(&row).unwrap_or_else(|| panic!("no {row} in {table}"));
+    let at = table
+        .find(&row)
+        .unwrap_or_else(|| panic!("no {row} in {table}"));
     let line = table[at..].split("</tr>").next().unwrap();
     let re = regex::Regex::new(r#"data-col=(\w+) data-v=([^ >]*)>"#).unwrap();
     re.captures_iter(line)
@@ -359,7 +380,8 @@ fn want(
     let sum = |m: &BTreeMap<String, (i64, i64)>, f: fn(&(i64, i64)) -> i64| -> i64 {
         dates.iter().filter_map(|d| m.get(d)).map(f).sum()
     };
-    let rows = |m: &BTreeMap<String, (i64, i64)>| dates.iter().filter(|d| m.contains_key(*d)).count();
+    let rows =
+        |m: &BTreeMap<String, (i64, i64)>| dates.iter().filter(|d| m.contains_key(*d)).count();
     let (rb, ra) = (sum(before, |x| x.0), sum(after, |x| x.0));
     let (cb, ca) = (sum(before, |x| x.1), sum(after, |x| x.1));
     [
@@ -433,8 +455,14 @@ fn report_html_shows_what_each_run_changed_from_history() {
         want(&d1, 1, &only(&v2, &d1), &only(&v3, &d1))
     );
     // The deltas are the late orders: +250,000 - 40,000 in run 2, +99,000 in run 3.
-    assert_eq!(changed(&page, "daily_revenue", second)["delta_revenue"], "210000");
-    assert_eq!(changed(&page, "daily_revenue", third)["delta_revenue"], "99000");
+    assert_eq!(
+        changed(&page, "daily_revenue", second)["delta_revenue"],
+        "210000"
+    );
+    assert_eq!(
+        changed(&page, "daily_revenue", third)["delta_revenue"],
+        "99000"
+    );
     // Newest first.
     let at = |run: i64| page.find(&format!("<tr data-run={run}>")).unwrap();
     assert!(at(third) < at(second) && at(second) < at(first));
