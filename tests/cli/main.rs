@@ -21,6 +21,7 @@ mod disk_faults;
 mod environment;
 mod failure;
 mod first_hour;
+mod gate;
 mod glance;
 mod golden;
 mod history;

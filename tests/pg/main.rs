@@ -33,6 +33,8 @@ mod failure;
 mod faults;
 #[path = "../cli/first_hour.rs"]
 mod first_hour;
+#[path = "../cli/gate.rs"]
+mod gate;
 #[path = "../cli/glance.rs"]
 mod glance;
 #[path = "../cli/golden.rs"]
