@@ -259,6 +259,9 @@ fn compute_date(
             Ok(start) => start,
             Err(stop) => return Ok(Err(stop)),
         };
+        if let Some(undo) = undo {
+            super::undo::still_holds(db, undo, ds)?;
+        }
         let rendered = match &early {
             Some(rendered) => rendered,
             None => {

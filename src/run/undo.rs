@@ -250,6 +250,35 @@ fn read(db: &mut Db, run_id: i64, touched: Interval) -> Result<(Vec<Replaced>, V
     Ok((replaced, unreplaced))
 }
 
+/// Inside the date's transaction, once the run holds the date: each partition it puts
+/// back still holds RUN's rows. The plan was read before the dates were reserved, and a
+/// run that replaced one in between must not be overwritten: the date fails instead,
+/// writing nothing, and the next `sqlrun undo RUN` skips that partition.
+pub fn still_holds(db: &mut Db, undo: &DateUndo, ds: &str) -> Result<()> {
+    let params = [
+        (":run_id", Value::from(undo.of)),
+        (":first", ds.into()),
+        (":last", ds.into()),
+    ];
+    let now: Vec<Replaced> = db.rows_as(&queries::UNDO_REPLACED, &params)?;
+    for model in &undo.restored {
+        let holder = now
+            .iter()
+            .find(|r| r.model.trim_start_matches("models/") == model)
+            .and_then(|r| r.holder);
+        if holder != Some(undo.of) {
+            let by = holder.map_or("another run".to_string(), |h| format!("run {h}"));
+            return Err(Error::bad(format!(
+                "{model} on {ds} was replaced by {by} after this undo read its plan, so \
+                 putting back what run {} replaced would erase that; nothing of {ds} was \
+                 written. Run `sqlrun undo {}` again: it skips what was replaced since",
+                undo.of, undo.of
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `--interval` cut to what RUN touched; bad input when they do not meet.
 fn within(asked: Interval, touched: Interval, run_id: i64) -> Result<Interval> {
     let start = asked.start.max(touched.start);

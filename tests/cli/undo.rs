@@ -352,3 +352,54 @@ fn bad_input_exits_2_says_what_works_and_writes_nothing() {
         assert_eq!(snapshot(&sb), before, "{args:?} wrote nothing");
     }
 }
+
+/// The plan is read before the dates are reserved. A run that replaces a partition in
+/// between (here: its record and rows, written while the undo stands stopped right after
+/// reserving) is not overwritten: that date fails, naming the run, and writes nothing.
+#[test]
+fn a_partition_replaced_between_the_plan_and_the_reservation_is_not_overwritten() {
+    let (sb, _, _, bad) = with_a_bad_run(367);
+    let mut cmd = sb.cmd(&["undo", &bad.to_string(), "--interval", "2026-03-03"]);
+    cmd.env("SQLRUN_STOP_AT", "reserved")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().expect("spawn sqlrun");
+    let stat = format!("/proc/{}/stat", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_to_string(&stat)
+        .unwrap_or_default()
+        .rsplit_once(") ")
+        .is_some_and(|(_, rest)| rest.starts_with('T'))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the undo never stopped"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // What another run's replace of the 3rd leaves: its rows and its record.
+    sb.exec(
+        "UPDATE daily_revenue SET revenue = 7, run_id = 4242 WHERE ds = '2026-03-03'; \
+         UPDATE partition_models SET run_id = 4242 WHERE ds = '2026-03-03'",
+    );
+    // SAFETY: kill has no preconditions; the pid is our child's.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
+    let run = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 1, "{run:?}");
+    contains_all(
+        &run.stderr,
+        &["2026-03-03", "run 4242", "nothing of 2026-03-03"],
+    );
+    assert_eq!(
+        sb.rows("SELECT revenue, run_id FROM daily_revenue WHERE ds = '2026-03-03'"),
+        vec![vec!["7".to_string(), "4242".into()]],
+        "the other run's rows stand"
+    );
+    let undo = sb.last_run_id();
+    assert_eq!(
+        sb.rows(&format!(
+            "SELECT status FROM run_partitions WHERE run_id = {undo} AND ds = '2026-03-03'"
+        )),
+        vec![vec!["failed".to_string()]]
+    );
+}
