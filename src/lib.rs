@@ -102,6 +102,7 @@ fn execute(cli: &Cli, out: &mut Output) -> Result<Exit> {
         Command::Apply(args) => commands::apply::run(&ctx, args.try_into()?, out),
         Command::Reserve(args) => commands::reserve::run(&ctx, args.try_into()?, out),
         Command::Release(args) => commands::release::run(&ctx, args.try_into()?, out),
+        Command::Undo(args) => commands::undo::run(&ctx, args.try_into()?, out),
         Command::Seal(args) => commands::seal::run(&ctx, args.try_into()?, out),
         Command::Unseal(args) => commands::seal::run(&ctx, args.try_into()?, out),
         Command::Retire(args) => commands::retire::run(&ctx, args.try_into()?, out),

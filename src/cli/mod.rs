@@ -122,6 +122,20 @@ pub enum Command {
     Reserve(ReserveArgs),
     /// Give up what a reserved or running run still holds (recorded).
     Release(ReleaseArgs),
+    /// Put back what a run replaced, as a new run of kind undo.
+    ///
+    /// Each partition (model, date) RUN replaced and that still holds its rows goes back
+    /// to the rows RUN replaced (kept in <table>_history); models downstream of it are
+    /// recomputed. A sealed date gets corrections, never an overwrite. A partition
+    /// replaced again since RUN is skipped and named, as is one whose history the
+    /// retention pruned.
+    #[command(after_help = "Examples:\n  \
+        sqlrun undo 7 --reason \"the fix in run 7 was wrong\"\n  \
+        sqlrun undo 7 --interval 2026-02-09..2026-02-11   only those dates\n  \
+        sqlrun undo 7 --dry-run                         the plan, nothing written\n\n\
+        Exit codes as apply: 0 done (or nothing left to undo); 1 a date failed; 2 bad input, \
+        nothing written; 99 dates skipped because another run holds them.")]
+    Undo(UndoArgs),
     /// Mark dates as sent: a sealed date is never overwritten again, only corrected.
     #[command(after_help = "Examples:\n  \
         sqlrun seal --interval 2026-02-01..2026-02-07 --reason \"weekly report 2026-W06\"\n  \
@@ -237,6 +251,25 @@ pub struct ReleaseArgs {
     /// Who releases it (default: $USER, else the account).
     #[arg(long, value_name = "NAME")]
     pub by: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// The run to undo (`sqlrun runs` lists them).
+    #[arg(add = ArgValueCandidates::new(shell::run_ids))]
+    pub run_id: i64,
+    /// Only the partitions of these dates: START..END (both included), one date, a month.
+    #[arg(long, value_name = "START..END")]
+    pub interval: Option<String>,
+    /// Why (recorded with the run).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Who undoes it (default: $USER, else the account).
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+    /// Print the plan (what goes back, what is skipped and why); write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -540,6 +573,7 @@ impl From<&ApplyArgs> for crate::run::Request {
             allow_partial_day: args.allow_partial_day,
             create: args.create,
             stop_within: args.stop_within,
+            undo: None,
         }
     }
 }

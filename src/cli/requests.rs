@@ -19,6 +19,7 @@ use crate::commands::runs::RunsRequest;
 use crate::commands::seals::SealsRequest;
 use crate::commands::status::StatusRequest;
 use crate::commands::templates::TemplatesRequest;
+use crate::commands::undo::UndoRequest;
 use crate::error::Error;
 use crate::pipeline::models::RetireRequest;
 
@@ -33,6 +34,18 @@ impl From<&NewArgs> for NewRequest {
 impl From<&InitArgs> for InitRequest {
     fn from(_: &InitArgs) -> Self {
         InitRequest
+    }
+}
+
+impl From<&UndoArgs> for UndoRequest {
+    fn from(args: &UndoArgs) -> Self {
+        UndoRequest {
+            run_id: args.run_id,
+            interval: args.interval.clone(),
+            reason: args.reason.clone(),
+            by: args.by.clone(),
+            dry_run: args.dry_run,
+        }
     }
 }
 

@@ -25,6 +25,7 @@ pub mod seal;
 pub mod seals;
 pub mod status;
 pub mod templates;
+pub mod undo;
 
 use crate::error::Result;
 use crate::output::Output;

@@ -23,6 +23,7 @@ pub mod runs;
 pub mod seal;
 pub mod status;
 pub mod templates;
+pub mod undo;
 
 use std::io::{IsTerminal, Write};
 

@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 use crate::dates::interval::parse_date;
 use crate::output::report::{esc, table_head, td};
-use crate::seals::numbers::{Measure, ModelNumbers, Record, RECENT_DATES};
+use crate::seals::numbers::{Measure, ModelNumbers, Record, CHANGED_RUNS, RECENT_DATES};
 
 pub fn numbers(html: &mut String, models: &[ModelNumbers]) {
     if models.is_empty() {
@@ -39,6 +39,90 @@ fn model_numbers(html: &mut String, m: &ModelNumbers) {
     trend(html, m);
     weeks(html, m);
     dates(html, m);
+    changes(html, m);
+}
+
+/// What the newest runs changed in the model (seals/numbers.rs, CHANGED_RUNS): per run the
+/// partitions it replaced, the rows and each summed column's total before and after, and
+/// the delta.
+fn changes(html: &mut String, m: &ModelNumbers) {
+    let name = esc(&m.model.name);
+    if m.changes.is_empty() {
+        let _ = writeln!(
+            html,
+            "<p id=\"changes-{name}\">No run replaced a partition of {name} in these dates \
+             (or the history of what it replaced is pruned).</p>"
+        );
+        return;
+    }
+    let summed: Vec<&Measure> = m.measures.iter().filter(|x| x.adds_up()).collect();
+    let mut columns: Vec<String> = [
+        "Run",
+        "Dates",
+        "Replaced",
+        "Built before",
+        "Rows before",
+        "Rows after",
+    ]
+    .map(String::from)
+    .to_vec();
+    for x in &summed {
+        let c = esc(&x.column);
+        columns.extend([
+            format!("{c} before"),
+            format!("{c} after"),
+            format!("{c} delta"),
+        ]);
+    }
+    let caption = format!(
+        "{name}: what the newest runs changed, newest first<br><small>Per run (at most \
+         {CHANGED_RUNS}) that replaced partitions of these dates: before is what it took out \
+         (<code>{history}</code>), after what it wrote (its rows, in the table or replaced \
+         since); sealed dates are corrected, not replaced (see Corrections)</small>",
+        history = esc(&m.model.history_table),
+    );
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    table_head(html, &format!("\"changes-{name}\""), &caption, &columns);
+    for r in &m.changes {
+        let _ = write!(html, "<tr data-run={}>", attr(&r["run_id"].to_string()));
+        td(html, &r["run_id"].to_string());
+        let (first, last) = (
+            r["first_ds"].as_str().unwrap_or_default(),
+            r["last_ds"].as_str().unwrap_or_default(),
+        );
+        td(
+            html,
+            &match first == last {
+                true => first.to_string(),
+                false => format!("{first}..{last}"),
+            },
+        );
+        for column in ["partitions", "built_before", "rows_before", "rows_after"] {
+            let raw = &r[column];
+            let _ = write!(
+                html,
+                "<td data-col={} data-v={}>{}</td>",
+                column,
+                attr(&raw.to_string()),
+                esc(&raw.to_string())
+            );
+        }
+        for x in &summed {
+            value_cell(html, r, &format!("before_{}", x.column), x);
+            value_cell(html, r, &format!("after_{}", x.column), x);
+            let column = format!("delta_{}", x.column);
+            let raw = r.get(&column).unwrap_or(&Json::Null);
+            let _ = write!(
+                html,
+                "<td data-col={} data-v={}>{}</td>",
+                attr(&column),
+                attr(&raw.to_string()),
+                esc(&x.kind.show_delta(Some(raw)))
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody>\n</table>\n");
 }
 
 /// The value of `column` in a row, as its kind shows it.

@@ -171,6 +171,20 @@ pub struct DateVars<'a> {
     pub started_at: &'a str,
     /// The lease each date's commit renews on the dates the run still holds.
     pub lease_seconds: i64,
+    /// `sqlrun undo`: the models whose rows this date puts back from history (None: an
+    /// ordinary date, every model computed by its SELECT).
+    pub undo: Option<&'a DateUndo>,
+}
+
+/// One date of `sqlrun undo RUN`: the models whose rows RUN replaced there and that still
+/// hold them; the date computes those (their rows from `<table>_history`, by
+/// system/undo_rows.sql) and the models downstream of them (by their own SQL: the
+/// cascade), and no other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DateUndo {
+    /// RUN, the run undone.
+    pub of: i64,
+    pub restored: Vec<String>,
 }
 
 impl Pipeline {
@@ -475,14 +489,39 @@ impl Pipeline {
                 keep_versions => self.retention.versions(),
             }
         });
+        let no_models: &[String] = &[];
         let this_date = context! {
             sealed => vars.sealed,
             uncovered => to_value(&vars.uncovered),
             started_at => vars.started_at,
             lease_seconds => vars.lease_seconds,
+            undo_of => vars.undo.map(|u| u.of),
+            restored => to_value(&vars.undo.map_or(no_models, |u| &u.restored)),
             ..time_vars(vars.ds, vars.run_id)
         };
-        minijinja::value::merge_maps([alike.clone(), this_date])
+        // An undo's date computes fewer models than the run's selection: the first map
+        // wins.
+        let models = vars
+            .undo
+            .map(|u| context! { models => to_value(&self.undo_models(&u.restored)) });
+        let maps = models.into_iter().chain([alike.clone(), this_date]);
+        minijinja::value::merge_maps(maps)
+    }
+
+    /// The models an undo's date computes, in dependency order: those `restored` and every
+    /// model downstream of them.
+    pub fn undo_models(&self, restored: &[String]) -> Vec<&Model> {
+        let mut chosen: BTreeSet<&str> = restored.iter().map(String::as_str).collect();
+        let mut models = Vec::new();
+        for model in self.computed_models() {
+            if chosen.contains(model.name.as_str())
+                || model.depends_on.iter().any(|d| chosen.contains(d.as_str()))
+            {
+                chosen.insert(&model.name);
+                models.push(model);
+            }
+        }
+        models
     }
 
     /// One model's SELECT for a date, as `render --date D MODEL` shows it.
@@ -895,6 +934,7 @@ mod tests {
             uncovered: &[],
             started_at: "2026-11-29 00:00:00",
             lease_seconds: 900,
+            undo: None,
         };
         let sql = p.render_date(&vars).unwrap();
         assert!(
@@ -949,6 +989,7 @@ mod tests {
                 uncovered: &[],
                 started_at: "2026-11-29 00:00:00",
                 lease_seconds: 900,
+                undo: None,
             })
             .unwrap();
         let model = sql.find("INSERT INTO \"daily_revenue\"").unwrap();
@@ -981,6 +1022,7 @@ mod tests {
                 uncovered: &[],
                 started_at: "2026-11-29 00:00:00",
                 lease_seconds: 900,
+                undo: None,
             };
             let (a, b) = (
                 p.bind_date(&vars("2026-02-09")).unwrap(),

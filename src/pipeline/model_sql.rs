@@ -234,6 +234,7 @@ mod tests {
             uncovered: &[],
             started_at: "2026-11-20 00:00:00",
             lease_seconds: 0,
+            undo: None,
         };
         let sql = p.bind_date(&vars).unwrap().sql;
         let statement = db::split_statements(&sql)

@@ -173,6 +173,7 @@ impl Pipeline {
                     uncovered: &[],
                     started_at: &started_at,
                     lease_seconds: 0,
+                    undo: None,
                 })?
                 .sql;
             let checked = db.check_statements(&sql).map_err(Error::from);

@@ -546,7 +546,7 @@ fn template_error(files: &[TemplateFile], outer: minijinja::Error) -> Error {
         .unwrap_or_default();
     let what = match err.kind() {
         ErrorKind::UndefinedError => {
-            "undefined variable (the time variables are ds, next_ds, prev_ds, ds_nodash, run_id; a check also has model, this and sealed)"
+            "undefined variable (the time variables are ds, next_ds, prev_ds, ds_nodash, run_id; a check also has model, this, previous and sealed)"
                 .to_string()
         }
         ErrorKind::SyntaxError => "syntax error".to_string(),

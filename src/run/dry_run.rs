@@ -114,6 +114,7 @@ fn plan_sql(
             uncovered: &start.uncovered,
             started_at: &start.at,
             lease_seconds: take::lease_seconds(),
+            undo: None,
         };
         let body = match own_run {
             Some(_) => pipeline.render_date(&vars)?,

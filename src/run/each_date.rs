@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::in_doubt;
 use super::outcome::{DateOutcome, Stop};
 use super::pause;
+use super::undo::UndoWork;
 use super::workers::{self, Halt, Step};
 use super::Progress;
 use crate::dates::clock::Clock;
@@ -16,7 +17,7 @@ use crate::error::{failed_message, Failure};
 use crate::error::{Error, Result};
 use crate::pipeline::ready;
 use crate::pipeline::templates::Bound;
-use crate::pipeline::{DateVars, Owner, Pipeline};
+use crate::pipeline::{DateUndo, DateVars, Owner, Pipeline};
 use crate::reservations::state::Selection;
 use crate::reservations::take;
 use crate::seals::verify;
@@ -34,6 +35,8 @@ pub struct Worker<'a> {
     pub signal: &'a AtomicI32,
     /// The database's clock, for a date whose transaction did not get to read it.
     pub clock: Clock,
+    /// `sqlrun undo`: what each date puts back.
+    pub undo: Option<&'a UndoWork>,
 }
 
 /// The run's dates, one worker per session (the run's own first), in ascending order.
@@ -81,9 +84,10 @@ impl Worker<'_> {
     fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
         let clock = Instant::now();
         let mut started = None;
+        let undo = self.undo.and_then(|u| u.dates.get(ds));
         let result = compute_date(
             db,
-            (self.pipeline, &self.clock),
+            (self.pipeline, &self.clock, undo),
             self.run_id,
             ds,
             &mut started,
@@ -237,7 +241,7 @@ pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
 /// and `seal`, `seal --reissue` and `unseal` refuse held dates.
 fn compute_date(
     db: &mut Db,
-    (pipeline, clock): (&Pipeline, &Clock),
+    (pipeline, clock, undo): (&Pipeline, &Clock, Option<&DateUndo>),
     run_id: i64,
     ds: &str,
     started: &mut Option<String>,
@@ -246,7 +250,7 @@ fn compute_date(
         Dialect::Sqlite => {
             let start = date_start(db, pipeline, ds)?;
             *started = Some(start.at.clone());
-            Some(Rendered::of(pipeline, run_id, ds, start)?)
+            Some(Rendered::of(pipeline, (run_id, undo), ds, start)?)
         }
         Dialect::Postgres => None,
     };
@@ -255,11 +259,14 @@ fn compute_date(
             Ok(start) => start,
             Err(stop) => return Ok(Err(stop)),
         };
+        if let Some(undo) = undo {
+            super::undo::still_holds(db, undo, ds)?;
+        }
         let rendered = match &early {
             Some(rendered) => rendered,
             None => {
                 *started = Some(fenced_start.at.clone());
-                &Rendered::of(pipeline, run_id, ds, fenced_start)?
+                &Rendered::of(pipeline, (run_id, undo), ds, fenced_start)?
             }
         };
         pause::reached(pause::Point::InDate);
@@ -296,7 +303,12 @@ struct Rendered {
 }
 
 impl Rendered {
-    fn of(pipeline: &Pipeline, run_id: i64, ds: &str, start: DateStart) -> Result<Rendered> {
+    fn of(
+        pipeline: &Pipeline,
+        (run_id, undo): (i64, Option<&DateUndo>),
+        ds: &str,
+        start: DateStart,
+    ) -> Result<Rendered> {
         let script = pipeline.bind_date(&DateVars {
             ds,
             run_id,
@@ -304,6 +316,7 @@ impl Rendered {
             uncovered: &start.uncovered,
             started_at: &start.at,
             lease_seconds: take::lease_seconds(),
+            undo,
         })?;
         let ready = pipeline.bind_ready(ds)?;
         Ok(Rendered {

@@ -34,6 +34,7 @@ pub mod render;
 mod request;
 mod signals;
 mod start;
+pub mod undo;
 mod workers;
 
 pub use dry_run::Plan;
@@ -61,6 +62,7 @@ pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
     shapes.extend(render::row_shapes(dialect));
     shapes.extend(history::row_shapes(dialect));
     shapes.extend(changed::query_shapes(dialect));
+    shapes.extend(undo::row_shapes(dialect));
     shapes
 }
 
@@ -181,6 +183,7 @@ pub fn apply(
         selection: start.new_run().map(|r| r.selection.clone()),
         signal: signal.signal(),
         clock: asked.clock,
+        undo: asked.request.undo.as_ref(),
     };
     let sessions = std::iter::once(&mut *db).chain(&mut others).collect();
     let (dates, stops) = each_date::compute_dates(sessions, &work, &worker, progress);

@@ -311,6 +311,7 @@ impl DateCx<'_> {
             uncovered: &start.uncovered,
             started_at: &start.at,
             lease_seconds: take::lease_seconds(),
+            undo: None,
         };
         let script = self
             .pipeline

@@ -51,6 +51,7 @@ pub fn date<'a>(
                 uncovered: &start.uncovered,
                 started_at: &start.at,
                 lease_seconds: take::lease_seconds(),
+                undo: None,
             })?;
             (body, Some(db.dialect().begin()))
         }

@@ -40,6 +40,9 @@ pub struct Request {
     /// `--stop-within SECONDS`: after the first stop signal, how long the date in progress
     /// may go on before it is rolled back (None: until it ends).
     pub stop_within: Option<u32>,
+    /// `sqlrun undo RUN`: the dates the run takes on (no other) and, for each, the models
+    /// whose rows it puts back from history.
+    pub undo: Option<super::undo::UndoWork>,
 }
 
 impl Request {

@@ -9,6 +9,7 @@ use chrono_tz::Tz;
 
 use super::pause;
 use super::request::{Asked, Dates, NewRun, Request};
+use super::undo::UndoWork;
 use crate::dates::clock::today;
 use crate::dates::interval::{first_unfinished, fmt_date, parse_date, Date, Interval};
 use crate::db::{Db, Dialect, TxKind, Value};
@@ -66,7 +67,7 @@ pub fn prepare<'a>(
     // input (exit 2), not a failed date. Then the pipeline's objects are created and the
     // first date's statements checked against them in one transaction, so that a refused
     // model leaves nothing behind.
-    preflight(pipeline, interval, asked.now)?;
+    preflight(pipeline, interval, asked.now, asked.request.undo.as_ref())?;
     Ok(Start {
         asked,
         reserved,
@@ -210,20 +211,35 @@ fn unfinished_day(
 /// every date of the interval is rendered (the first one's statements are then prepared
 /// by `Pipeline::sync_checking`, which finds SQL syntax errors and unknown tables or
 /// columns). `now` stands in for each date's start, which its transaction reads.
-fn preflight(pipeline: &Pipeline, interval: Interval, now: DateTime<Utc>) -> Result<()> {
+fn preflight(
+    pipeline: &Pipeline,
+    interval: Interval,
+    now: DateTime<Utc>,
+    undo: Option<&UndoWork>,
+) -> Result<()> {
     let started_at = timestamp(now);
     for (i, date) in interval.dates().enumerate() {
+        let ds = fmt_date(date);
+        let undo = match undo {
+            // An undo renders its own dates, each with what it puts back.
+            Some(work) => match work.dates.get(&ds) {
+                Some(date_undo) => Some(date_undo),
+                None => continue,
+            },
+            None => None,
+        };
         for sealed in [false, true] {
             if sealed && i > 0 {
                 continue;
             }
             pipeline.render_date(&DateVars {
-                ds: &fmt_date(date),
+                ds: &ds,
                 run_id: 0,
                 sealed,
                 uncovered: &[],
                 started_at: &started_at,
                 lease_seconds: 0,
+                undo,
             })?;
         }
     }
@@ -257,8 +273,11 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
         // model versions are the current ones.
         crate::pipeline::models::record(db, pipeline, Some(run_id))?;
         let reclaimed = take::sweep(db, pipeline, &me, Some(run_id))?;
-        let (selected, looked_back) =
-            select_dates(db, pipeline, start.interval, start.new_run(), run_id)?;
+        let (selected, looked_back) = match &start.request().undo {
+            // An undo takes on the dates it puts back, no other of its interval.
+            Some(work) => (work.dates.keys().cloned().collect(), Vec::new()),
+            None => select_dates(db, pipeline, start.interval, start.new_run(), run_id)?,
+        };
         // In the same snapshot as the look back's own dates, so that the two cannot overlap
         // or leave a date between them.
         let beyond_window = match start.new_run().and_then(|r| r.selection.lookback()) {

@@ -2,6 +2,8 @@
 //! (`<table>_current`), and on a sealed date what went out beside it
 //! (`<table>_sent_vs_now`). The weeks are summed in SQL (templates/system/report_weeks.sql),
 //! and only the value columns that add up (pipeline/measures.rs) are summed at all.
+//! Beside them, what each of the newest runs changed in the model: the partitions it
+//! replaced and each summed column's total before and after (templates/system/report_changes.sql).
 
 use minijinja::context;
 use serde::Serialize;
@@ -22,6 +24,12 @@ pub type Record = Map<String, Json>;
 /// weeks (and, where a sealed date's numbers changed since they went out, as dates too),
 /// so ten years stay one page.
 pub const RECENT_DATES: i64 = 92;
+
+/// How many runs the page says the changes of, per model: the newest that replaced a
+/// partition of it within the page's dates. A regular run replaces a date a day, so every
+/// run of years would be a table of thousands of lines; the newest few are the ones a
+/// backfill is looked at for (and `--interval` narrows them to a range of dates).
+pub const CHANGED_RUNS: i64 = 10;
 
 /// A value column as the report shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -60,6 +68,11 @@ pub struct ModelNumbers<'a> {
     pub weeks: Vec<Record>,
     /// The per-date rows cover every date from this one on.
     pub recent: String,
+    /// What each of the newest runs (at most [`CHANGED_RUNS`]) that replaced partitions of
+    /// the model within the interval changed there, newest first: `run_id`, `partitions`,
+    /// `built_before`, `first_ds`, `last_ds`, `rows_before`, `rows_after`, and per measure
+    /// that adds up `before_<column>`, `after_<column>`, `delta_<column>`.
+    pub changes: Vec<Record>,
 }
 
 /// The numbers of each model of `models` over `span`.
@@ -77,10 +90,12 @@ pub fn of_models<'a>(
         let range = (fmt_date(span.start), fmt_date(span.end), fmt_date(recent));
         let [dates, weeks] = ["report_dates", "report_weeks"]
             .map(|name| numbers_sql(pipeline, name, model, &measures, &range));
+        let changes = changes_sql(pipeline, model, &measures, &range)?;
         all.push(ModelNumbers {
             model,
             dates: rows_as_json(db, dates?.as_str(), &[])?,
             weeks: rows_as_json(db, weeks?.as_str(), &[])?,
+            changes: rows_as_json(db, &changes, &[])?,
             measures,
             recent: range.2,
         });
@@ -127,6 +142,24 @@ fn numbers_sql(
     )
 }
 
+/// What the newest runs changed in `model` (system/report_changes.sql): the columns that
+/// add up only (a running total or a count of days summed over partitions means nothing).
+fn changes_sql(
+    pipeline: &Pipeline,
+    model: &Model,
+    measures: &[Measure],
+    (start, end, _): &(String, String, String),
+) -> Result<String> {
+    let summed: Vec<&Measure> = measures.iter().filter(|m| m.adds_up()).collect();
+    pipeline.render_system(
+        "report_changes",
+        context! {
+            model => to_value(model), measures => to_value(&summed),
+            start => start, end => end, runs => CHANGED_RUNS,
+        },
+    )
+}
+
 /// The rows this file reads, rendered for `pipeline`: model columns, read as they come.
 pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
     let mut shapes = Vec::new();
@@ -149,6 +182,8 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
             let sql = numbers_sql(pipeline, name, model, &measures, &range)?;
             shapes.push(RowShape::any(sql.as_str(), pipeline.dialect));
         }
+        let sql = changes_sql(pipeline, model, &measures, &range)?;
+        shapes.push(RowShape::any(sql.as_str(), pipeline.dialect));
     }
     Ok(shapes)
 }

@@ -149,6 +149,7 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
         uncovered: &[],
         started_at: "2026-02-02 00:00:00",
         lease_seconds: 60,
+        undo: None,
     })?;
     let checks = pipeline.computed_checks();
     let mut shapes = Vec::new();

@@ -84,6 +84,8 @@ vocabulary! {
     RunKind {
         Regular => "regular",
         Backfill => "backfill",
+        /// `sqlrun undo RUN`: puts back what RUN replaced.
+        Undo => "undo",
     }
 }
 

@@ -1,5 +1,5 @@
 -- name: correct
--- version: 5
+-- version: 6
 --
 -- A sealed date keeps its rows as sent. Recompute the model and compare it, key by
 -- key, with the current values (the latest correction, else the sealed row). Each
@@ -15,10 +15,17 @@
 -- neither (rerun; untracked for a model that declares no `-- sources:`, whose late
 -- rows sqlrun cannot see). record_sources.sql counted the date's changes just before, and
 -- partition_models still holds the version that built it (record_date.sql follows).
+-- Undo (version 6): for a model in `restored` (`sqlrun undo RUN`), what the date is
+-- recomputed to is the rows RUN replaced (system/undo_rows.sql), not its SELECT: a sealed
+-- date gets corrections back to them, never an overwrite.
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
 WITH recomputed AS (
+{% if model.name in restored %}
+{% include "system/undo_rows.sql" %}
+{% else %}
 {% include model.template %}
+{% endif %}
 ),
 latest AS (
 {{ common.latest_correction(model, d.same(), ds) }}

@@ -1,5 +1,5 @@
 -- name: date_checks
--- version: 1
+-- version: 3
 --
 -- The checks of a date's models, after its models are written: how many rows each
 -- returns, all in one statement (one round trip, whatever the number of checks). sqlrun
@@ -7,13 +7,28 @@
 -- PostgreSQL's 63 bytes); for a check that found rows it then reads the first of them
 -- (system/check.sql), in the same transaction. Each check reads `model` (its model) and
 -- `this`: the model's rows as they stand now, its table, or on a sealed date its
--- `_current` view (the corrected values).
+-- `_current` view (the corrected values), and `previous`: the rows this run replaced on
+-- the date (version 2; one CTE per check, system/checks.sql's previous_version says what
+-- it holds; a CTE no check reads costs nothing). Version 3: in a preview (`apply --diff`,
+-- system/preview.sql, which replaces nothing) `previous` is what the run would replace,
+-- the date's stored rows (checks.sql's stored_version).
 {% if checks %}
+{% import "system/checks.sql" as gate %}
 -- sqlrun context: "checks"
 -- sqlrun rows: "checks"
+WITH
+{% for c in checks %}
+{{ ("sqlrun_previous_" ~ loop.index)|ident }} AS (
+{% if previewed is defined %}
+{{ gate.stored_version(c.model, sealed and c.model.name not in uncovered, schema) }}
+{% else %}
+{{ gate.previous_version(c.model, sealed) }}
+{% endif %}
+){% if not loop.last %},{% endif +%}
+{% endfor %}
 SELECT
 {% for c in checks %}
-{% with model = c.model, this = (c.model.current_view if sealed else c.model.table)|ident %}
+{% with model = c.model, this = (c.model.current_view if sealed else c.model.table)|ident, previous = ("sqlrun_previous_" ~ loop.index)|ident %}
        {% if not loop.first %}, {% endif %}(SELECT count(*) FROM (
 {% include c.template %}
        ) AS f) AS {{ ("check_" ~ loop.index)|ident }}

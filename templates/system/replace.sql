@@ -1,5 +1,5 @@
 -- name: replace
--- version: 2
+-- version: 3
 --
 -- Whole-partition replacement of one model for one date: keep the date's rows in the
 -- model's history, then delete them and insert what the model's SELECT says the date is
@@ -12,6 +12,11 @@
 -- partition's history is pruned by the project's retention (`[history] keep`: so many
 -- days, or so many of the newest versions), here, in the transaction that adds to it:
 -- one indexed delete per partition, and no job to schedule.
+--
+-- Undo (version 3): for a model in `restored` (`sqlrun undo RUN`: this run puts back the
+-- rows RUN replaced), the rows come from its history (system/undo_rows.sql) instead of
+-- its SELECT; the prune comes last, after they are read, so that it cannot take them
+-- first. The undo keeps history too: an undo can itself be undone.
 {% import "system/dialect.sql" as d %}
 {% set model_name = "models/" ~ model.name %}
 INSERT INTO replaced_partitions (replaced_by, model, ds, run_id, row_count, replaced_at)
@@ -27,6 +32,16 @@ INSERT INTO {{ model.history_table|ident }} ({{ model.columns|idents }}, run_id,
 SELECT {% for c in model.columns %}t.{{ c|ident }}, {% endfor %}t.run_id, {{ run_id }}, {{ d.now() }}
 FROM {{ model.table|ident }} AS t
 WHERE t.{{ model.date_column|ident }} = {{ ds }};
+DELETE FROM {{ model.table|ident }} WHERE {{ model.date_column|ident }} = {{ ds }};
+INSERT INTO {{ model.table|ident }} ({{ model.columns|idents }}, "run_id")
+SELECT {{ model.columns|idents }}, {{ run_id }}
+FROM (
+{% if model.name in restored %}
+{% include "system/undo_rows.sql" %}
+{% else %}
+{% include model.template %}
+{% endif %}
+) AS model_rows;
 {% if keep_versions %}
 DELETE FROM {{ model.history_table|ident }}
 WHERE {{ model.date_column|ident }} = {{ ds }}
@@ -44,9 +59,3 @@ WHERE {{ model.date_column|ident }} = {{ ds }} AND replaced_at < {{ d.ago(keep_s
 DELETE FROM replaced_partitions
 WHERE model = {{ model_name }} AND ds = {{ ds }} AND replaced_at < {{ d.ago(keep_seconds) }};
 {% endif %}
-DELETE FROM {{ model.table|ident }} WHERE {{ model.date_column|ident }} = {{ ds }};
-INSERT INTO {{ model.table|ident }} ({{ model.columns|idents }}, "run_id")
-SELECT {{ model.columns|idents }}, {{ run_id }}
-FROM (
-{% include model.template %}
-) AS model_rows;

@@ -899,3 +899,104 @@ fn a_diff_of_nothing_is_refused_with_what_would_work() {
         "{known}"
     );
 }
+
+/// A gate on the change (`change_against_previous`: revenue may not move by more than 20%
+/// against the version the run replaces) reads, in a preview, what the run would replace:
+/// the date whose revenue would move more is said to fail, as the run then fails it; the
+/// date that moves less would commit; and on a sealed date the gate reads what is true now.
+#[test]
+fn a_gate_on_the_change_gates_the_preview_as_it_gates_the_run() {
+    let mut orders = Orders::new(44, START, 4, false);
+    let sb = Sandbox::new();
+    sb.insert_orders(&orders.rows);
+    let tpl = copy_templates(&sb);
+    std::fs::create_dir_all(tpl.join("checks")).unwrap();
+    std::fs::write(
+        tpl.join("checks/revenue_gate.sql"),
+        "-- name: revenue_gate\n-- version: 1\n-- model: daily_revenue\n-- severity: error\n\
+         {% import \"system/checks.sql\" as check %}\n\
+         {{ check.change_against_previous(\"revenue\", ratio=0.2) }}\n",
+    )
+    .unwrap();
+    let tpl = tpl.to_str().unwrap();
+    let interval = orders.interval();
+    sb.ok(&["--templates", tpl, "apply", "--interval", &interval]);
+    sb.ok(&[
+        "--templates",
+        tpl,
+        "seal",
+        "--interval",
+        &day(START, 3),
+        "--reason",
+        "sent",
+    ]);
+    let daily = orders.expected();
+    let first = orders.rows.len();
+    // Half again on the 2nd (gated), a tenth on the 3rd (passes), half again on the 4th,
+    // which is sealed (gated against its current values).
+    orders.add("big", &day(START, 1), daily[&day(START, 1)].0 / 2);
+    orders.add("small", &day(START, 2), daily[&day(START, 2)].0 / 10);
+    orders.add("sealed", &day(START, 3), daily[&day(START, 3)].0 / 2);
+    sb.insert_orders(&orders.rows[first..]);
+
+    let dumped = dump(&sb);
+    let run = sb.expect(
+        1,
+        &[
+            "--templates",
+            tpl,
+            "--json",
+            "apply",
+            "--interval",
+            &interval,
+            "--diff",
+        ],
+    );
+    same_dump(&dumped, &dump(&sb));
+    let doc = json(&run);
+    let outcome: BTreeMap<String, String> = doc["dates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let ds = d["ds"].as_str().unwrap().to_string();
+            (ds, d["outcome"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let want: BTreeMap<String, String> = [
+        (day(START, 0), "computed"),
+        (day(START, 1), "failed"),
+        (day(START, 2), "computed"),
+        (day(START, 3), "failed"),
+    ]
+    .into_iter()
+    .map(|(d, o)| (d, o.to_string()))
+    .collect();
+    assert_eq!(outcome, want, "{doc}");
+    let failed = &doc["dates"][1]["message"];
+    assert!(failed.as_str().unwrap().contains("revenue_gate"), "{doc}");
+
+    // The run does what the preview said.
+    sb.expect(
+        1,
+        &[
+            "--templates",
+            tpl,
+            "apply",
+            "--interval",
+            &interval,
+            "--keep-going",
+        ],
+    );
+    let run_id = sb.last_run_id();
+    let statuses: Vec<Vec<String>> = sb.rows(&format!(
+        "SELECT ds, status FROM run_partitions WHERE run_id = {run_id} ORDER BY ds"
+    ));
+    let statuses: BTreeMap<String, String> = statuses
+        .into_iter()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect();
+    assert_eq!(statuses[&day(START, 1)], "failed");
+    assert_eq!(statuses[&day(START, 2)], "success");
+    assert_eq!(statuses[&day(START, 3)], "failed");
+}

@@ -35,6 +35,8 @@ mod failure;
 mod faults;
 #[path = "../cli/first_hour.rs"]
 mod first_hour;
+#[path = "../cli/gate.rs"]
+mod gate;
 #[path = "../cli/glance.rs"]
 mod glance;
 #[path = "../cli/golden.rs"]
@@ -91,3 +93,5 @@ mod stop_within;
 #[path = "../cli/templates.rs"]
 mod templates;
 mod tls;
+#[path = "../cli/undo.rs"]
+mod undo;

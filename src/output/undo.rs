@@ -1,0 +1,77 @@
+//! `sqlrun undo RUN`: its plan (with `--dry-run`, or when nothing is left to undo), and
+//! the partitions it skips, each with why. The run itself ends as `apply`'s does
+//! (output::apply::finished).
+
+use crate::error::Result;
+use crate::output::Output;
+use crate::run::undo::{Partition, Skipped, UndoPlan, Why};
+
+/// The plan: on stdout what goes back (or that nothing is left to undo), on stderr what
+/// is skipped; with `--json` one document.
+pub fn plan(plan: &UndoPlan, dry_run: bool, out: &Output) -> Result<()> {
+    out.json(&serde_json::json!({
+        "undo_of": plan.run_id, "interval": plan.interval, "dry_run": dry_run,
+        "restore": plan.restore, "skipped": plan.skipped,
+    }))?;
+    let mut text = String::new();
+    if plan.is_empty() {
+        text.push_str(&format!(
+            "nothing left to undo of run {} ({}): every partition it replaced was replaced \
+             since or its history pruned; nothing written",
+            plan.run_id, plan.interval
+        ));
+    } else {
+        text.push_str(&format!(
+            "undo of run {} would put back {} partition{}:",
+            plan.run_id,
+            plan.restore.len(),
+            if plan.restore.len() == 1 { "" } else { "s" }
+        ));
+        for p in &plan.restore {
+            text.push_str(&format!("\n  {}", restored_line(plan.run_id, p)));
+        }
+    }
+    out.text(&text)?;
+    skipped(plan, out);
+    Ok(())
+}
+
+/// Each partition not put back, on stderr, with why.
+pub fn skipped(plan: &UndoPlan, out: &Output) {
+    for s in &plan.skipped {
+        out.note(&skipped_line(plan.run_id, s));
+    }
+}
+
+fn restored_line(run_id: i64, p: &Partition) -> String {
+    let rows = p.rows.unwrap_or(0);
+    format!(
+        "{} {}: back to the {} row{} run {run_id} replaced",
+        p.ds,
+        p.model.as_deref().unwrap_or("-"),
+        rows,
+        if rows == 1 { "" } else { "s" }
+    )
+}
+
+fn skipped_line(run_id: i64, s: &Skipped) -> String {
+    let what = match &s.partition.model {
+        Some(model) => format!("{} {model}", s.partition.ds),
+        None => s.partition.ds.clone(),
+    };
+    let why = match s.why {
+        Why::ReplacedSince(other) => {
+            format!("replaced since by run {other}; undo run {other} first if its rows must go too")
+        }
+        Why::Unknown => "no record says which run's rows it holds now".to_string(),
+        Why::NotInPipeline => "its model is not in this pipeline any more".to_string(),
+        Why::Pruned => format!(
+            "the history run {run_id} replaced there was pruned (`[history] keep` in sqlrun.toml)"
+        ),
+        Why::Corrected => format!(
+            "sealed when run {run_id} ran: it wrote corrections, not a replacement; they stand \
+             (`sqlrun corrections` lists them)"
+        ),
+    };
+    format!("skipped {what}: {why}")
+}
