@@ -6,9 +6,10 @@ CREATE TABLE replaced_partitions (
     run_id       bigint,
     row_count    bigint NOT NULL,
     replaced_at  timestamptz NOT NULL,
-    PRIMARY KEY (replaced_by, model, ds)
+    PRIMARY KEY (model, ds, replaced_by)
 );
-CREATE INDEX replaced_partitions_by_date ON replaced_partitions (model, ds, replaced_by);
+-- One index, by partition (what each replace and its retention read); "what did run R
+-- replace" scans the table (see sql/sqlite/V13__history.sql).
 
 -- runs.kind gains `undo` (`sqlrun undo RUN`).
 ALTER TABLE runs DROP CONSTRAINT runs_kind_check;

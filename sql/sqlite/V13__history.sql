@@ -12,9 +12,12 @@ CREATE TABLE replaced_partitions (
     run_id       INTEGER,
     row_count    INTEGER NOT NULL,
     replaced_at  TEXT NOT NULL,
-    PRIMARY KEY (replaced_by, model, ds)
-);
-CREATE INDEX replaced_partitions_by_date ON replaced_partitions (model, ds, replaced_by);
+    PRIMARY KEY (model, ds, replaced_by)
+) WITHOUT ROWID;
+-- One b-tree, clustered by partition: each replace adds one row beside its partition's
+-- others (what the retention prunes), and a date's commit writes one page more, not three.
+-- "What did run R replace" (diff, undo) reads the whole table, which holds a row per
+-- partition and replace kept: a scan of thousands of short rows.
 
 -- runs.kind gains `undo` (`sqlrun undo RUN`). SQLite cannot change a CHECK in place: the
 -- table is made again with every column it has by now, in the same order, and its rows

@@ -27,7 +27,7 @@ SELECT {{ run_id }}, {{ model_name }}, {{ ds }},
        count(*), {{ d.now() }}
 FROM {{ model.table|ident }} AS t
 WHERE t.{{ model.date_column|ident }} = {{ ds }}
-ON CONFLICT (replaced_by, model, ds) DO NOTHING;
+ON CONFLICT (model, ds, replaced_by) DO NOTHING;
 INSERT INTO {{ model.history_table|ident }} ({{ model.columns|idents }}, run_id, replaced_by, replaced_at)
 SELECT {% for c in model.columns %}t.{{ c|ident }}, {% endfor %}t.run_id, {{ run_id }}, {{ d.now() }}
 FROM {{ model.table|ident }} AS t
