@@ -85,7 +85,11 @@ pub const SCENES: &[Scene] = &[
     Scene {
         file: "docs/src/data/history.md",
         name: "preview",
-        blocks: &["Preview: `apply --diff`", "What a run changed: `sqlrun diff`"],
+        blocks: &[
+            "Preview: `apply --diff`",
+            "What a run changed: `sqlrun diff`",
+            "Undo: `sqlrun undo`",
+        ],
         setup: &[&[
             Sqlrun(&["new", "."]),
             Sqlrun(&["init"]),
