@@ -4,6 +4,7 @@ CREATE TABLE replaced_partitions (
     model        text NOT NULL,
     ds           date NOT NULL,
     run_id       bigint,
+    version      bigint,
     row_count    bigint NOT NULL,
     replaced_at  timestamptz NOT NULL,
     PRIMARY KEY (model, ds, replaced_by)

@@ -1,7 +1,8 @@
 -- History: each replace keeps the rows it replaced (each model's <table>_history, made by
 -- templates/system/history_table.sql) and says so here, one row per model and date a run
 -- replaced, in the same transaction (templates/system/replace.sql). run_id is the run
--- whose rows were replaced (NULL: the partition had never been built), row_count how
+-- whose rows were replaced (NULL: the partition had never been built), version the model
+-- version that built them (what an undo records when it puts them back), row_count how
 -- many rows that was. A row here with no rows in <table>_history is a partition that
 -- held none, which tells it apart from one whose history the retention pruned (then this
 -- row is gone too). `sqlrun diff` and `sqlrun undo` read it.
@@ -10,6 +11,7 @@ CREATE TABLE replaced_partitions (
     model        TEXT NOT NULL,          -- models/<name>, as partition_models names it
     ds           TEXT NOT NULL,
     run_id       INTEGER,
+    version      INTEGER,               -- the model version that built them (NULL: unknown)
     row_count    INTEGER NOT NULL,
     replaced_at  TEXT NOT NULL,
     PRIMARY KEY (model, ds, replaced_by)

@@ -1,5 +1,5 @@
 -- name: record_date
--- version: 4
+-- version: 5
 --
 -- The date's record, in the same transaction as its rows: which run computed it
 -- and how it ended (a sealed date: corrected if any model wrote a correction in
@@ -9,11 +9,26 @@
 -- dates it still holds is renewed when it runs low. Its start and end are the database's
 -- clock: started_at was read from it just before the transaction (queries/is_sealed.sql),
 -- and the end is the moment the work is done (not when the transaction began).
+-- An undo (version 5) records, for a model it puts back, the version that built the rows
+-- it put back (replaced_partitions kept it), so a date restored to an older version's rows
+-- shows as stale.
 {% import "system/dialect.sql" as d %}
 {% for model in models %}
+{% if model.name in restored %}
+INSERT INTO partition_models (ds, model, version, run_id)
+SELECT {{ ds }}, {{ "models/" ~ model.name }},
+       coalesce((SELECT rp.version FROM replaced_partitions AS rp
+                  WHERE rp.model = {{ "models/" ~ model.name }} AND rp.ds = {{ ds }}
+                    AND rp.replaced_by = {{ undo_of }}),
+                {{ model.version }}),
+       {{ run_id }}
+WHERE 1 = 1
+ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id;
+{% else %}
 INSERT INTO partition_models (ds, model, version, run_id)
 VALUES ({{ ds }}, {{ "models/" ~ model.name }}, {{ model.version }}, {{ run_id }})
 ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id;
+{% endif %}
 {% endfor %}
 INSERT INTO run_partitions (run_id, ds, status, held_by, error, started_at, finished_at)
 VALUES ({{ run_id }}, {{ ds }},

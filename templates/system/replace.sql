@@ -7,7 +7,8 @@
 --
 -- History (version 2): the rows taken out go to <table>_history with the run that
 -- replaces them, and replaced_partitions says that this run replaced this partition,
--- whose rows came from which run (NULL: never built) and how many there were (so a
+-- whose rows came from which run (NULL: never built) and model version, and how many there
+-- were (so a
 -- partition that held no rows is told apart from one whose history was pruned). Then the
 -- partition's history is pruned by the project's retention (`[history] keep`: so many
 -- days, or so many of the newest versions), here, in the transaction that adds to it:
@@ -19,11 +20,13 @@
 -- first. The undo keeps history too: an undo can itself be undone.
 {% import "system/dialect.sql" as d %}
 {% set model_name = "models/" ~ model.name %}
-INSERT INTO replaced_partitions (replaced_by, model, ds, run_id, row_count, replaced_at)
+INSERT INTO replaced_partitions (replaced_by, model, ds, run_id, version, row_count, replaced_at)
 SELECT {{ run_id }}, {{ model_name }}, {{ ds }},
        coalesce((SELECT pm.run_id FROM partition_models AS pm
                   WHERE pm.ds = {{ ds }} AND pm.model = {{ model_name }}),
                 max(t.run_id)),
+       (SELECT pm.version FROM partition_models AS pm
+         WHERE pm.ds = {{ ds }} AND pm.model = {{ model_name }}),
        count(*), {{ d.now() }}
 FROM {{ model.table|ident }} AS t
 WHERE t.{{ model.date_column|ident }} = {{ ds }}

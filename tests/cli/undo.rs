@@ -403,3 +403,76 @@ fn a_partition_replaced_between_the_plan_and_the_reservation_is_not_overwritten(
         vec![vec!["failed".to_string()]]
     );
 }
+
+/// A run of a new model version, undone: the dates go back to the old version's rows and
+/// say so (`partition_models.version`), so they show as stale again, not as current.
+#[test]
+fn an_undone_new_version_leaves_its_dates_stale() {
+    let sb = Sandbox::new();
+    let orders = Orders::new(373, "2026-03-01", 3, false);
+    sb.insert_orders(&orders.rows);
+    let dir = copy_templates(&sb);
+    let tpl = dir.to_str().unwrap().to_string();
+    sb.ok(&[
+        "--templates",
+        &tpl,
+        "apply",
+        "--interval",
+        "2026-03-01..2026-03-03",
+    ]);
+    let before = table(&sb);
+    let file = dir.join("models/daily_revenue.sql");
+    crate::templates::edit(
+        &file,
+        "count(*) AS order_count",
+        "count(*) + 1 AS order_count",
+    );
+    crate::templates::edit(&file, "-- version: 2", "-- version: 3");
+    sb.ok(&[
+        "--templates",
+        &tpl,
+        "apply",
+        "--interval",
+        "2026-03-02..2026-03-03",
+    ]);
+    let v3 = sb.last_run_id();
+    let stale = |sb: &Sandbox| {
+        sb.rows(
+            "SELECT CAST(ds AS TEXT), version FROM partition_models \
+             WHERE model = 'models/daily_revenue' ORDER BY ds",
+        )
+    };
+    assert_eq!(
+        stale(&sb),
+        vec![
+            vec!["2026-03-01".to_string(), "2".into()],
+            vec!["2026-03-02".to_string(), "3".into()],
+            vec!["2026-03-03".to_string(), "3".into()],
+        ]
+    );
+    sb.ok(&["--templates", &tpl, "undo", &v3.to_string()]);
+    assert_eq!(table(&sb), before, "the version 2 rows are back");
+    assert_eq!(
+        stale(&sb),
+        vec![
+            vec!["2026-03-01".to_string(), "2".into()],
+            vec!["2026-03-02".to_string(), "2".into()],
+            vec!["2026-03-03".to_string(), "2".into()],
+        ],
+        "built by version 2's rows again"
+    );
+    let out = sb.ok(&[
+        "--templates",
+        &tpl,
+        "status",
+        "--list",
+        "--interval",
+        "2026-03-01..2026-03-03",
+    ]);
+    let stale_lines = out.stdout.lines().filter(|l| l.contains("stale")).count();
+    assert_eq!(
+        stale_lines, 3,
+        "every date is stale against version 3:\n{}",
+        out.stdout
+    );
+}
