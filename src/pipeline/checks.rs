@@ -31,6 +31,10 @@ pub struct Check {
     /// The model whose rows it reads.
     pub model: String,
     pub severity: Severity,
+    /// Its text names `previous` (or a macro over it, such as change_against_previous):
+    /// only then does a date's statement of checks define that relation for it, which
+    /// would otherwise be rendered, sent and planned for every check of every date.
+    pub reads_previous: bool,
 }
 
 /// One check's failing rows: the count the wrapper added, and the rows without it.
@@ -73,6 +77,7 @@ mod tests {
             version: 2,
             model: "daily_revenue".into(),
             severity,
+            reads_previous: false,
         }
     }
 

@@ -730,6 +730,7 @@ fn check_from(file: &TemplateFile, models: &[&str]) -> std::result::Result<Check
         version: file.version,
         model,
         severity,
+        reads_previous: file.source.contains("previous"),
     })
 }
 
