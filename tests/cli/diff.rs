@@ -226,34 +226,8 @@ fn a_sealed_date_is_compared_with_what_is_true_now_and_would_get_a_correction() 
     assert_eq!(sb.current()[&day(START, 3)].0, corrected.0 + 9_000);
 }
 
-const BANDS: &str = "\
--- name: bands
--- version: 1
--- key: ds, band
--- values: n
--- create: CREATE TABLE bands (ds DATE NOT NULL, band TEXT NOT NULL, n BIGINT NOT NULL,
---     run_id BIGINT NOT NULL, PRIMARY KEY (ds, band))
-SELECT {{ ds }} AS ds,
-       CASE WHEN o.amount < 100000 THEN 'small' ELSE 'large' END AS band,
-       count(*) AS n
-FROM orders_latest AS o
-WHERE o.order_date = {{ ds }}
-GROUP BY CASE WHEN o.amount < 100000 THEN 'small' ELSE 'large' END
-";
-
-/// Downstream of bands, read by its name within the date.
-const SHARE: &str = "\
--- name: share
--- version: 1
--- key: ds, band
--- values: n, total
--- depends_on: bands
--- create: CREATE TABLE share (ds DATE NOT NULL, band TEXT NOT NULL, n BIGINT NOT NULL,
---     total BIGINT NOT NULL, run_id BIGINT NOT NULL, PRIMARY KEY (ds, band))
-SELECT b.ds, b.band, b.n, (SELECT sum(t.n) FROM bands AS t WHERE t.ds = b.ds) AS total
-FROM bands AS b
-WHERE b.ds = {{ ds }}
-";
+// bands and share (downstream of it, read by name within the date): select.rs's.
+use crate::select::{BANDS, SHARE};
 
 /// A running total that reads its own table's day before (as computed by this run, in
 /// ascending order) and daily_revenue's day.

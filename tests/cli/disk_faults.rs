@@ -17,8 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use crate::support::*;
 
@@ -203,24 +202,6 @@ fn with_fault(sb: &Sandbox, fault: &Fault, armed: bool, args: &[&str]) -> (Run, 
     let _ = std::fs::remove_file(&trigger);
     let failed = std::fs::read_to_string(&log).unwrap_or_default();
     (run, failed.lines().map(str::to_string).collect())
-}
-
-/// Waits (bounded) until the child stopped itself (SIGSTOP: state `T`); false if it
-/// ended first, or never did.
-fn stopped_itself(child: &mut Child) -> bool {
-    let stat = format!("/proc/{}/stat", child.id());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline && child.try_wait().unwrap().is_none() {
-        let text = std::fs::read_to_string(&stat).unwrap_or_default();
-        if text
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| rest.starts_with('T'))
-        {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    false
 }
 
 /// The story: 2026-02-01..03 computed by run 1, then a late order on 02-03, so that a

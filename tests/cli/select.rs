@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::support::*;
 use crate::templates::{copy_templates, edit};
 
-const BANDS: &str = "\
+pub(crate) const BANDS: &str = "\
 -- name: bands
 -- version: 1
 -- key: ds, band
@@ -24,7 +24,7 @@ GROUP BY CASE WHEN o.amount < 100000 THEN 'small' ELSE 'large' END
 ";
 
 /// Downstream of bands: recomputed whenever bands is.
-const SHARE: &str = "\
+pub(crate) const SHARE: &str = "\
 -- name: share
 -- version: 1
 -- key: ds, band

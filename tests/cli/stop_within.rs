@@ -6,34 +6,11 @@
 //! (`SQLRUN_STOP_AT=in-date`), sends SIGTERM there, then lets it go on.
 
 use std::process::{Child, Stdio};
-use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::support::*;
 
 const START: &str = "2026-01-01";
-
-/// Waits (bounded) until the child stopped itself (SIGSTOP: state `T`); false if it
-/// ended first, or never did.
-fn stopped_itself(child: &mut Child) -> bool {
-    let stat = format!("/proc/{}/stat", child.id());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline && child.try_wait().unwrap().is_none() {
-        let text = std::fs::read_to_string(&stat).unwrap_or_default();
-        // The state follows the command name in parentheses.
-        if text
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('T')
-        {
-            return true;
-        }
-        sleep(Duration::from_millis(5));
-    }
-    false
-}
 
 fn kill(child: &Child, sig: libc::c_int) {
     // SAFETY: kill has no preconditions; the pid is our child's.

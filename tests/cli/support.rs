@@ -852,3 +852,25 @@ fn harness_reads_values_the_same_way_on_every_backend() {
         }
     }
 }
+
+/// Waits (bounded) until the child stopped itself (SIGSTOP: state `T`); false if it
+/// ended first, or never did.
+pub fn stopped_itself(child: &mut std::process::Child) -> bool {
+    let stat = format!("/proc/{}/stat", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none() {
+        let text = std::fs::read_to_string(&stat).unwrap_or_default();
+        // The state follows the command name in parentheses.
+        if text
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('T')
+        {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    false
+}

@@ -363,20 +363,11 @@ fn a_partition_replaced_between_the_plan_and_the_reservation_is_not_overwritten(
     cmd.env("SQLRUN_STOP_AT", "reserved")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().expect("spawn sqlrun");
-    let stat = format!("/proc/{}/stat", child.id());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !std::fs::read_to_string(&stat)
-        .unwrap_or_default()
-        .rsplit_once(") ")
-        .is_some_and(|(_, rest)| rest.starts_with('T'))
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the undo never stopped"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let mut child = cmd.spawn().expect("spawn sqlrun");
+    assert!(
+        stopped_itself(&mut child),
+        "the undo stopped itself once reserved"
+    );
     // What another run's replace of the 3rd leaves: its rows and its record.
     sb.exec(
         "UPDATE daily_revenue SET revenue = 7, run_id = 4242 WHERE ds = '2026-03-03'; \
