@@ -21,7 +21,9 @@ pub fn loaded(
     let readers: Vec<&str> = pipeline
         .models
         .iter()
-        .filter(|m| m.sources.iter().any(|s| s.table == table))
+        .filter(|m| {
+            m.sources.iter().any(|s| s.table == table) || m.lookups.iter().any(|l| l.table == table)
+        })
         .map(|m| m.name.as_str())
         .collect();
     if loaded == 0 || readers.is_empty() {

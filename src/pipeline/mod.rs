@@ -2,6 +2,8 @@
 //! database objects they need (tables, `<table>_corrections`, `<table>_current`, views).
 
 pub mod checks;
+pub mod declare;
+pub mod declared;
 pub mod measures;
 pub mod model_sql;
 pub mod models;
@@ -64,8 +66,13 @@ pub struct Model {
     pub additive: Option<Vec<String>>,
     /// DDL from the header, run when the table does not exist yet.
     pub create: Option<String>,
-    /// The tables outside the pipeline it reads (`-- sources:`).
+    /// The tables outside the pipeline it reads (`-- sources:`), by their dates.
     pub sources: Vec<Source>,
+    /// The lookup tables it reads (`-- sources: customers(via orders.customer_id)`).
+    pub lookups: Vec<Lookup>,
+    /// `-- sources:` as written (the two above are made from it and `sources/`).
+    #[serde(skip)]
+    pub source_refs: Vec<SourceRef>,
     /// `-- ready:`: the condition, as written, under which a date's sources are ready
     /// (a date where it is false is not built); rendered as the template [`ready_name`].
     pub ready: Option<String>,
@@ -95,22 +102,57 @@ pub struct Source {
 
 impl Source {
     fn new(table: String, date_column: String, key: Option<String>) -> Source {
-        let mut function = format!("sqlrun_changes_{table}");
-        if function.len() > 63 {
-            let digest = crate::pipeline::templates::checksum(&table);
-            let mut cut = 30;
-            while !table.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            function = format!("sqlrun_changes_{}_{}", &table[..cut], &digest[..12]);
-        }
         Source {
+            function: trigger_function(&table),
             table,
             date_column,
             key,
-            function,
         }
     }
+}
+
+/// The name of a tracked table's trigger function on PostgreSQL: `sqlrun_changes_<table>`,
+/// shortened with a hash of the table's name where that would pass PostgreSQL's 63 bytes
+/// (two long names must not end up sharing one function).
+fn trigger_function(table: &str) -> String {
+    let function = format!("sqlrun_changes_{table}");
+    if function.len() <= 63 {
+        return function;
+    }
+    let digest = crate::pipeline::templates::checksum(table);
+    let mut cut = 30;
+    while !table.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("sqlrun_changes_{}_{}", &table[..cut], &digest[..12])
+}
+
+/// A lookup table a model reads (customers, products: rows without dates), reached from
+/// one of its dated sources by a column that holds the lookup's key
+/// (`-- sources: orders(order_date), customers(key customer_id via orders.customer_id)`).
+/// A change of a lookup row notes the dates of the fact rows that hold its key
+/// (system/lookup_tracking.sql), so exactly those dates show as `changed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Lookup {
+    pub table: String,
+    pub key: String,
+    /// The dated source whose rows hold the key, and the column they hold it in.
+    pub fact: String,
+    pub fact_column: String,
+    /// The fact's date column: the dates the notes are on.
+    pub fact_date: String,
+    /// What the notes join: the fact's current rows (its `_latest` view when it is
+    /// declared with `-- latest_by:`), else the fact table itself.
+    pub fact_rows: String,
+    /// Its trigger function's name on PostgreSQL.
+    pub function: String,
+}
+
+/// A table whose change notes a date takes (a dated source or a lookup): what
+/// system/record_sources.sql and the date states read.
+#[derive(Debug, Clone, Serialize)]
+struct Noted<'a> {
+    table: &'a str,
 }
 
 /// A derived view over the models.
@@ -129,6 +171,10 @@ pub struct Pipeline {
     pub views: Vec<View>,
     /// Every source the models declare, once each.
     pub sources: Vec<Source>,
+    /// Every lookup the models declare, once each.
+    pub lookups: Vec<Lookup>,
+    /// The sources declared in `sources/` (created, tracked and given a `_latest` view).
+    pub declared: Vec<declared::Declared>,
     /// `--select`: the models a date computes (those named and everything downstream of
     /// them); None: every model.
     pub selected: Option<BTreeSet<String>>,
@@ -226,7 +272,11 @@ impl Pipeline {
                 message: "more than one model declares `seal_values`; seals has one row per date and the contract's two value columns, so only one model can fill them. Every model's sent values are kept per key in its <table>_sent without it: remove `-- seal_values:` from all models but one".into(),
             });
         }
+        let declared = declared_sources(&templates)?;
+        let mut models = models;
+        resolve_models_sources(&mut models, &declared, &templates)?;
         let sources = pipeline_sources(&models)?;
+        let lookups = pipeline_lookups(&models, &sources)?;
         let views = templates
             .of_kind(TemplateKind::View)
             .map(|f| View {
@@ -236,12 +286,15 @@ impl Pipeline {
             })
             .collect::<Vec<_>>();
         let views = dependency_order(views, |v| &v.name, |v| &v.depends_on, "view")?;
+        refuse_generated_view_files(&views, &declared)?;
         Ok(Pipeline {
             dialect,
             templates,
             models,
             views,
             sources,
+            lookups,
+            declared,
             selected: None,
             checks,
             date_values: OnceLock::new(),
@@ -302,17 +355,34 @@ impl Pipeline {
 
     /// The sources a date records: those read only by models it computes (a source that
     /// a model left out also reads must keep telling that model's rows are behind).
-    fn recorded_sources(&self) -> Vec<&Source> {
+    fn recorded_sources(&self) -> Vec<Noted<'_>> {
         let computed = self.computed_models();
-        self.sources
+        let all_computed = |reads: &dyn Fn(&Model) -> bool| {
+            self.models
+                .iter()
+                .filter(|m| reads(m))
+                .all(|m| computed.iter().any(|c| c.name == m.name))
+        };
+        let sources = self
+            .sources
             .iter()
-            .filter(|source| {
-                self.models
-                    .iter()
-                    .filter(|m| m.sources.contains(source))
-                    .all(|m| computed.iter().any(|c| c.name == m.name))
-            })
-            .collect()
+            .filter(|source| all_computed(&|m: &Model| m.sources.contains(source)))
+            .map(|s| Noted { table: &s.table });
+        let lookups = self
+            .lookups
+            .iter()
+            .filter(|lookup| all_computed(&|m: &Model| m.lookups.contains(lookup)))
+            .map(|l| Noted { table: &l.table });
+        sources.chain(lookups).collect()
+    }
+
+    /// Every table whose change notes mark dates `changed` (the dated sources and the
+    /// lookups), as the date states read them.
+    pub fn noted_value(&self) -> Value {
+        let noted: Vec<Noted> = (self.sources.iter().map(|s| Noted { table: &s.table }))
+            .chain(self.lookups.iter().map(|l| Noted { table: &l.table }))
+            .collect();
+        to_value(&noted)
     }
 
     /// The checks a date runs: those of the models it computes, in the models' order.
@@ -632,7 +702,7 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
     let mut columns = key.clone();
     columns.extend(values.iter().cloned());
     problems.extend(column_problems(&columns));
-    let sources = match file.header.get("sources").map(|text| parse_sources(text)) {
+    let source_refs = match file.header.get("sources").map(|text| parse_sources(text)) {
         None => Vec::new(),
         Some(Ok(sources)) => sources,
         Some(Err(problem)) => {
@@ -664,7 +734,9 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         seal_values,
         additive,
         create: file.header.get("create").cloned(),
-        sources,
+        sources: Vec::new(),
+        lookups: Vec::new(),
+        source_refs,
         ready: file.header.get("ready").cloned(),
     })
 }
@@ -786,42 +858,47 @@ fn column_problems(columns: &[String]) -> Vec<String> {
     problems
 }
 
-/// `-- sources: orders(order_date, key order_id), refunds(refund_date)`: each source table
-/// with the column that dates its rows and, optionally, the key its records share.
-fn parse_sources(text: &str) -> std::result::Result<Vec<Source>, String> {
-    let usage = "write `-- sources: TABLE(DATE_COLUMN)` or `TABLE(DATE_COLUMN, key KEY_COLUMN)`, \
-                 several separated by commas, e.g. `-- sources: orders(order_date, key order_id)`";
+/// One entry of `-- sources:` as written, before the declarations in `sources/` fill in
+/// what it leaves out: `orders`, `orders(order_date)`, `orders(order_date, key order_id)`,
+/// `customers(key customer_id via orders.customer_id)`, `customers(via orders.customer_id)`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceRef {
+    pub table: String,
+    pub date_column: Option<String>,
+    pub key: Option<String>,
+    /// A lookup's path: the dated source and its column that holds the lookup's key.
+    pub via: Option<(String, String)>,
+}
+
+const SOURCES_USAGE: &str = "write `-- sources: TABLE(DATE_COLUMN)` or `TABLE(DATE_COLUMN, key KEY_COLUMN)` \
+     (or just `TABLE` for one declared in sources/), and a lookup as `TABLE(key KEY via FACT.COLUMN)`, \
+     several separated by commas, e.g. `-- sources: orders(order_date, key order_id)`";
+
+/// `-- sources: orders(order_date, key order_id), customers(via orders.customer_id)`.
+fn parse_sources(text: &str) -> std::result::Result<Vec<SourceRef>, String> {
+    let usage = SOURCES_USAGE;
     let mut sources = Vec::new();
     let mut rest = text.trim();
     while !rest.is_empty() {
-        let (table, after) = rest
-            .split_once('(')
-            .ok_or_else(|| format!("`-- sources: {text}` names no date column; {usage}"))?;
-        let (inside, after) = after
-            .split_once(')')
-            .ok_or_else(|| format!("`-- sources: {text}` has an unclosed `(`; {usage}"))?;
-        let mut parts = inside.split(',').map(str::trim);
-        let date_column = parts.next().unwrap_or_default().to_string();
-        let key = match parts
-            .next()
-            .map(|p| p.split_whitespace().collect::<Vec<_>>())
-        {
-            None => None,
-            Some(words) if words.len() == 2 && words[0] == "key" => Some(words[1].to_string()),
-            Some(words) => {
-                return Err(format!(
-                    "`-- sources:` for {}: `{}` is not `key COLUMN`; {usage}",
-                    table.trim(),
-                    words.join(" ")
-                ))
-            }
+        let end = rest.find([',', '(']).unwrap_or(rest.len());
+        let table = rest[..end].trim().to_string();
+        let mut source = SourceRef {
+            table: table.clone(),
+            ..SourceRef::default()
         };
-        let table = table.trim().to_string();
-        if table.is_empty() || date_column.is_empty() || parts.next().is_some() {
+        rest = &rest[end..];
+        if let Some(after) = rest.strip_prefix('(') {
+            let (inside, after) = after
+                .split_once(')')
+                .ok_or_else(|| format!("`-- sources: {text}` has an unclosed `(`; {usage}"))?;
+            source = parse_source_args(source, inside)?;
+            rest = after;
+        }
+        if table.is_empty() || table.contains(char::is_whitespace) {
             return Err(format!("`-- sources: {text}` is not understood; {usage}"));
         }
-        sources.push(Source::new(table, date_column, key));
-        rest = after.trim_start();
+        sources.push(source);
+        rest = rest.trim_start();
         if let Some(next) = rest.strip_prefix(',') {
             rest = next.trim_start();
         } else if !rest.is_empty() {
@@ -831,6 +908,294 @@ fn parse_sources(text: &str) -> std::result::Result<Vec<Source>, String> {
         }
     }
     Ok(sources)
+}
+
+/// The words inside `TABLE(...)`: a date column first, then `key K` and `via FACT.COLUMN`.
+fn parse_source_args(
+    mut source: SourceRef,
+    inside: &str,
+) -> std::result::Result<SourceRef, String> {
+    let usage = SOURCES_USAGE;
+    let table = source.table.clone();
+    let words: Vec<&str> = inside
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut i = 0;
+    while i < words.len() {
+        let next = words.get(i + 1).copied();
+        match (words[i], next) {
+            ("key", Some(k)) if source.key.is_none() => source.key = Some(k.to_string()),
+            ("via", Some(path)) if source.via.is_none() => match path.split_once('.') {
+                Some((fact, column)) if !fact.is_empty() && !column.is_empty() => {
+                    source.via = Some((fact.to_string(), column.to_string()))
+                }
+                _ => {
+                    return Err(format!(
+                        "`-- sources:` for {table}: `via {path}` is not `via FACT.COLUMN`; {usage}"
+                    ))
+                }
+            },
+            ("key" | "via", _) => return Err(format!(
+                "`-- sources:` for {table}: `{}` is not `key COLUMN` or `via FACT.COLUMN`; {usage}",
+                words[i..].join(" ")
+            )),
+            (column, _) if i == 0 => {
+                source.date_column = Some(column.to_string());
+                i += 1;
+                continue;
+            }
+            _ => {
+                return Err(format!(
+                    "`-- sources:` for {table}: `{}` is not `key COLUMN`; {usage}",
+                    words[i..].join(" ")
+                ))
+            }
+        }
+        i += 2;
+    }
+    Ok(source)
+}
+
+/// Each model's `-- sources:` with what the declarations in `sources/` say: its dated
+/// sources and its lookups, or what is wrong, said at the model's `-- sources:` line.
+fn resolve_sources(
+    refs: &[SourceRef],
+    declared: &[declared::Declared],
+) -> std::result::Result<(Vec<Source>, Vec<Lookup>), String> {
+    let usage = SOURCES_USAGE;
+    let declaration = |table: &str| declared.iter().find(|d| d.name == table);
+    let mut sources = Vec::new();
+    for r in refs.iter().filter(|r| r.via.is_none()) {
+        let d = declaration(&r.table);
+        if let Some(d) = d.filter(|d| d.is_lookup()) {
+            return Err(format!(
+                "`-- sources:` names {}, a lookup ({} declares no date column): say how the model reaches it, e.g. `{}(via FACT.COLUMN)` with FACT one of its dated sources",
+                r.table, d.file, r.table
+            ));
+        }
+        let date_column = match (&r.date_column, d.and_then(|d| d.date_column.as_ref())) {
+            (Some(given), Some(declared)) if given != declared => {
+                return Err(format!(
+                    "`-- sources:` gives {} the date column {given}, but {} declares {declared}; write `{}` alone or make them agree",
+                    r.table,
+                    d.map_or("", |d| d.file.as_str()),
+                    r.table
+                ))
+            }
+            (Some(given), _) => given.clone(),
+            (None, Some(declared)) => declared.clone(),
+            (None, None) => {
+                return Err(format!(
+                    "`-- sources:` names {} with no date column, and no sources/{}.sql declares it; {usage}",
+                    r.table, r.table
+                ))
+            }
+        };
+        let key = match (&r.key, d.and_then(|d| d.key.as_ref())) {
+            (Some(given), Some(declared)) if given != declared => {
+                return Err(format!(
+                    "`-- sources:` gives {} the key {given}, but {} declares {declared}; make them agree",
+                    r.table,
+                    d.map_or("", |d| d.file.as_str())
+                ))
+            }
+            (given, declared) => given.clone().or_else(|| declared.cloned()),
+        };
+        sources.push(Source::new(r.table.clone(), date_column, key));
+    }
+    let mut lookups = Vec::new();
+    for r in refs.iter().filter(|r| r.via.is_some()) {
+        let (fact, column) = r.via.clone().expect("filtered on via");
+        let d = declaration(&r.table);
+        if let Some(d) = d.filter(|d| !d.is_lookup()) {
+            return Err(format!(
+                "`-- sources:` reaches {} `via {fact}.{column}`, but {} gives it dates ({}); list it as `{}` (a dated source) instead",
+                r.table,
+                d.file,
+                d.date_column.as_deref().unwrap_or_default(),
+                r.table
+            ));
+        }
+        if r.date_column.is_some() {
+            return Err(format!(
+                "`-- sources:` for {}: a lookup reached `via {fact}.{column}` has no date column of its own; write `{}(key KEY via {fact}.{column})`",
+                r.table, r.table
+            ));
+        }
+        let key = match (&r.key, d.and_then(|d| d.key.as_ref())) {
+            (Some(given), Some(declared)) if given != declared => {
+                return Err(format!(
+                    "`-- sources:` gives lookup {} the key {given}, but {} declares {declared}; make them agree",
+                    r.table,
+                    d.map_or("", |d| d.file.as_str())
+                ))
+            }
+            (Some(key), _) | (None, Some(key)) => key.clone(),
+            (None, None) => {
+                return Err(format!(
+                    "`-- sources:` reaches lookup {} `via {fact}.{column}` but names no key, and no sources/{}.sql declares one; write `{}(key KEY via {fact}.{column})`",
+                    r.table, r.table, r.table
+                ))
+            }
+        };
+        let Some(fact_source) = sources.iter().find(|s| s.table == fact) else {
+            return Err(format!(
+                "`-- sources:` reaches {} `via {fact}.{column}`, but {fact} is not one of this model's dated sources; list {fact} in `-- sources:` too (the dates a change of {} marks are {fact}'s)",
+                r.table, r.table
+            ));
+        };
+        let fact_rows = declaration(&fact)
+            .map(|d| d.current_rows().to_string())
+            .unwrap_or_else(|| fact.clone());
+        lookups.push(Lookup {
+            function: trigger_function(&r.table),
+            table: r.table.clone(),
+            key,
+            fact_date: fact_source.date_column.clone(),
+            fact,
+            fact_column: column,
+            fact_rows,
+        });
+    }
+    Ok((sources, lookups))
+}
+
+/// The declarations of `sources/`, every header problem of every file at once.
+fn declared_sources(templates: &TemplateSet) -> Result<Vec<declared::Declared>> {
+    let mut found = Vec::new();
+    let mut problems = Vec::new();
+    for file in templates.of_kind(TemplateKind::Source) {
+        match declared::declared_from(file) {
+            Ok(d) => found.push(d),
+            Err(p) => problems.push(templates::header_error(file, p)),
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(found),
+        false => Err(Error::all(problems)),
+    }
+}
+
+/// Each model's sources and lookups from its `-- sources:` and the declarations; then
+/// no model may read a declared lookup it does not declare (its changes would go
+/// unnoticed there). Every problem of every model at once, each at its file and line.
+fn resolve_models_sources(
+    models: &mut [Model],
+    declared: &[declared::Declared],
+    templates: &TemplateSet,
+) -> Result<()> {
+    let mut problems = Vec::new();
+    for model in models.iter_mut() {
+        let file = templates
+            .files
+            .iter()
+            .find(|f| f.include_name == model.template)
+            .expect("a model comes from a file");
+        match resolve_sources(&model.source_refs, declared) {
+            Ok((sources, lookups)) => {
+                model.sources = sources;
+                model.lookups = lookups;
+            }
+            Err(problem) => {
+                problems.push(templates::header_error(file, vec![problem]));
+                continue;
+            }
+        }
+        for lookup in declared.iter().filter(|d| d.is_lookup()) {
+            if model.lookups.iter().any(|l| l.table == lookup.name) {
+                continue;
+            }
+            if let Some((line, name)) = reads_table(&file.source, lookup) {
+                problems.push(Error::Template {
+                    file: format!("{}:{line}", file.path),
+                    message: format!(
+                        "it reads {name}, the lookup {} declares, without saying how it reaches it, so a change of a {} row would not mark its dates changed; add it to `-- sources:`, e.g. `{}(via FACT.COLUMN)` with FACT one of its dated sources and COLUMN the one holding {}",
+                        lookup.file,
+                        lookup.name,
+                        lookup.name,
+                        lookup.key.as_deref().unwrap_or("the key")
+                    ),
+                });
+            }
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(Error::all(problems)),
+    }
+}
+
+/// The first line (from 1) of a model's SQL, after its header and outside comments, that
+/// names the declared source's table or its `_latest` view, and the name it uses.
+fn reads_table(source: &str, declared: &declared::Declared) -> Option<(usize, String)> {
+    let names: Vec<&str> = std::iter::once(declared.name.as_str())
+        .chain(declared.latest_view.as_deref())
+        .collect();
+    let header = source.lines().take_while(|l| l.starts_with("--")).count();
+    source
+        .lines()
+        .enumerate()
+        .skip(header)
+        .find_map(|(i, line)| {
+            let code = line.split("--").next().unwrap_or_default();
+            code.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"'))
+                .map(|w| w.trim_matches('"'))
+                .find(|w| names.iter().any(|n| n.eq_ignore_ascii_case(w)))
+                .map(|w| (i + 1, w.to_string()))
+        })
+}
+
+/// The declarations' `_latest` views are made by sqlrun; a view file of the same name
+/// would make the same view twice, by other SQL.
+fn refuse_generated_view_files(views: &[View], declared: &[declared::Declared]) -> Result<()> {
+    for view in views {
+        if let Some(d) = declared
+            .iter()
+            .find(|d| d.latest_view.as_deref() == Some(view.name.as_str()))
+        {
+            return Err(Error::Template {
+                file: format!("views/{}.sql", view.name),
+                message: format!(
+                    "view {} is made from {}'s `-- key:` and `-- latest_by:` (system/source_latest.sql); delete views/{}.sql, or take `-- latest_by:` out of {} to keep writing the view yourself",
+                    view.name, d.file, view.name, d.file
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The lookups of all models, once each: two models reach a lookup the same way.
+fn pipeline_lookups(models: &[Model], sources: &[Source]) -> Result<Vec<Lookup>> {
+    let mut lookups: Vec<Lookup> = Vec::new();
+    for model in models {
+        for lookup in &model.lookups {
+            let bad = |message: String| Error::Template {
+                file: model.template.clone(),
+                message,
+            };
+            if sources.iter().any(|s| s.table == lookup.table)
+                || models.iter().any(|m| m.table == lookup.table)
+            {
+                return Err(bad(format!(
+                    "`-- sources:` reaches {} as a lookup, but it is a dated source or a model's table elsewhere in the pipeline; a table is one of the three",
+                    lookup.table
+                )));
+            }
+            match lookups.iter().find(|l| l.table == lookup.table) {
+                Some(seen) if seen != lookup => {
+                    return Err(bad(format!(
+                        "`-- sources:` reaches lookup {} `via {}.{}`, another model `via {}.{}`; every model must reach a lookup the same way",
+                        lookup.table, lookup.fact, lookup.fact_column, seen.fact, seen.fact_column
+                    )))
+                }
+                Some(_) => {}
+                None => lookups.push(lookup.clone()),
+            }
+        }
+    }
+    Ok(lookups)
 }
 
 /// The sources of all models, once each. A source is not a model's table (those are

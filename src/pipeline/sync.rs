@@ -8,7 +8,8 @@ use crate::dates::clock::{today, Clock};
 use crate::dates::interval::fmt_date;
 use crate::db::{Db, DbErrorKind, Dialect, RowShape, TxKind};
 use crate::error::{Error, Result};
-use crate::pipeline::{to_value, DateVars, Model, Owner, Pipeline, Source};
+use crate::pipeline::declare::{How, Step};
+use crate::pipeline::{to_value, DateVars, Lookup, Model, Owner, Pipeline, Source};
 use crate::store::{self, queries};
 
 impl Pipeline {
@@ -67,6 +68,9 @@ impl Pipeline {
     }
 
     fn run_step(&self, db: &mut Db, step: &Ddl) -> Result<()> {
+        if let Ddl::Declare(declaration) = step {
+            return self.run_declaration(db, declaration);
+        }
         let dialect = db.dialect();
         db.batch(step.sql())
             .map_err(|e| step.failed(e.into(), dialect))?;
@@ -83,6 +87,7 @@ impl Pipeline {
             }
             Ddl::View { name, sql } => db.record_view(name, create_statement(sql))?,
             Ddl::Tracking { source, sql, gap } => self.record_tracking(db, source, sql, *gap)?,
+            Ddl::Declare(_) => {}
         }
         Ok(())
     }
@@ -281,7 +286,15 @@ impl Pipeline {
 
     /// What is missing: the model tables to create, then everything else.
     fn pending_ddl(&self, db: &mut Db) -> Result<(Vec<Ddl>, Vec<Ddl>)> {
-        let mut tables = Vec::new();
+        let declarations = self.declaration_steps(db)?;
+        // A table made (again) here has no triggers and may have lost the views over it.
+        let made: Vec<(String, Vec<String>)> = declarations
+            .iter()
+            .filter(|d| matches!(d.how, How::Created | How::Remade))
+            .map(|d| (d.source.clone(), d.columns.clone()))
+            .collect();
+        let remade = declarations.iter().any(|d| d.how == How::Remade);
+        let mut tables: Vec<Ddl> = declarations.into_iter().map(Ddl::Declare).collect();
         let mut out = Vec::new();
         let mut missing = Vec::new();
         for model in &self.models {
@@ -320,7 +333,8 @@ impl Pipeline {
             return Err(Error::all(missing));
         }
         let mut stored = |name: &str| db.object(name);
-        let mut views: Vec<(String, String)> = Vec::new();
+        // The declared sources' `_latest` views first: models and views read them.
+        let mut views: Vec<(String, String)> = self.latest_views()?;
         for model in &self.models {
             let each = [
                 (&model.current_view, "current_view"),
@@ -339,7 +353,7 @@ impl Pipeline {
         }
         // Views are dropped and created again all together, dependents first, when any
         // of them changed: PostgreSQL refuses to drop a view another view reads.
-        let mut stale = false;
+        let mut stale = remade;
         for (name, sql) in &views {
             stale |= stored(name)?.as_deref() != Some(create_statement(sql));
         }
@@ -355,7 +369,11 @@ impl Pipeline {
             }
         }
         for source in &self.sources {
-            out.extend(self.tracking_ddl(db, source)?);
+            let made = made.iter().find(|(t, _)| *t == source.table);
+            out.extend(self.tracking_ddl(db, source, made.map(|(_, c)| c))?);
+        }
+        for lookup in &self.lookups {
+            out.extend(self.lookup_tracking_ddl(db, lookup, &made)?);
         }
         Ok((tables, out))
     }
@@ -385,31 +403,115 @@ impl Pipeline {
     /// A source's change triggers, when they are not installed as this sqlrun would
     /// install them: never installed, installed from other SQL, or some gone missing
     /// since (then its changes meanwhile went untracked: `gap`).
-    fn tracking_ddl(&self, db: &mut Db, source: &Source) -> Result<Option<Ddl>> {
-        let table = [(":table", source.table.as_str().into())];
-        let columns = table_columns(db, &source.table)?;
+    /// `made`: the columns of a declared table this sync creates (or makes again), which
+    /// has no triggers yet.
+    fn tracking_ddl(
+        &self,
+        db: &mut Db,
+        source: &Source,
+        made: Option<&Vec<String>>,
+    ) -> Result<Option<Ddl>> {
+        let columns = match made {
+            Some(columns) => columns.clone(),
+            None => table_columns(db, &source.table)?,
+        };
         self.check_source(source, &columns)?;
         let sql = self.render_system(
             "source_tracking",
             context! { source => to_value(source), columns => columns },
         )?;
-        let triggers = db.one_as::<Triggers, _>(&queries::SOURCE_TRIGGERS, &table)?;
-        let installed: Option<Tracking> = db.row_as(
-            &queries::SOURCE_TRACKING_OF,
-            &[(":source", source.table.as_str().into())],
+        self.tracking_step(db, &source.table, sql, made.is_some())
+    }
+
+    /// A lookup's change triggers (system/lookup_tracking.sql), as for a source.
+    fn lookup_tracking_ddl(
+        &self,
+        db: &mut Db,
+        lookup: &Lookup,
+        made: &[(String, Vec<String>)],
+    ) -> Result<Option<Ddl>> {
+        let mut columns_of = |table: &str| match made.iter().find(|(t, _)| t == table) {
+            Some((_, columns)) => Ok(columns.clone()),
+            None => table_columns(db, table),
+        };
+        let columns = columns_of(&lookup.table)?;
+        let fact = columns_of(&lookup.fact)?;
+        self.check_lookup(lookup, &columns, &fact)?;
+        let sql = self.render_system(
+            "lookup_tracking",
+            context! { lookup => to_value(lookup), columns => columns },
         )?;
+        let new_table = made.iter().any(|(t, _)| *t == lookup.table);
+        self.tracking_step(db, &lookup.table, sql, new_table)
+    }
+
+    /// Installs `sql` on `table` unless it is installed as it is. `new_table`: a table this
+    /// sync makes has none, and missed no change.
+    fn tracking_step(
+        &self,
+        db: &mut Db,
+        table: &str,
+        sql: String,
+        new_table: bool,
+    ) -> Result<Option<Ddl>> {
+        let triggers =
+            db.one_as::<Triggers, _>(&queries::SOURCE_TRIGGERS, &[(":table", table.into())])?;
+        let installed: Option<Tracking> =
+            db.row_as(&queries::SOURCE_TRACKING_OF, &[(":source", table.into())])?;
         let (gap, same) = match installed {
             None => (false, false),
+            Some(_) if new_table => (false, false),
             Some(t) => {
                 let gap = t.triggers != triggers.triggers;
                 (gap, !gap && t.install_sql == sql)
             }
         };
         Ok((!same).then(|| Ddl::Tracking {
-            source: source.table.clone(),
+            source: table.to_string(),
             sql,
             gap,
         }))
+    }
+
+    /// A lookup must exist with its key, and its fact with the column that holds the key.
+    fn check_lookup(&self, lookup: &Lookup, columns: &[String], fact: &[String]) -> Result<()> {
+        let model = self
+            .models
+            .iter()
+            .find(|m| m.lookups.contains(lookup))
+            .expect("every lookup comes from a model");
+        let bad = |message: String| Error::Template {
+            file: model.template.clone(),
+            message,
+        };
+        if columns.is_empty() {
+            return Err(bad(format!(
+                "`-- sources:` names lookup {}, which does not exist; declare it in sources/{}.sql (sqlrun creates it) or create the table first",
+                lookup.table, lookup.table
+            )));
+        }
+        if !columns.contains(&lookup.key) {
+            return Err(bad(format!(
+                "`-- sources:` gives lookup {} the key {}, which it lacks; it has: {}",
+                lookup.table,
+                lookup.key,
+                columns.join(", ")
+            )));
+        }
+        if !fact.contains(&lookup.fact_column) {
+            return Err(bad(format!(
+                "`-- sources:` reaches {} `via {}.{}`, but {} has no column {} (it has: {}); add it to {} (a new version of its declaration with `-- migrate:`, or ALTER TABLE) or name the column that holds {}",
+                lookup.table,
+                lookup.fact,
+                lookup.fact_column,
+                lookup.fact,
+                lookup.fact_column,
+                fact.join(", "),
+                lookup.fact,
+                lookup.key
+            )));
+        }
+        Ok(())
     }
 
     /// A declared source must exist with the columns its declaration names.
@@ -456,6 +558,8 @@ enum Ddl {
     },
     /// A view, whose SQL is remembered.
     View { name: String, sql: String },
+    /// A declared source's table brought to its version (pipeline/declare.rs).
+    Declare(Step),
     /// A source's change triggers (`gap`: some had gone missing).
     Tracking {
         source: String,
@@ -482,6 +586,7 @@ impl Ddl {
             | Ddl::Table { sql, .. }
             | Ddl::View { sql, .. }
             | Ddl::Tracking { sql, .. } => sql,
+            Ddl::Declare(step) => step.sql.first().map_or("", String::as_str),
         }
     }
 
@@ -537,6 +642,7 @@ impl Ddl {
             Ddl::View { name, .. } => {
                 format!("creating view {name} failed: {e}; nothing was created")
             }
+            Ddl::Declare(step) => format!("declaring source {}: {e}", step.source),
         };
         Error::PipelineSql {
             file: "pipeline objects".into(),

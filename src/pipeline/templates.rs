@@ -42,6 +42,9 @@ pub enum TemplateKind {
     Check,
     /// `system/`: the generic machinery (replacement, correction, reservation, seal).
     System,
+    /// `sources/`: a table the pipeline reads and sqlrun does not compute: its header
+    /// (key, the rule for its latest version, its date column if it has one) and its DDL.
+    Source,
 }
 
 impl TemplateKind {
@@ -51,6 +54,7 @@ impl TemplateKind {
             TemplateKind::View => "view",
             TemplateKind::Check => "check",
             TemplateKind::System => "system",
+            TemplateKind::Source => "source",
         }
     }
 
@@ -60,6 +64,7 @@ impl TemplateKind {
             TemplateKind::View => "views",
             TemplateKind::Check => "checks",
             TemplateKind::System => "system",
+            TemplateKind::Source => "sources",
         }
     }
 
@@ -82,6 +87,17 @@ impl TemplateKind {
             TemplateKind::View => &["name", "version", "depends_on"],
             TemplateKind::Check => &["name", "version", "model", "severity"],
             TemplateKind::System => &["name", "version"],
+            TemplateKind::Source => &[
+                "name",
+                "version",
+                "key",
+                "latest_by",
+                "date_column",
+                "create",
+                "migrate",
+                "fresh_within",
+                "loaded_at",
+            ],
         }
     }
 }
@@ -234,7 +250,8 @@ pub fn checksum(source: &str) -> String {
 /// The text a template's version stands for: all of it but the `-- sources:` and
 /// `-- ready:` header lines, which say which changes to track and when a date may be
 /// built, not what a date computes. So declaring a source or a readiness condition calls
-/// for no new version and leaves no date stale.
+/// for no new version and leaves no date stale. A source's `-- fresh_within:` likewise:
+/// how late its data may be is operations, not the table.
 pub fn versioned_text(source: &str) -> String {
     let mut out = String::with_capacity(source.len());
     let (mut in_header, mut skipping) = (true, false);
@@ -243,6 +260,7 @@ pub fn versioned_text(source: &str) -> String {
         skipping = in_header
             && (line.starts_with("-- sources:")
                 || line.starts_with("-- ready:")
+                || line.starts_with("-- fresh_within:")
                 || skipping && line.starts_with("--   "));
         if !skipping {
             out.push_str(line);
@@ -347,6 +365,7 @@ impl TemplateSet {
                 "models" if dir.is_none() => TemplateKind::Model,
                 "views" if dir.is_none() => TemplateKind::View,
                 "checks" if dir.is_none() => TemplateKind::Check,
+                "sources" if dir.is_none() => TemplateKind::Source,
                 _ => continue,
             };
             let path = format!("templates/{rel}");
@@ -390,7 +409,7 @@ impl TemplateSet {
             // CREATE VIEW): a final `;` or a last comment line without a newline must not
             // break the statement around it.
             let source = match file.kind {
-                TemplateKind::System => file.source.clone(),
+                TemplateKind::System | TemplateKind::Source => file.source.clone(),
                 _ => one_statement(&file.source),
             };
             env.add_template_owned(file.include_name.clone(), source)
@@ -466,7 +485,13 @@ fn load_dir(
             dir.display()
         )));
     }
-    for kind in [TemplateKind::Model, TemplateKind::View, TemplateKind::Check] {
+    let kinds = [
+        TemplateKind::Model,
+        TemplateKind::View,
+        TemplateKind::Check,
+        TemplateKind::Source,
+    ];
+    for kind in kinds {
         let folder = dir.join(kind.folder());
         let Ok(entries) = fs::read_dir(&folder) else {
             continue;

@@ -41,6 +41,7 @@ sqlrun.toml   the project file: the database, the templates folder, defaults for
 models/       one SQL file per partitioned table: the SELECT that computes one date
 views/        views derived from the models (e.g. a cumulative total)
 checks/       queries that return a date's wrong rows; a failing `error` check rolls the date back
+sources/      the tables the models read: key, latest-version rule, date column, DDL
 ```
 
 Every `sqlrun` command run in this folder (or below it) uses `sqlrun.toml`: no `--db` or
@@ -152,7 +153,7 @@ pub fn files(db: &str, schema: Option<&str>) -> Vec<(PathBuf, String)> {
     let mut files = vec![(PathBuf::from(FILE_NAME), project_file(db, schema))];
     for (rel, source) in BUILTIN_TEMPLATES {
         // The pipeline's own files; system/ is the machinery, which stays in the binary.
-        let pipeline = ["models/", "views/", "checks/"]
+        let pipeline = ["models/", "views/", "checks/", "sources/"]
             .iter()
             .any(|folder| rel.starts_with(folder));
         if pipeline && rel.matches('/').count() == 1 {

@@ -37,7 +37,7 @@ pub fn beyond_window(db: &mut Db, pipeline: &Pipeline, before: Date) -> Result<B
 fn beyond_window_sql(pipeline: &Pipeline, before: Date) -> Result<String> {
     pipeline.render_system(
         "beyond_window",
-        context! { before => fmt_date(before), sources => pipeline.sources_value() },
+        context! { before => fmt_date(before), sources => pipeline.noted_value() },
     )
 }
 

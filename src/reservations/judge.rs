@@ -34,7 +34,7 @@ fn date_states_sql(pipeline: &Pipeline, interval: Interval, scope: &[InScope]) -
             start => fmt_date(interval.start),
             end => fmt_date(interval.end),
             models => pipeline.models_value(),
-            sources => pipeline.sources_value(),
+            sources => pipeline.noted_value(),
             scope => crate::pipeline::to_value(&scope),
             checks => crate::pipeline::to_value(&current_checks(pipeline)),
         },

@@ -46,6 +46,7 @@ const STATE_TABLES: &[&str] = &[
     "seal_events",
     "seal_coverage",
     "replaced_partitions",
+    "source_declarations",
     "sqlrun_schema_history",
 ];
 
@@ -85,7 +86,9 @@ pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
 /// noted (status's own judgement, over the span of the source's notes); empty for a
 /// table that is no source.
 pub fn changed_dates(db: &mut Db, pipeline: &Pipeline, table: &str) -> Result<Vec<Date>> {
-    if !pipeline.sources.iter().any(|s| s.table == table) {
+    let noted = (pipeline.sources.iter().map(|s| &s.table))
+        .chain(pipeline.lookups.iter().map(|l| &l.table));
+    if !noted.into_iter().any(|t| t == table) {
         return Ok(Vec::new());
     }
     let span: NotesSpan = db.one_as(&queries::SOURCE_NOTES_SPAN, &[(":source", table.into())])?;

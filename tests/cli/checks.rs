@@ -43,7 +43,7 @@ fn too_big_named(name: &'static str) -> (&'static str, String) {
 fn project(sb: &Sandbox, folder: &str, checks: &[(&str, String)]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
     let dst = sb.path().join(folder);
-    for f in ["models", "views"] {
+    for f in ["models", "views", "sources"] {
         std::fs::create_dir_all(dst.join(f)).unwrap();
         for entry in std::fs::read_dir(src.join(f)).unwrap() {
             let path = entry.unwrap().path();

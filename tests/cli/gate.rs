@@ -36,7 +36,7 @@ fn project(sb: &Sandbox) -> PathBuf {
 fn ungated(sb: &Sandbox) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
     let dst = sb.path().join("gated");
-    for f in ["models", "views"] {
+    for f in ["models", "views", "sources"] {
         std::fs::create_dir_all(dst.join(f)).unwrap();
         for entry in std::fs::read_dir(src.join(f)).unwrap() {
             let path = entry.unwrap().path();

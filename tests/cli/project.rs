@@ -171,11 +171,12 @@ fn a_new_project_works_without_db_or_templates_flags() {
             "checks/daily_revenue_revenue_not_negative.sql",
             "models",
             "models/daily_revenue.sql",
+            "sources",
+            "sources/orders.sql",
             "sqlrun.toml",
             "views",
             "views/cumulative_revenue.sql",
             "views/cumulative_revenue_as_sent.sql",
-            "views/orders_latest.sql",
         ]
     );
     let builtin = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
@@ -294,7 +295,7 @@ fn a_subfolder_uses_the_project_and_paths_relative_to_its_file() {
     let dir = sb.path().join("proj");
     let pipeline = dir.join("pipeline");
     let builtin = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
-    for sub in ["models", "views"] {
+    for sub in ["models", "views", "sources"] {
         fs::create_dir_all(pipeline.join(sub)).unwrap();
         for entry in fs::read_dir(builtin.join(sub)).unwrap().flatten() {
             fs::copy(entry.path(), pipeline.join(sub).join(entry.file_name())).unwrap();
@@ -430,7 +431,7 @@ fn a_flag_beats_the_environment_which_beats_the_file() {
     }
     // Another pipeline folder, for SQLRUN_TEMPLATES and --templates.
     let other = sb.path().join("other");
-    for sub in ["models", "views"] {
+    for sub in ["models", "views", "sources"] {
         fs::create_dir_all(other.join(sub)).unwrap();
         for entry in fs::read_dir(dir.join(sub)).unwrap().flatten() {
             fs::copy(entry.path(), other.join(sub).join(entry.file_name())).unwrap();

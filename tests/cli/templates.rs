@@ -11,7 +11,7 @@ use crate::support::*;
 pub(crate) fn copy_templates(sb: &Sandbox) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
     let dst = sb.path().join("pipeline");
-    for folder in ["models", "views"] {
+    for folder in ["models", "views", "sources"] {
         std::fs::create_dir_all(dst.join(folder)).unwrap();
         for entry in std::fs::read_dir(src.join(folder)).unwrap() {
             let path = entry.unwrap().path();
