@@ -11,6 +11,7 @@ use crate::output::status::{self, Status, StatusView};
 use crate::output::Output;
 use crate::reservations::holders::Identity;
 use crate::reservations::{judge, take};
+use crate::sources::freshness;
 
 /// `sqlrun status [--interval I] [--select M] [--list]`.
 pub struct StatusRequest {
@@ -38,6 +39,7 @@ pub fn run(ctx: &Context, request: StatusRequest, out: &Output) -> Result<Exit> 
             span
         }
     };
+    let sources = freshness::freshness(db, pipeline)?;
     let Some(span) = span else {
         status::status_empty(out)?;
         return Ok(Exit::Done);
@@ -55,6 +57,7 @@ pub fn run(ctx: &Context, request: StatusRequest, out: &Output) -> Result<Exit> 
             view,
             states: &states,
             dead: &dead,
+            sources: &sources,
         },
         out,
     )?;

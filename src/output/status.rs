@@ -12,6 +12,7 @@ use crate::output::calendar;
 use crate::output::Output;
 use crate::reservations::glance::{Summary, NOTABLE};
 use crate::reservations::state::DateState;
+use crate::sources::freshness::Freshness;
 use crate::text::table::table;
 use crate::text::words::{CheckMark, ModelState, RunKind, RunStatus, SealMark, State};
 
@@ -62,6 +63,9 @@ struct StatusDoc<'a> {
     /// The dates reissued (a later version went out) or unsealed, as ranges.
     seals: BTreeMap<SealMark, Vec<String>>,
     holders: Vec<HolderDoc>,
+    /// The sources that declare `-- fresh_within:`, and whether each is fresh now.
+    #[serde(skip_serializing_if = "<[Freshness]>::is_empty")]
+    sources: &'a [Freshness],
     dates: Vec<StatusRow<'a>>,
 }
 
@@ -106,6 +110,7 @@ pub struct Status<'a> {
     pub view: StatusView,
     pub states: &'a [DateState],
     pub dead: &'a [(i64, String)],
+    pub sources: &'a [Freshness],
 }
 
 pub fn status(found: &Status, out: &Output) -> Result<()> {
@@ -154,20 +159,66 @@ pub fn status(found: &Status, out: &Output) -> Result<()> {
             .map(|(mark, r)| (*mark, ranges_text(r)))
             .collect(),
         holders,
+        sources: found.sources,
         dates: rows,
     })?;
     if out.json {
         return Ok(());
     }
     if view.list {
-        return out.text(&status_table(states, dead));
+        out.text(&status_table(states, dead))?;
+    } else {
+        let colour = out.colour();
+        out.text(&format!(
+            "{}\n{}",
+            calendar::summary_text(&summary, view.known_span, colour),
+            calendar::calendar(&summary, colour)
+        ))?;
     }
-    let colour = out.colour();
-    out.text(&format!(
-        "{}\n{}",
-        calendar::summary_text(&summary, view.known_span, colour),
-        calendar::calendar(&summary, colour)
-    ))
+    match found.sources.is_empty() {
+        true => Ok(()),
+        false => out.text(&freshness_text(found.sources)),
+    }
+}
+
+/// `7200` as `2 hours`, in the largest unit that divides it.
+fn spelt_seconds(seconds: i64) -> String {
+    let units = [
+        (86_400, "day"),
+        (3_600, "hour"),
+        (60, "minute"),
+        (1, "second"),
+    ];
+    let (size, unit) = units
+        .into_iter()
+        .find(|(size, _)| seconds % size == 0)
+        .unwrap_or((1, "second"));
+    let n = seconds / size;
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+}
+
+/// A line per source that declares `-- fresh_within:`: its last change, and fresh or late.
+fn freshness_text(sources: &[Freshness]) -> String {
+    let width = sources.iter().map(|s| s.source.len()).max().unwrap_or(0);
+    let lines: Vec<String> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let within = spelt_seconds(s.fresh_within_seconds);
+            let verdict = if s.fresh { "fresh" } else { "LATE" };
+            let last = match &s.last_change_at {
+                Some(at) => format!("last change {at}"),
+                None => "no change seen".to_string(),
+            };
+            format!(
+                "{:<10} {:<width$}  {verdict}: {last} (by its {}), expected within {within}",
+                if i == 0 { "sources" } else { "" },
+                s.source,
+                s.measured_by,
+            )
+        })
+        .collect();
+    format!("\n{}", lines.join("\n"))
 }
 
 /// `status` when the database knows no date at all: a message, or an empty document.
@@ -180,6 +231,7 @@ pub fn status_empty(out: &Output) -> Result<()> {
         checks: CheckMark::ALL.iter().map(|m| (*m, Vec::new())).collect(),
         seals: SealMark::ALL.iter().map(|m| (*m, Vec::new())).collect(),
         holders: Vec::new(),
+        sources: &[],
         dates: Vec::new(),
     })?;
     out.text(

@@ -58,6 +58,14 @@ pub struct Step {
     pub columns: Vec<String>,
 }
 
+/// The rows this file reads, for the test that prepares each against a real schema.
+pub fn row_shapes(dialect: Dialect) -> Vec<crate::db::RowShape> {
+    vec![crate::db::RowShape::of::<Recorded, _>(
+        &queries::SOURCE_DECLARED,
+        dialect,
+    )]
+}
+
 /// A row of `queries/source_declared.sql`.
 #[derive(serde::Deserialize)]
 struct Recorded {
@@ -129,46 +137,7 @@ impl Pipeline {
             columns: columns.clone(),
         };
         let how = match recorded {
-            Some(r) if r.version == declared.version && r.checksum != declared.checksum => {
-                return Err(bad(format!(
-                    "its text changed, but its version did not: this database's {} was declared as version {} with other text. A change of a source is a new version (`-- version: {}`) with the SQL that brings the table there in `-- migrate:` (e.g. `-- migrate: ALTER TABLE {} ADD COLUMN ...`); or put the text back",
-                    declared.name, r.version, r.version + 1, declared.name
-                )))
-            }
-            Some(r) if r.version == declared.version => {
-                if existing.is_empty() {
-                    return Ok(Some(step(How::Created, vec![ddl])));
-                }
-                return Ok(None);
-            }
-            Some(r) if r.version > declared.version => {
-                return Err(bad(format!(
-                    "it is version {}, but this database's {} is at version {} already: these are older templates than the ones it was built with; use the templates of version {}",
-                    declared.version, declared.name, r.version, r.version
-                )))
-            }
-            Some(r) => match &declared.migrate {
-                Some(migrate) if r.version + 1 == declared.version => {
-                    return Ok(Some(step(How::Migrated, vec![migrate.clone()])))
-                }
-                Some(_) => {
-                    return Err(bad(format!(
-                        "its `-- migrate:` brings {} from version {} to {}, but this database's {} is at version {}: bring it to version {} first (with that version's declaration), then this one",
-                        declared.name,
-                        declared.version - 1,
-                        declared.version,
-                        declared.name,
-                        r.version,
-                        declared.version - 1
-                    )))
-                }
-                None => {
-                    return Err(bad(format!(
-                        "it is version {}, but this database's {} is at version {}, and it has no `-- migrate:` saying how the table gets from one to the other; add the SQL, e.g. `-- migrate: ALTER TABLE {} ADD COLUMN ...`",
-                        declared.version, declared.name, r.version, declared.name
-                    )))
-                }
-            },
+            Some(r) => return self.recorded_step(declared, r, existing.is_empty(), ddl, &step),
             None if existing.is_empty() => How::Created,
             None if same_columns(&columns, &existing) => How::Adopted,
             None => {
@@ -186,6 +155,55 @@ impl Pipeline {
             sql.push(ddl);
         }
         Ok(Some(step(how, sql)))
+    }
+
+    /// A declaration of a source this database has a version of: nothing to do, the
+    /// table made again (it was dropped), a migration, or a refusal.
+    fn recorded_step(
+        &self,
+        declared: &Declared,
+        r: Recorded,
+        gone: bool,
+        ddl: String,
+        step: &dyn Fn(How, Vec<String>) -> Step,
+    ) -> Result<Option<Step>> {
+        let bad = |message: String| Error::Template {
+            file: declared.file.clone(),
+            message,
+        };
+        let name = &declared.name;
+        let version = declared.version;
+        if r.version == version && r.checksum != declared.checksum {
+            return Err(bad(format!(
+                "its text changed, but its version did not: this database's {name} was declared as version {} with other text. A change of a source is a new version (`-- version: {}`) with the SQL that brings the table there in `-- migrate:` (e.g. `-- migrate: ALTER TABLE {name} ADD COLUMN ...`); or put the text back",
+                r.version,
+                r.version + 1
+            )));
+        }
+        if r.version == version {
+            return Ok(gone.then(|| step(How::Created, vec![ddl])));
+        }
+        if r.version > version {
+            return Err(bad(format!(
+                "it is version {version}, but this database's {name} is at version {} already: these are older templates than the ones it was built with; use the templates of version {}",
+                r.version, r.version
+            )));
+        }
+        match &declared.migrate {
+            Some(migrate) if r.version + 1 == version => {
+                Ok(Some(step(How::Migrated, vec![migrate.clone()])))
+            }
+            Some(_) => Err(bad(format!(
+                "its `-- migrate:` brings {name} from version {} to {version}, but this database's {name} is at version {}: bring it to version {} first (with that version's declaration), then this one",
+                version - 1,
+                r.version,
+                version - 1
+            ))),
+            None => Err(bad(format!(
+                "it is version {version}, but this database's {name} is at version {}, and it has no `-- migrate:` saying how the table gets from one to the other; add the SQL, e.g. `-- migrate: ALTER TABLE {name} ADD COLUMN ...`",
+                r.version
+            ))),
+        }
     }
 
     fn has_rows(&self, db: &mut Db, table: &str) -> Result<bool> {
@@ -270,6 +288,49 @@ impl Pipeline {
             views.push((view.clone(), sql));
         }
         Ok(views)
+    }
+}
+
+/// One source as system/source_freshness.sql lists it.
+#[derive(serde::Serialize)]
+struct Freshness<'a> {
+    name: &'a str,
+    loaded_at: Option<&'a str>,
+    fresh_within_seconds: Option<u64>,
+}
+
+impl Pipeline {
+    /// The view `source_freshness` (name, CREATE VIEW) over every declared source and
+    /// every tracked one; None when there is none.
+    pub(super) fn freshness_view(&self) -> Result<Option<(String, String)>> {
+        let mut entries: Vec<Freshness> = self
+            .declared
+            .iter()
+            .map(|d| Freshness {
+                name: &d.name,
+                loaded_at: d.loaded_at.as_deref(),
+                fresh_within_seconds: d.fresh_within_seconds,
+            })
+            .collect();
+        let tracked =
+            (self.sources.iter().map(|s| &s.table)).chain(self.lookups.iter().map(|l| &l.table));
+        for table in tracked {
+            if !entries.iter().any(|e| e.name == table) {
+                entries.push(Freshness {
+                    name: table,
+                    loaded_at: None,
+                    fresh_within_seconds: None,
+                });
+            }
+        }
+        if entries.is_empty() {
+            return Ok(None);
+        }
+        let sql = self.render_system(
+            "source_freshness",
+            context! { entries => to_value(&entries) },
+        )?;
+        Ok(Some(("source_freshness".to_string(), sql)))
     }
 }
 

@@ -936,10 +936,12 @@ fn parse_source_args(
                     ))
                 }
             },
-            ("key" | "via", _) => return Err(format!(
+            ("key" | "via", _) => {
+                return Err(format!(
                 "`-- sources:` for {table}: `{}` is not `key COLUMN` or `via FACT.COLUMN`; {usage}",
                 words[i..].join(" ")
-            )),
+            ))
+            }
             (column, _) if i == 0 => {
                 source.date_column = Some(column.to_string());
                 i += 1;
@@ -963,6 +965,16 @@ fn resolve_sources(
     refs: &[SourceRef],
     declared: &[declared::Declared],
 ) -> std::result::Result<(Vec<Source>, Vec<Lookup>), String> {
+    let sources = resolve_dated(refs, declared)?;
+    let lookups = resolve_lookups(refs, declared, &sources)?;
+    Ok((sources, lookups))
+}
+
+/// The dated sources of `-- sources:`, with what their declarations fill in.
+fn resolve_dated(
+    refs: &[SourceRef],
+    declared: &[declared::Declared],
+) -> std::result::Result<Vec<Source>, String> {
     let usage = SOURCES_USAGE;
     let declaration = |table: &str| declared.iter().find(|d| d.name == table);
     let mut sources = Vec::new();
@@ -1004,6 +1016,16 @@ fn resolve_sources(
         };
         sources.push(Source::new(r.table.clone(), date_column, key));
     }
+    Ok(sources)
+}
+
+/// The lookups of `-- sources:`, each reached from one of `sources`.
+fn resolve_lookups(
+    refs: &[SourceRef],
+    declared: &[declared::Declared],
+    sources: &[Source],
+) -> std::result::Result<Vec<Lookup>, String> {
+    let declaration = |table: &str| declared.iter().find(|d| d.name == table);
     let mut lookups = Vec::new();
     for r in refs.iter().filter(|r| r.via.is_some()) {
         let (fact, column) = r.via.clone().expect("filtered on via");
@@ -1058,7 +1080,7 @@ fn resolve_sources(
             fact_rows,
         });
     }
-    Ok((sources, lookups))
+    Ok(lookups)
 }
 
 /// The declarations of `sources/`, every header problem of every file at once.
@@ -1280,6 +1302,7 @@ fn dependency_order<T>(
 pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<crate::db::RowShape>> {
     let mut shapes = models::row_shapes(pipeline.dialect);
     shapes.extend(sync::row_shapes(pipeline.dialect));
+    shapes.extend(declare::row_shapes(pipeline.dialect));
     shapes.extend(versions::row_shapes(pipeline.dialect));
     shapes.extend(ready::row_shapes(pipeline)?);
     Ok(shapes)

@@ -332,6 +332,21 @@ impl Pipeline {
         if !missing.is_empty() {
             return Err(Error::all(missing));
         }
+        out.extend(self.pending_views(db, remade)?);
+        for source in &self.sources {
+            let made = made.iter().find(|(t, _)| *t == source.table);
+            out.extend(self.tracking_ddl(db, source, made.map(|(_, c)| c))?);
+        }
+        for lookup in &self.lookups {
+            out.extend(self.lookup_tracking_ddl(db, lookup, &made)?);
+        }
+        Ok((tables, out))
+    }
+
+    /// The views to make again, all of them (dependents dropped first) when any differs
+    /// from its template's SQL or a source table was made again (`remade`).
+    fn pending_views(&self, db: &mut Db, remade: bool) -> Result<Vec<Ddl>> {
+        let mut out = Vec::new();
         let mut stored = |name: &str| db.object(name);
         // The declared sources' `_latest` views first: models and views read them.
         let mut views: Vec<(String, String)> = self.latest_views()?;
@@ -351,6 +366,7 @@ impl Pipeline {
             let sql = self.render_system("view", context! { view => to_value(view) })?;
             views.push((view.name.clone(), sql));
         }
+        views.extend(self.freshness_view()?);
         // Views are dropped and created again all together, dependents first, when any
         // of them changed: PostgreSQL refuses to drop a view another view reads.
         let mut stale = remade;
@@ -368,14 +384,7 @@ impl Pipeline {
                 out.push(Ddl::View { name, sql });
             }
         }
-        for source in &self.sources {
-            let made = made.iter().find(|(t, _)| *t == source.table);
-            out.extend(self.tracking_ddl(db, source, made.map(|(_, c)| c))?);
-        }
-        for lookup in &self.lookups {
-            out.extend(self.lookup_tracking_ddl(db, lookup, &made)?);
-        }
-        Ok((tables, out))
+        Ok(out)
     }
 
     /// A model's `<table>_sent` and `<table>_corrections` made before seals had versions

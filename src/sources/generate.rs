@@ -12,6 +12,11 @@ use rand_chacha::ChaCha8Rng;
 /// The table the orders go into (queries/insert_order.sql, queries/postgres/copy_orders.sql).
 pub const TABLE: &str = "orders";
 
+/// The columns generate fills: the contract's. A project's orders may have more (a
+/// `customer_id`), which take their defaults; generate makes orders only (other sources are
+/// loaded, `sqlrun load`).
+const OWN_COLUMNS: [&str; 4] = ["order_id", "order_date", "amount", "created_at"];
+
 /// `sqlrun generate` as asked.
 #[derive(Debug, Clone)]
 pub struct GenerateRequest {
@@ -46,8 +51,20 @@ pub fn generate(
     request: &GenerateRequest,
     start: chrono::NaiveDate,
 ) -> Result<Generated> {
-    let (rows, resent) =
-        db.transaction(TxKind::Exclusive, |db| insert_orders(db, request, start))?;
+    let others: Vec<String> = store::table_columns(db, TABLE)?
+        .into_iter()
+        .map(|c| c.name)
+        .filter(|c| !OWN_COLUMNS.contains(&c.as_str()) && c != "rowid")
+        .collect();
+    let inserted = db.transaction(TxKind::Exclusive, |db| insert_orders(db, request, start));
+    let (rows, resent) = inserted.map_err(|e| match (&e, others.is_empty()) {
+        (Error::Database(_), false) => Error::bad(format!(
+            "generate fills the contract's columns of orders ({}) and leaves the others ({}) to their defaults, which the table refused ({e}); nothing was inserted. Give them a default (or let them be NULL) in sources/orders.sql, or load rows of your own with `sqlrun load orders FILE`",
+            OWN_COLUMNS.join(", "),
+            others.join(", ")
+        )),
+        _ => e,
+    })?;
     let end = start + chrono::Days::new(request.days as u64 - 1);
     Ok(Generated {
         rows,

@@ -1,6 +1,7 @@
 //! What sqlrun loads into a pipeline's sources: `sqlrun load` (CSV, all or nothing),
 //! `sqlrun generate` (synthetic orders), and the planner's statistics after either.
 
+pub mod freshness;
 pub mod generate;
 pub mod load;
 pub mod statistics;
@@ -12,5 +13,6 @@ use crate::db::{Dialect, RowShape};
 pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
     let mut shapes = load::row_shapes(dialect);
     shapes.extend(statistics::row_shapes(dialect));
+    shapes.extend(freshness::row_shapes(dialect));
     shapes
 }

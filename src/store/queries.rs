@@ -27,6 +27,7 @@ queries! {
     INSERT_RUN => "insert_run.sql",
     SOURCE_NOTES_SPAN => "source_notes_span.sql",
     SOURCE_DECLARED => "source_declared.sql",
+    SOURCE_FRESHNESS => "source_freshness.sql",
     RECORD_SOURCE_DECLARATION => "record_source_declaration.sql",
     START_RESERVED_RUN => "start_reserved_run.sql",
     FINISH_RUN => "finish_run.sql",

@@ -739,6 +739,7 @@ fn downgrade_to_schema_10(sb: &Sandbox, models: &[&str]) {
         "cumulative_revenue_as_sent",
         "cumulative_revenue",
         "orders_latest",
+        "source_freshness",
     ] {
         old.push_str(&format!("DROP VIEW IF EXISTS {v};\n"));
     }
@@ -751,6 +752,8 @@ fn downgrade_to_schema_10(sb: &Sandbox, models: &[&str]) {
         "DROP VIEW sealed_models;\nDROP TABLE seal_coverage;\nDROP TABLE seal_events;\n\
          ALTER TABLE runs DROP COLUMN took_ms;\n\
          DROP TABLE replaced_partitions;\n\
+         DROP TABLE source_declarations;\n\
+         ALTER TABLE partition_sources DROP COLUMN noted_at;\n\
          DELETE FROM sqlrun_schema_history WHERE version >= 11;\n",
     );
     for m in models {

@@ -100,6 +100,34 @@ pub const SCENES: &[Scene] = &[
             Sql("INSERT INTO orders VALUES ('late-2', '2026-02-06', -35000, '2026-02-20 09:05:00')"),
         ]],
     },
+    // A `sqlrun new` project whose orders name a customer, a customers lookup and a model
+    // of revenue per segment; then customer c2 moves to retail.
+    Scene {
+        file: "docs/src/authoring/sources.md",
+        name: "sources",
+        blocks: &["A model over a lookup"],
+        setup: &[&[
+            Sqlrun(&["new", "."]),
+            Insert("sources/orders.sql", "    amount ", "    customer_id TEXT,"),
+            File(
+                "sources/customers.sql",
+                "-- name: customers\n-- version: 1\n-- key: customer_id\n-- latest_by: updated_at\n-- fresh_within: 1 day\n-- create: CREATE TABLE customers (customer_id TEXT NOT NULL, segment TEXT NOT NULL,\n--     updated_at TIMESTAMP NOT NULL)\n",
+            ),
+            File(
+                "models/segment_revenue.sql",
+                "-- name: segment_revenue\n-- version: 1\n-- key: ds, segment\n-- values: revenue, order_count\n-- sources: orders, customers(via orders.customer_id)\n-- create: CREATE TABLE segment_revenue (ds DATE NOT NULL, segment TEXT NOT NULL,\n--     revenue BIGINT NOT NULL, order_count BIGINT NOT NULL, PRIMARY KEY (ds, segment))\nSELECT {{ ds }} AS ds, coalesce(c.segment, 'unknown') AS segment,\n       sum(o.amount) AS revenue, count(*) AS order_count\nFROM orders_latest AS o\nLEFT JOIN customers_latest AS c ON c.customer_id = o.customer_id\nWHERE o.order_date = {{ ds }}\nGROUP BY coalesce(c.segment, 'unknown')\n",
+            ),
+            File(
+                "customers.csv",
+                "customer_id,segment,updated_at\nc1,retail,2026-01-05 09:00:00\nc2,wholesale,2026-01-05 09:00:00\nc3,retail,2026-01-05 09:00:00\n",
+            ),
+            File(
+                "orders.csv",
+                "order_id,order_date,amount,customer_id\no1,2026-02-01,100000,c1\no2,2026-02-01,200000,c2\no3,2026-02-02,100000,c1\no4,2026-02-02,200000,c3\no5,2026-02-03,400000,c2\n",
+            ),
+            File("moved.csv", "customer_id,segment,updated_at\nc2,retail,2026-02-20 09:00:00\n"),
+        ]],
+    },
     Scene {
         file: "docs/src/data/life-of-a-report.md",
         name: "report",
