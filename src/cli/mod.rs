@@ -379,6 +379,29 @@ pub struct RenderArgs {
         add = ArgValueCandidates::new(shell::model_names)
     )]
     pub select: Vec<String>,
+    /// The backend whose SQL to show, whatever backend --db is.
+    ///
+    /// The database's own backend is rendered as without the flag. The other one is
+    /// rendered from the pipeline loaded for it, without connecting: as for a date not
+    /// sealed, a whole date's run as the placeholder :run_id.
+    #[arg(long, value_enum, value_name = "DIALECT")]
+    pub dialect: Option<DialectArg>,
+}
+
+/// The backend whose SQL `render --dialect` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DialectArg {
+    Sqlite,
+    Postgres,
+}
+
+impl From<DialectArg> for crate::db::Dialect {
+    fn from(dialect: DialectArg) -> crate::db::Dialect {
+        match dialect {
+            DialectArg::Sqlite => crate::db::Dialect::Sqlite,
+            DialectArg::Postgres => crate::db::Dialect::Postgres,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

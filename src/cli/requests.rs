@@ -132,6 +132,7 @@ impl From<&RenderArgs> for RenderRequest {
             date: args.date.clone(),
             model: args.model.clone(),
             select: args.select.clone(),
+            dialect: args.dialect.map(Into::into),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `sqlrun render`: the SQL a date would run, exactly as `apply` would run it (its whole
-//! transaction, one model's SELECT, or one check's query), without running it.
+//! transaction, one model's SELECT, or one check's query), without running it; or, with
+//! `--dialect` naming the other backend, as that backend would run it.
 
+use crate::dates::clock::Clock;
 use crate::db::{Db, Dialect, RowShape};
 use crate::error::{Error, Result};
 use crate::pipeline::{DateVars, Pipeline};
@@ -10,12 +12,15 @@ use crate::store::queries;
 /// What `render` shows of a date.
 pub struct Rendered<'a> {
     pub ds: String,
-    /// The id the next run would get (the SQL names it).
-    pub run_id: i64,
+    /// The id the next run would get (the SQL names it); None where no database was
+    /// asked (another backend's SQL: the date's SQL names the placeholder `:run_id`).
+    pub run_id: Option<i64>,
     pub model: Option<&'a str>,
     pub body: String,
     /// How the date's transaction begins on this backend; None for one model's SELECT.
     pub begin: Option<&'static str>,
+    /// The backend whose SQL it is.
+    pub dialect: Dialect,
 }
 
 /// The id the next run will most likely get (`queries/next_run_id.sql`).
@@ -58,10 +63,60 @@ pub fn date<'a>(
     };
     Ok(Rendered {
         ds,
-        run_id,
+        run_id: Some(run_id),
         model,
         body,
         begin,
+        dialect: db.dialect(),
+    })
+}
+
+/// The same as `pipeline`'s backend (its dialect) would run it, with no database asked
+/// (`render --dialect` naming the other backend): the date as one not sealed, started
+/// now by this runner's clock. The date's SQL names the run as the placeholder
+/// `:run_id`, as `apply --dry-run --sql` does before a run exists; a model's SELECT gets
+/// 0 for `{{ run_id }}`.
+pub fn date_unconnected<'a>(
+    pipeline: &Pipeline,
+    ds: String,
+    model: Option<&'a str>,
+) -> Result<Rendered<'a>> {
+    let (body, begin) = match model {
+        Some(name) => match pipeline.check(name) {
+            Some(check) => (pipeline.render_check(check, &ds, false)?, None),
+            None => (model_sql(pipeline, name, &ds, 0)?, None),
+        },
+        None => {
+            let started_at = Clock::runner()
+                .now()
+                .format("%Y-%m-%d %H:%M:%S")
+                .to_string();
+            let vars = DateVars {
+                ds: &ds,
+                run_id: 0,
+                sealed: false,
+                uncovered: &[],
+                started_at: &started_at,
+                lease_seconds: take::lease_seconds(),
+                undo: None,
+            };
+            let date = pipeline.render_date_unclaimed(&vars)?;
+            // As system/review_date.sql puts them: the readiness query first, when a
+            // model the date computes declares `-- ready:`.
+            let body = match pipeline.render_ready(&ds)? {
+                Some(ready) => [ready.trim_end(), ";", &date].join("\n"),
+                None => date,
+            };
+            (body, Some(pipeline.dialect.begin()))
+        }
+    };
+    Ok(Rendered {
+        ds,
+        run_id: None,
+        model,
+        body,
+        begin,
+        dialect: pipeline.dialect,
     })
 }
 

@@ -304,14 +304,26 @@ fn header_columns(header: &[&str], table: &str, columns: &[Column]) -> Result<Ve
             ));
         }
         let Some(column) = columns.iter().find(|c| c.name == *name) else {
+            let separated = other_separator(name);
+            let fix = match separated.is_empty() {
+                true => format!(
+                    "; name one of them in the header, leave the field out of the file, or \
+                     add the column to {table} first"
+                ),
+                false => separated,
+            };
             return Err(format!(
-                "{table} has no column `{name}`; its columns are: {}{}",
+                "{table} has no column `{name}` (header field {}); its columns are: {}{fix}",
+                i + 1,
                 names(&all).join(", "),
-                other_separator(name)
             ));
         };
         if named.contains(column) {
-            return Err(format!("column {name} is named twice"));
+            return Err(format!(
+                "column {name} is named twice (header fields {} and {}); name each column once",
+                header.iter().position(|h| h == name).map_or(0, |p| p + 1),
+                i + 1
+            ));
         }
         named.push(column.clone());
     }
@@ -322,7 +334,7 @@ fn header_columns(header: &[&str], table: &str, columns: &[Column]) -> Result<Ve
     if !missing.is_empty() {
         return Err(format!(
             "the header leaves out {}, which {table} cannot fill by itself (NOT NULL, no \
-             default); add {} to the header",
+             default); add {} to the header, with a value on every line",
             names(&missing).join(", "),
             if missing.len() == 1 { "it" } else { "them" }
         ));
@@ -348,8 +360,9 @@ impl Rows {
             .headers()
             .map_err(|e| read_error(e, &input.name, &[]))?;
         let fields: Vec<&str> = header.iter().collect();
-        let columns = header_columns(&fields, table, &table_columns)
-            .map_err(|why| Error::bad(format!("{} line 1: {why}", input.name)))?;
+        let columns = header_columns(&fields, table, &table_columns).map_err(|why| {
+            Error::bad(format!("{} line 1: {why}; nothing was loaded", input.name))
+        })?;
         Ok(Rows {
             reader,
             record: csv::StringRecord::new(),

@@ -550,3 +550,94 @@ fn created_at_is_a_time_on_every_backend() {
         "nothing more written"
     );
 }
+
+/// Any table is loaded by its header, not only orders: a table made by SQL, whose
+/// columns the file names in any order. A column the table lacks, one it cannot fill by
+/// itself left out, and a value of the wrong type are each refused (exit 2) with what was
+/// wrong and what would be right, and nothing of the file is written.
+#[test]
+fn a_table_made_by_hand_is_loaded_by_its_header_and_a_wrong_column_loads_nothing() {
+    let sb = Sandbox::new();
+    sb.exec(
+        "CREATE TABLE customers (customer_id TEXT NOT NULL, segment TEXT NOT NULL, \
+         updated_at TEXT NOT NULL, visits INTEGER NOT NULL DEFAULT 0, note TEXT);",
+    );
+    let customers = |sb: &Sandbox| {
+        sb.rows(
+            "SELECT customer_id, segment, updated_at, visits, note FROM customers \
+             ORDER BY customer_id",
+        )
+    };
+    // visits takes its default, note is NULL: neither has to be in the header.
+    let run = load_stdin(
+        &sb,
+        &[],
+        "customers",
+        "segment,customer_id,updated_at\nretail,c1,2026-02-01\nwholesale,c2,2026-02-02\n",
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "loaded 2 rows into customers\n");
+    let loaded = vec![
+        row(&["c1", "retail", "2026-02-01", "0", "NULL"]),
+        row(&["c2", "wholesale", "2026-02-02", "0", "NULL"]),
+    ];
+    assert_eq!(customers(&sb), loaded);
+
+    // Each refusal: exit 2, its words, nothing said loaded, and the table as it was.
+    let refused = |csv: &str, pieces: &[&str]| {
+        let run = load_stdin(&sb, &[], "customers", csv);
+        assert_eq!(run.code, 2, "{csv:?}: {run:?}");
+        assert!(run.stdout.is_empty(), "{csv:?}: {run:?}");
+        for piece in pieces {
+            assert!(
+                run.stderr.contains(piece),
+                "{csv:?}: {piece:?} in the message:\n{}",
+                run.stderr
+            );
+        }
+        assert_eq!(customers(&sb), loaded, "{csv:?}: nothing was written");
+    };
+    // A column the table lacks: named, with the table's columns and the way out.
+    refused(
+        "customer_id,segment,updated_at,region\nc3,retail,2026-02-03,north\n",
+        &[
+            "stdin line 1",
+            "customers has no column `region`",
+            "its columns are: customer_id, segment, updated_at, visits, note",
+            "add the column to customers first",
+        ],
+    );
+    // A column that is NOT NULL without a default, left out: named, before any row.
+    let mut many = String::from("customer_id,updated_at\n");
+    for i in 0..100 {
+        many.push_str(&format!("n{i},2026-02-03\n"));
+    }
+    refused(
+        &many,
+        &[
+            "the header leaves out segment",
+            "customers cannot fill by itself (NOT NULL, no default)",
+            "add it to the header",
+        ],
+    );
+    refused(
+        "customer_id\nc3\n",
+        &["leaves out segment, updated_at", "add them to the header"],
+    );
+    // Text in an integer column: its line and column, the value, and what it should be;
+    // the good row before it is not written either.
+    refused(
+        "customer_id,segment,updated_at,visits\nc3,retail,2026-02-03,4\nc4,retail,2026-02-03,often\n",
+        &[
+            "stdin line 3, column visits",
+            "`often` is not a whole number",
+            "nothing was loaded",
+        ],
+    );
+    // An empty field for a NOT NULL column is no value.
+    refused(
+        "customer_id,segment,updated_at\nc3,,2026-02-03\n",
+        &["line 2, column segment", "may not be NULL"],
+    );
+    assert_eq!(sb.count("SELECT count(*) FROM customers"), 2);
+}

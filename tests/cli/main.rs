@@ -17,6 +17,7 @@ mod campaign;
 mod checks;
 mod concurrency;
 mod core;
+mod dialects;
 mod diff;
 mod disk_faults;
 mod environment;

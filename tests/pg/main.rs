@@ -25,6 +25,8 @@ mod clock;
 mod concurrency;
 #[path = "../cli/core.rs"]
 mod core;
+#[path = "../cli/dialects.rs"]
+mod dialects;
 #[path = "../cli/diff.rs"]
 mod diff;
 #[path = "../cli/environment.rs"]

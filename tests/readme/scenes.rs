@@ -157,6 +157,28 @@ pub const SCENES: &[Scene] = &[
             ),
         ]],
     },
+    // "Loading a table of your own": a table made by SQL, and three files it refuses.
+    Scene {
+        file: "docs/src/data/loading.md",
+        name: "load-any",
+        blocks: &["Loading a table of your own"],
+        setup: &[&[
+            Sqlrun(&["init"]),
+            File(
+                "customers.csv",
+                "customer_id,segment,updated_at\nc1,retail,2026-02-01\nc2,wholesale,2026-02-02\n",
+            ),
+            File(
+                "regions.csv",
+                "customer_id,segment,updated_at,region\nc3,retail,2026-02-03,north\n",
+            ),
+            File("segmentless.csv", "customer_id,updated_at\nc3,2026-02-03\n"),
+            File(
+                "visits.csv",
+                "customer_id,segment,updated_at,visits\nc3,retail,2026-02-03,4\nc4,retail,2026-02-03,often\n",
+            ),
+        ]],
+    },
     Scene {
         file: "docs/src/data/late-data.md",
         name: "late",
@@ -235,6 +257,17 @@ WHERE o.order_date = {{ ds }}
             Sqlrun(&["init"]),
         ]],
     },
+    // "Portable date arithmetic": a model of the month so far, rendered for each backend.
+    Scene {
+        file: "docs/src/authoring/templates.md",
+        name: "date-macros",
+        blocks: &["Portable date arithmetic"],
+        setup: &[&[
+            Sqlrun(&["new", "."]),
+            File("models/month_to_date.sql", MONTH_TO_DATE),
+            Sqlrun(&["init"]),
+        ]],
+    },
     Scene {
         file: "docs/src/authoring/templates.md",
         name: "knows",
@@ -295,6 +328,23 @@ const WEEKLY_ORDERS: &str = "-- name: weekly_orders
 SELECT {{ ds }} AS ds, count(*) AS order_count
 FROM orders_latest AS o
 WHERE o.order_date > {{ d.days_before(ds, 7) }} AND o.order_date <= {{ ds }}
+";
+
+/// A model of the month so far, for "Portable date arithmetic".
+const MONTH_TO_DATE: &str = "-- name: month_to_date
+-- version: 1
+-- key: ds
+-- values: month_start, week_start, order_count
+-- sources: orders(order_date, key order_id)
+-- create: CREATE TABLE month_to_date (ds DATE NOT NULL PRIMARY KEY, month_start DATE NOT NULL,
+--   week_start DATE NOT NULL, order_count BIGINT NOT NULL)
+{% import \"system/dialect.sql\" as d %}
+SELECT {{ ds }} AS ds,
+       {{ d.month_start(ds) }} AS month_start,
+       {{ d.iso_week_start(ds) }} AS week_start,
+       count(*) AS order_count
+FROM orders_latest AS o
+WHERE o.order_date >= {{ d.month_start(ds) }} AND o.order_date < {{ d.days_after(ds, 1) }}
 ";
 
 /// A second model, for "The database knows its pipeline".

@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 7
+-- version: 8
 --
 -- PostgreSQL's spelling of the few things the system templates say differently on
 -- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come
@@ -21,8 +21,22 @@
 {# The body of a recursive CTE dates(ds): every date from start to end. #}
 {% macro date_series(start, end) %}SELECT CAST(g.d AS date)
     FROM generate_series(CAST({{ start }} AS date), CAST({{ end }} AS date), interval '1 day') AS g(d){% endmacro %}
+{# Portable date arithmetic, for models as for sqlrun's own templates (the guide's
+   "Portable date arithmetic" has the table). `date` is a SQL date expression: a value
+   such as `ds` (a literal, or a parameter when it runs), a column (`"order_date"|ident`),
+   or another macro's output; `days` is a whole number. Each gives a `date`: date plus
+   or minus an integer is one, and date_trunc's timestamp is cast back (it truncates a
+   timestamp without time zone, so the session's TimeZone cannot move the day). #}
 {# The date `days` days before `ds`. #}
 {% macro days_before(ds, days) %}(CAST({{ ds }} AS date) - CAST({{ days }} AS integer)){% endmacro %}
+{# The date `days` days after `date` (a negative number counts back). #}
+{% macro days_after(date, days) %}(CAST({{ date }} AS date) + CAST({{ days }} AS integer)){% endmacro %}
+{# The first day of the month `date` falls in. #}
+{% macro month_start(date) %}CAST(date_trunc('month', CAST({{ date }} AS timestamp)) AS date){% endmacro %}
+{# The Monday of the ISO week `date` falls in (date_trunc's 'week' is the ISO week). #}
+{% macro iso_week_start(date) %}CAST(date_trunc('week', CAST({{ date }} AS timestamp)) AS date){% endmacro %}
+{# The first day of the year `date` falls in (the calendar year, not the ISO year). #}
+{% macro year_start(date) %}CAST(date_trunc('year', CAST({{ date }} AS timestamp)) AS date){% endmacro %}
 {# A UTC time written 'YYYY-MM-DD HH:MM:SS' (sessions run in UTC). #}
 {% macro timestamp(text) %}CAST({{ text }} AS timestamptz){% endmacro %}
 {# The Monday of the ISO week that row `a`'s date (`ds`) falls in. #}

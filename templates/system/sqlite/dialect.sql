@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 7
+-- version: 8
 --
 -- SQLite's spelling of the few things the system templates say differently on each
 -- backend (postgres/dialect.sql has the same macros). Imported as `d`.
@@ -20,8 +20,22 @@
 {% macro date_series(start, end) %}SELECT {{ start }}
     UNION ALL
     SELECT date(ds, '+1 day') FROM dates WHERE ds < {{ end }}{% endmacro %}
+{# Portable date arithmetic, for models as for sqlrun's own templates (the guide's
+   "Portable date arithmetic" has the table). `date` is a SQL date expression: a value
+   such as `ds` (a literal, or a parameter when it runs), a column (`"order_date"|ident`),
+   or another macro's output; `days` is a whole number. Each gives a date, on SQLite the
+   text 'YYYY-MM-DD' (date() reads it, and compares as text in date order). #}
 {# The date `days` days before `ds`. #}
 {% macro days_before(ds, days) %}date({{ ds }}, {{ "-" ~ days ~ " days" }}){% endmacro %}
+{# The date `days` days after `date` (a negative number counts back). #}
+{% macro days_after(date, days) %}date({{ date }}, {{ ("+" if days >= 0 else "") ~ days ~ " days" }}){% endmacro %}
+{# The first day of the month `date` falls in. #}
+{% macro month_start(date) %}date({{ date }}, 'start of month'){% endmacro %}
+{# The Monday of the ISO week `date` falls in (a Sunday belongs to the week before:
+   'weekday 0' moves on to the Sunday that ends the week, or stays on one). #}
+{% macro iso_week_start(date) %}date({{ date }}, 'weekday 0', '-6 days'){% endmacro %}
+{# The first day of the year `date` falls in (the calendar year, not the ISO year). #}
+{% macro year_start(date) %}date({{ date }}, 'start of year'){% endmacro %}
 {# A UTC time written 'YYYY-MM-DD HH:MM:SS', as the state store's times compare. #}
 {% macro timestamp(text) %}{{ text }}{% endmacro %}
 {# The Monday of the ISO week that row `a`'s date (`ds`) falls in. #}
