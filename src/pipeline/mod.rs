@@ -506,14 +506,28 @@ impl Pipeline {
     /// readiness query, when a model it computes declares `-- ready:`, then the
     /// transaction.
     pub fn review_date(&self, vars: &DateVars) -> Result<String> {
-        let waiting = self
-            .ready_context(vars.ds)
-            .and_then(|c| c.get_attr("waiting").ok())
-            .unwrap_or_else(|| Value::from(false));
         self.templates.render(
             "system/review_date.sql",
-            context! { waiting => waiting, ..self.date_context(vars) },
+            context! { waiting => self.waiting(vars.ds), ..self.date_context(vars) },
         )
+    }
+
+    /// The same for a date no run owns (`render --dialect` for the other backend): `run_id`
+    /// prints as the placeholder [`RUN_ID_PLACEHOLDER`].
+    pub fn review_date_unclaimed(&self, vars: &DateVars) -> Result<String> {
+        let run_id = Value::from_safe_string(RUN_ID_PLACEHOLDER.to_string());
+        self.templates.render(
+            "system/review_date.sql",
+            context! { run_id => run_id, waiting => self.waiting(vars.ds), ..self.date_context(vars) },
+        )
+    }
+
+    /// The models of a date that declare `-- ready:` (false: none), as review_date.sql
+    /// takes them.
+    fn waiting(&self, ds: &str) -> Value {
+        self.ready_context(ds)
+            .and_then(|c| c.get_attr("waiting").ok())
+            .unwrap_or_else(|| Value::from(false))
     }
 
     /// The same for a plan that no run owns yet (`apply --dry-run --sql`): `run_id` prints

@@ -100,13 +100,9 @@ pub fn date_unconnected<'a>(
                 lease_seconds: take::lease_seconds(),
                 undo: None,
             };
-            let date = pipeline.render_date_unclaimed(&vars)?;
-            // As system/review_date.sql puts them: the readiness query first, when a
-            // model the date computes declares `-- ready:`.
-            let body = match pipeline.render_ready(&ds)? {
-                Some(ready) => [ready.trim_end(), ";", &date].join("\n"),
-                None => date,
-            };
+            // The readiness query first, when a model the date computes declares
+            // `-- ready:` (system/review_date.sql), as `render` shows it on its own backend.
+            let body = pipeline.review_date_unclaimed(&vars)?;
             (body, Some(pipeline.dialect.begin()))
         }
     };
