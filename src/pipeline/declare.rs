@@ -3,10 +3,10 @@
 //! `source_declarations`:
 //!
 //! - no table: created from the declaration's DDL (`created`);
-//! - a table with the declared columns, never declared here: taken as it is (`adopted`:
-//!   every sqlrun database has `orders`, made by its schema);
-//! - a table with other columns, empty: made again from the DDL (`remade`), so a project
-//!   that adds a column to `orders` before loading anything just works;
+//! - a table with the declared columns (and maybe more), never declared here: taken as it
+//!   is (`adopted`: every sqlrun database has `orders`, made by its schema);
+//! - a table that lacks declared columns, empty: made again from the DDL (`remade`), so a
+//!   project that adds a column to `orders` before loading anything just works;
 //! - with rows: refused, naming the columns, with the SQL that would fix it;
 //! - a newer version: its `-- migrate:` SQL runs first (`migrated`), from the version
 //!   before it only; the same version with another text is refused, as an edited
@@ -139,7 +139,7 @@ impl Pipeline {
         let how = match recorded {
             Some(r) => return self.recorded_step(declared, r, existing.is_empty(), ddl, &step),
             None if existing.is_empty() => How::Created,
-            None if same_columns(&columns, &existing) => How::Adopted,
+            None if has_declared_columns(&columns, &existing) => How::Adopted,
             None => {
                 if self.has_rows(db, &declared.name)? {
                     return Err(bad(differs_with_rows(declared, &columns, &existing)));
@@ -334,49 +334,27 @@ impl Pipeline {
     }
 }
 
-/// The same columns, whatever their order and case; sqlrun's own `rowid` aside.
-fn same_columns(declared: &[String], existing: &[String]) -> bool {
-    let norm = |cols: &[String]| {
-        let mut v: Vec<String> = cols
-            .iter()
-            .map(|c| c.to_ascii_lowercase())
-            .filter(|c| c != "rowid")
-            .collect();
-        v.sort();
-        v
-    };
-    norm(declared) == norm(existing)
+/// Whether the table has every declared column (whatever their order and case). Columns
+/// it has besides are left alone: a loader may fill them, and `<name>_latest` shows the
+/// declared ones.
+fn has_declared_columns(declared: &[String], existing: &[String]) -> bool {
+    declared
+        .iter()
+        .all(|c| existing.iter().any(|e| e.eq_ignore_ascii_case(c)))
 }
 
 fn differs_with_rows(declared: &Declared, columns: &[String], existing: &[String]) -> String {
-    let lower = |c: &String| c.to_ascii_lowercase();
-    let has = |list: &[String], c: &String| list.iter().any(|x| lower(x) == lower(c));
-    let missing: Vec<&String> = columns.iter().filter(|c| !has(existing, c)).collect();
-    let extra: Vec<&String> = existing
+    let missing: Vec<&String> = columns
         .iter()
-        .filter(|c| !has(columns, c) && lower(c) != "rowid")
+        .filter(|c| !existing.iter().any(|e| e.eq_ignore_ascii_case(c)))
         .collect();
-    let mut parts = Vec::new();
-    if !missing.is_empty() {
-        parts.push(format!(
-            "it lacks {} (e.g. `ALTER TABLE {} ADD COLUMN {} ...`)",
-            join(&missing),
-            declared.name,
-            missing[0]
-        ));
-    }
-    if !extra.is_empty() {
-        parts.push(format!(
-            "it has {}, which the declaration does not name (add them to it)",
-            join(&extra)
-        ));
-    }
     format!(
-        "table {} exists, holds rows, and its columns ({}) are not the declared ones ({}): {}. sqlrun remakes only an empty table; make the two agree, then run again",
-        declared.name,
-        existing.join(", "),
+        "table {name} exists with rows, and lacks {} of the declared columns ({}); it has: {}. sqlrun makes a table again from its declaration only while it is empty: add the columns (e.g. `ALTER TABLE {name} ADD COLUMN {} ...`), then run again",
+        join(&missing),
         columns.join(", "),
-        parts.join("; ")
+        existing.join(", "),
+        missing.first().map_or("", |c| c.as_str()),
+        name = declared.name,
     )
 }
 

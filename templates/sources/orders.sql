@@ -15,7 +15,8 @@
 -- already (its schema makes it), which this declaration adopts as it is. Types are
 -- spelt so that one text works on both backends: SQLite keeps DATE and TIMESTAMPTZ
 -- values as the text written, PostgreSQL as dates and times. A column added here before
--- any row is loaded makes the table again; after, it is a new version with a `-- migrate:`.
+-- the database first reads this file (`sqlrun init`) makes the empty table again; after,
+-- it is a new version with its `-- migrate:` (docs/src/authoring/sources.md).
 CREATE TABLE orders (
     order_id    TEXT NOT NULL,
     order_date  DATE NOT NULL,
