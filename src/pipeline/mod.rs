@@ -1175,6 +1175,9 @@ fn reads_table(source: &str, declared: &declared::Declared) -> Option<(usize, St
         .skip(header)
         .find_map(|(i, line)| {
             let code = line.split("--").next().unwrap_or_default();
+            // Outside string literals: `WHERE kind = 'customers'` reads no table.
+            let code: Vec<&str> = code.split('\'').step_by(2).collect();
+            let code = code.join(" ");
             code.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"'))
                 .map(|w| w.trim_matches('"'))
                 .find(|w| names.iter().any(|n| n.eq_ignore_ascii_case(w)))
@@ -1439,6 +1442,51 @@ mod tests {
                 .any(|(_, v)| *v == crate::db::Value::Text("2026-02-09".into())));
             assert_ne!(a.params, b.params);
         }
+    }
+
+    #[test]
+    fn a_lookup_read_is_found_outside_comments_and_strings() {
+        let file = TemplateFile {
+            name: "sources/customers".into(),
+            include_name: "sources/customers.sql".into(),
+            path: "sources/customers.sql".into(),
+            kind: TemplateKind::Source,
+            version: 1,
+            checksum: String::new(),
+            source: "-- name: customers\n-- version: 1\n".into(),
+            header: [("key", "customer_id"), ("latest_by", "updated_at")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let lookup = declared::declared_from(&file).unwrap();
+        let model = "-- name: m\n-- version: 1\nSELECT 1 -- not customers\nFROM x WHERE k = 'customers'\nJOIN \"customers_latest\" AS c ON true\n";
+        assert_eq!(
+            reads_table(model, &lookup),
+            Some((5, "customers_latest".into()))
+        );
+        let other = "-- name: m\nSELECT 1 FROM customer_notes\n";
+        assert_eq!(reads_table(other, &lookup), None);
+    }
+
+    #[test]
+    fn sources_parse_dated_bare_and_lookups() {
+        let text = "orders, customers(key customer_id via orders.customer_id), refunds(refund_date, key id)";
+        let refs = parse_sources(text).unwrap();
+        assert_eq!(refs[0].table, "orders");
+        assert_eq!(refs[0].date_column, None);
+        assert_eq!(refs[1].via, Some(("orders".into(), "customer_id".into())));
+        assert_eq!(refs[1].key.as_deref(), Some("customer_id"));
+        assert_eq!(refs[2].date_column.as_deref(), Some("refund_date"));
+        assert!(parse_sources("customers(via orders)").is_err());
+        assert!(parse_sources("orders(order_date, key)").is_err());
+        // Without declarations a bare name has no date column, and a lookup needs a key.
+        assert!(resolve_sources(&refs[..1], &[]).is_err());
+        let (dated, lookups) = resolve_sources(&refs[1..], &[]).unwrap();
+        assert_eq!(dated.len(), 1);
+        assert_eq!(lookups[0].fact, "orders");
+        assert_eq!(lookups[0].fact_rows, "orders");
+        assert_eq!(lookups[0].fact_date, "order_date");
     }
 
     #[test]
