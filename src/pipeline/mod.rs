@@ -1482,7 +1482,9 @@ mod tests {
         assert!(parse_sources("orders(order_date, key)").is_err());
         // Without declarations a bare name has no date column, and a lookup needs a key.
         assert!(resolve_sources(&refs[..1], &[]).is_err());
-        let (dated, lookups) = resolve_sources(&refs[1..], &[]).unwrap();
+        let orders = parse_sources("orders(order_date, key order_id)").unwrap();
+        let refs = [orders[0].clone(), refs[1].clone()];
+        let (dated, lookups) = resolve_sources(&refs, &[]).unwrap();
         assert_eq!(dated.len(), 1);
         assert_eq!(lookups[0].fact, "orders");
         assert_eq!(lookups[0].fact_rows, "orders");
