@@ -45,6 +45,7 @@ mod seal_life;
 mod select;
 mod sent;
 mod shell;
+mod sources;
 mod stop_within;
 mod templates;
 mod undo;
