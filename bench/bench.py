@@ -756,6 +756,8 @@ def sections_of(names, pg_sections):
 
 def main():
     import pg       # after the alias below: pg.py's `import bench` is this module
+    import lookups
+    SECTIONS["lk"] = lookups.workload_lk
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("sections", nargs="*", help="sqlite pg " + " ".join([*SECTIONS, *pg.SECTIONS]))

@@ -27,6 +27,7 @@ import tempfile
 import time
 
 import bench as sq
+import lookups
 from harness import RESULTS, Parallel, compare, expect_dates, ratio, run, run_parallel, say, stats
 
 PG_WORK = os.path.join(sq.WORK, "pg")
@@ -1034,9 +1035,10 @@ def statement_times(p, db, label, wall):
 
 
 SECTIONS = {"pg-e": pg_e, "pg-a": pg_a, "pg-s": pg_s, "pg-k": pg_k, "pg-h": pg_h, "pg-v": pg_v, "pg-jobs": pg_jobs, "pg-b": pg_b, "pg-c": pg_c,
-            "pg-d": pg_d, "pg-x": pg_x, "pg-plans": pg_plans, "pg-profile": pg_profile, "pg-l": pg_l}
+            "pg-d": pg_d, "pg-x": pg_x, "pg-plans": pg_plans, "pg-profile": pg_profile, "pg-l": pg_l,
+            "pg-lk": lookups.pg_lk}
 # The datasets a section reads where it is not all of them (made before any clock starts).
-NEEDS = {"pg-l": ("y1",), "pg-h": ("y1",), "pg-v": ("y1",)}
+NEEDS = {"pg-l": ("y1",), "pg-h": ("y1",), "pg-v": ("y1",), "pg-lk": ()}
 
 
 def run_sections(b, todo):

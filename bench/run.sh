@@ -2,10 +2,11 @@
 # sqlrun benchmark: one command, from a clean clone.
 #
 #   bench/run.sh                 # everything, SQLite then PostgreSQL (about 20 minutes on 2 cores)
-#   bench/run.sh sqlite          # the SQLite sections: a b c d e f g k s h v profile plans
-#   bench/run.sh pg              # the PostgreSQL sections: pg-e pg-a pg-s pg-k pg-h pg-v pg-jobs pg-b pg-c pg-d pg-x pg-l
+#   bench/run.sh sqlite          # the SQLite sections: a b c d e f g k s h v profile plans lk
+#   bench/run.sh pg              # the PostgreSQL sections: pg-e pg-a pg-s pg-k pg-h pg-v pg-jobs pg-b pg-c pg-d pg-x pg-l pg-lk
 #                                #   pg-plans pg-profile (a throwaway cluster in bench/work/pg)
 #   bench/run.sh a pg-a          # only some sections
+#   bench/run.sh lk pg-lk        # lookups (issue 35): bench/lookups.py
 #
 # Environment:
 #   SQLRUN_BIN=path     use this binary instead of building target/release/sqlrun

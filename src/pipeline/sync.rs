@@ -287,16 +287,10 @@ impl Pipeline {
     /// What is missing: the model tables to create, then everything else.
     fn pending_ddl(&self, db: &mut Db) -> Result<(Vec<Ddl>, Vec<Ddl>)> {
         let declarations = self.declaration_steps(db)?;
-        // A table made (again) here has no triggers and may have lost the views over it.
-        let made: Vec<(String, Vec<String>)> = declarations
-            .iter()
-            .filter(|d| matches!(d.how, How::Created | How::Remade))
-            .map(|d| (d.source.clone(), d.columns.clone()))
-            .collect();
+        let made = columns_after(&declarations);
         let remade = declarations.iter().any(|d| d.how == How::Remade);
         let mut tables: Vec<Ddl> = declarations.into_iter().map(Ddl::Declare).collect();
-        let mut out = Vec::new();
-        let mut missing = Vec::new();
+        let (mut out, mut missing) = (Vec::new(), Vec::new());
         for model in &self.models {
             if db.object(&model.table)?.is_none() {
                 match &model.create {
@@ -334,8 +328,8 @@ impl Pipeline {
         }
         out.extend(self.pending_views(db, remade)?);
         for source in &self.sources {
-            let made = made.iter().find(|(t, _)| *t == source.table);
-            out.extend(self.tracking_ddl(db, source, made.map(|(_, c)| c))?);
+            let made = made.iter().find(|(t, _, _)| *t == source.table);
+            out.extend(self.tracking_ddl(db, source, made.map(|(_, c, new)| (c, *new)))?);
         }
         for lookup in &self.lookups {
             out.extend(self.lookup_tracking_ddl(db, lookup, &made)?);
@@ -412,16 +406,16 @@ impl Pipeline {
     /// A source's change triggers, when they are not installed as this sqlrun would
     /// install them: never installed, installed from other SQL, or some gone missing
     /// since (then its changes meanwhile went untracked: `gap`).
-    /// `made`: the columns of a declared table this sync creates (or makes again), which
-    /// has no triggers yet.
+    /// `made`: the columns of a declared table this sync creates, makes again or
+    /// migrates, and whether it is new (then it has no triggers yet).
     fn tracking_ddl(
         &self,
         db: &mut Db,
         source: &Source,
-        made: Option<&Vec<String>>,
+        made: Option<(&Vec<String>, bool)>,
     ) -> Result<Option<Ddl>> {
         let columns = match made {
-            Some(columns) => columns.clone(),
+            Some((columns, _)) => columns.clone(),
             None => table_columns(db, &source.table)?,
         };
         self.check_source(source, &columns)?;
@@ -429,7 +423,7 @@ impl Pipeline {
             "source_tracking",
             context! { source => to_value(source), columns => columns },
         )?;
-        self.tracking_step(db, &source.table, sql, made.is_some())
+        self.tracking_step(db, &source.table, sql, made.is_some_and(|(_, new)| new))
     }
 
     /// A lookup's change triggers (system/lookup_tracking.sql), as for a source.
@@ -437,10 +431,10 @@ impl Pipeline {
         &self,
         db: &mut Db,
         lookup: &Lookup,
-        made: &[(String, Vec<String>)],
+        made: &[(String, Vec<String>, bool)],
     ) -> Result<Option<Ddl>> {
-        let mut columns_of = |table: &str| match made.iter().find(|(t, _)| t == table) {
-            Some((_, columns)) => Ok(columns.clone()),
+        let mut columns_of = |table: &str| match made.iter().find(|(t, _, _)| t == table) {
+            Some((_, columns, _)) => Ok(columns.clone()),
             None => table_columns(db, table),
         };
         let columns = columns_of(&lookup.table)?;
@@ -450,7 +444,7 @@ impl Pipeline {
             "lookup_tracking",
             context! { lookup => to_value(lookup), columns => columns },
         )?;
-        let new_table = made.iter().any(|(t, _)| *t == lookup.table);
+        let new_table = made.iter().any(|(t, _, new)| *new && *t == lookup.table);
         self.tracking_step(db, &lookup.table, sql, new_table)
     }
 
@@ -694,6 +688,18 @@ fn date_column_problem(db: &mut Db, model: &Model) -> Result<Option<String>> {
 fn table_columns(db: &mut Db, table: &str) -> Result<Vec<String>> {
     let columns = store::table_columns(db, table)?;
     Ok(columns.into_iter().map(|c| c.name).collect())
+}
+
+/// The columns of each table a sync's declarations create, make again or migrate (its
+/// triggers are rendered with them, not with the columns it has before the sync), and
+/// whether it is new: a table made (again) has no triggers and may have lost the views
+/// over it; a migrated one keeps its triggers (and any gap in them).
+fn columns_after(declarations: &[Step]) -> Vec<(String, Vec<String>, bool)> {
+    declarations
+        .iter()
+        .filter(|d| matches!(d.how, How::Created | How::Remade | How::Migrated))
+        .map(|d| (d.source.clone(), d.columns.clone(), d.how != How::Migrated))
+        .collect()
 }
 
 /// How many of its change triggers a source has (`queries/*/source_triggers.sql`).

@@ -46,6 +46,7 @@ mod seal_life;
 mod select;
 mod sent;
 mod shell;
+mod sources;
 mod stop_within;
 mod templates;
 mod undo;

@@ -90,6 +90,8 @@ mod sent;
 mod sessions;
 #[path = "../cli/shell.rs"]
 mod shell;
+#[path = "../cli/sources.rs"]
+mod sources;
 #[path = "../cli/stop_within.rs"]
 mod stop_within;
 #[path = "../cli/templates.rs"]
