@@ -56,6 +56,9 @@ pub struct Step {
     pub sql: Vec<String>,
     /// The columns the declaration names, which the table must have after.
     pub columns: Vec<String>,
+    /// The table was declared here before and is gone (dropped): made again, empty, and
+    /// every date built from it is marked changed, as for triggers gone missing.
+    pub again: bool,
 }
 
 /// The rows this file reads, for the test that prepares each against a real schema.
@@ -117,6 +120,7 @@ impl Pipeline {
             &[(":source", declared.name.as_str().into())],
         )?;
         let columns = self.declared_columns(declared)?;
+        named_columns_declared(declared, &columns)?;
         let existing = table_columns(db, &declared.name)?;
         let ddl = self.source_ddl(declared)?;
         let bad = |message: String| Error::Template {
@@ -135,6 +139,7 @@ impl Pipeline {
             how,
             sql,
             columns: columns.clone(),
+            again: false,
         };
         let how = match recorded {
             Some(r) => return self.recorded_step(declared, r, existing.is_empty(), ddl, &step),
@@ -181,7 +186,10 @@ impl Pipeline {
             )));
         }
         if r.version == version {
-            return Ok(gone.then(|| step(How::Created, vec![ddl])));
+            return Ok(gone.then(|| Step {
+                again: true,
+                ..step(How::Created, vec![ddl])
+            }));
         }
         if r.version > version {
             return Err(bad(format!(
@@ -332,6 +340,29 @@ impl Pipeline {
         )?;
         Ok(Some(("source_freshness".to_string(), sql)))
     }
+}
+
+/// The header's columns (key, latest_by, date_column, loaded_at) are among the DDL's.
+fn named_columns_declared(declared: &Declared, columns: &[String]) -> Result<()> {
+    let named = [
+        ("key", &declared.key),
+        ("latest_by", &declared.latest_by),
+        ("date_column", &declared.date_column),
+        ("loaded_at", &declared.loaded_at),
+    ];
+    for (line, column) in named {
+        let Some(column) = column else { continue };
+        if !columns.iter().any(|c| c.eq_ignore_ascii_case(column)) {
+            return Err(Error::Template {
+                file: declared.file.clone(),
+                message: format!(
+                    "`-- {line}: {column}` names a column its DDL does not declare (it declares: {}); name one of those, or add the column to the DDL",
+                    columns.join(", ")
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Whether the table has every declared column (whatever their order and case). Columns

@@ -1169,20 +1169,27 @@ fn reads_table(source: &str, declared: &declared::Declared) -> Option<(usize, St
         .chain(declared.latest_view.as_deref())
         .collect();
     let header = source.lines().take_while(|l| l.starts_with("--")).count();
-    source
-        .lines()
-        .enumerate()
-        .skip(header)
-        .find_map(|(i, line)| {
-            let code = line.split("--").next().unwrap_or_default();
-            // Outside string literals: `WHERE kind = 'customers'` reads no table.
-            let code: Vec<&str> = code.split('\'').step_by(2).collect();
-            let code = code.join(" ");
-            code.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"'))
-                .map(|w| w.trim_matches('"'))
-                .find(|w| names.iter().any(|n| n.eq_ignore_ascii_case(w)))
-                .map(|w| (i + 1, w.to_string()))
+    // Each word of the SQL with its line, outside comments and string literals.
+    let mut words: Vec<(usize, String)> = Vec::new();
+    for (i, line) in source.lines().enumerate().skip(header) {
+        let code = line.split("--").next().unwrap_or_default();
+        let code: Vec<&str> = code.split('\'').step_by(2).collect();
+        let code = code.join(" ");
+        let found = code
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '"'))
+            .map(|w| w.trim_matches('"'))
+            .filter(|w| !w.is_empty())
+            .map(|w| (i + 1, w.to_string()));
+        words.extend(found);
+    }
+    // A table is read after FROM or JOIN (`count(*) AS customers` reads none).
+    words
+        .windows(2)
+        .find(|pair| {
+            ["from", "join"].contains(&pair[0].1.to_ascii_lowercase().as_str())
+                && names.iter().any(|n| n.eq_ignore_ascii_case(&pair[1].1))
         })
+        .map(|pair| pair[1].clone())
 }
 
 /// The declarations' `_latest` views are made by sqlrun; a view file of the same name
@@ -1460,7 +1467,7 @@ mod tests {
                 .collect(),
         };
         let lookup = declared::declared_from(&file).unwrap();
-        let model = "-- name: m\n-- version: 1\nSELECT 1 -- not customers\nFROM x WHERE k = 'customers'\nJOIN \"customers_latest\" AS c ON true\n";
+        let model = "-- name: m\n-- version: 1\nSELECT 1 AS customers -- FROM customers\nFROM x WHERE k = 'FROM customers'\nJOIN \"customers_latest\" AS c ON true\n";
         assert_eq!(
             reads_table(model, &lookup),
             Some((5, "customers_latest".into()))

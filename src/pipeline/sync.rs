@@ -438,7 +438,12 @@ impl Pipeline {
             None => table_columns(db, table),
         };
         let columns = columns_of(&lookup.table)?;
-        let fact = columns_of(&lookup.fact)?;
+        // A declared fact is read through its `_latest` view, which has the declared
+        // columns: the column must be declared, whatever the table has besides.
+        let fact = match self.declared.iter().find(|d| d.name == lookup.fact) {
+            Some(d) => self.declared_columns(d)?,
+            None => columns_of(&lookup.fact)?,
+        };
         self.check_lookup(lookup, &columns, &fact)?;
         let sql = self.render_system(
             "lookup_tracking",
@@ -503,7 +508,7 @@ impl Pipeline {
         }
         if !fact.contains(&lookup.fact_column) {
             return Err(bad(format!(
-                "`-- sources:` reaches {} `via {}.{}`, but {} has no column {} (it has: {}); add it to {} (a new version of its declaration with `-- migrate:`, or ALTER TABLE) or name the column that holds {}",
+                "`-- sources:` reaches {} `via {}.{}`, but {} has no column {} (it has: {}); add it to {} (declared in sources/: a new version of its declaration with `-- migrate:`; else ALTER TABLE) or name the column that holds {}",
                 lookup.table,
                 lookup.fact,
                 lookup.fact_column,
@@ -698,7 +703,10 @@ fn columns_after(declarations: &[Step]) -> Vec<(String, Vec<String>, bool)> {
     declarations
         .iter()
         .filter(|d| matches!(d.how, How::Created | How::Remade | How::Migrated))
-        .map(|d| (d.source.clone(), d.columns.clone(), d.how != How::Migrated))
+        .map(|d| {
+            let new = d.how != How::Migrated && !d.again;
+            (d.source.clone(), d.columns.clone(), new)
+        })
         .collect()
 }
 

@@ -12,22 +12,44 @@
 -- notes nothing. A change of the fact's own column (an order moved to another customer) is
 -- the fact's own tracking's (system/source_tracking.sql): its dates are noted there.
 --
--- The fact's rows are found by the column that holds the key: sqlrun indexes it, so a
--- change costs the probe of its key's rows, not a scan.
+-- The fact's rows are found by the column that holds the key: sqlrun indexes it with the
+-- date (sqlrun_<fact>_by_<column>), so a change reads its key's dates from the index, and
+-- tests that a current row holds the key only on a date not noted yet: a change of many
+-- keys at once (a reload of customers) costs about one index probe per order, not the
+-- test of each order's versions (BENCHMARKS.md, "Lookups").
 -- sqlrun installs these when a model first declares the lookup, and again when this
 -- text changes or a trigger is missing.
 {% import "system/dialect.sql" as d %}
 {% set t = lookup.table %}
-{% macro touch(row) %}
+{% set fact = lookup.fact|ident %}
+{% set col = lookup.fact_column|ident %}
+{% set date = lookup.fact_date|ident %}
+{#- The dates of the key's fact rows, each once, from the index on (column, date) alone;
+    a date noted already is skipped before the costlier test that the key has a current
+    row there (SQLite's writers take turns: a date that holds a note takes it with the
+    data this change wrote). `row`: OLD or NEW; `only_if_other_key`: an update's new key,
+    noted only when it is not the old one. #}
+{% macro touch(row, only_if_other_key=false) %}
     INSERT INTO source_changes (source, ds, changed_at)
-    SELECT {{ t }}, f.{{ lookup.fact_date|ident }}, {{ d.now() }}
-    FROM {{ lookup.fact_rows|ident }} AS f
-    WHERE f.{{ lookup.fact_column|ident }} = {% if row == "OLD" %}OLD{% else %}NEW{% endif %}.{{ lookup.key|ident }}
-      AND f.{{ lookup.fact_date|ident }} IS NOT NULL
+    SELECT {{ t }}, c.ds, {{ d.now() }}
+    FROM (SELECT DISTINCT f.{{ date }} AS ds
+          FROM {{ fact }} AS f
+          WHERE f.{{ col }} = {% if row == "OLD" %}OLD{% else %}NEW{% endif %}.{{ lookup.key|ident }}
+            AND f.{{ date }} IS NOT NULL) AS c
+    WHERE NOT EXISTS (SELECT 1 FROM source_changes AS s WHERE s.source = {{ t }} AND s.ds = c.ds)
+{% if only_if_other_key %}
+      AND OLD.{{ lookup.key|ident }} IS NOT NEW.{{ lookup.key|ident }}
+{% endif %}
+{% if lookup.fact_rows != lookup.fact %}
+      AND EXISTS (SELECT 1 FROM {{ lookup.fact_rows|ident }} AS g
+                  WHERE g.{{ col }} = {% if row == "OLD" %}OLD{% else %}NEW{% endif %}.{{ lookup.key|ident }}
+                    AND g.{{ date }} = c.ds)
+{% endif %}
     ON CONFLICT (source, ds) DO NOTHING;
 {% endmacro %}
-CREATE INDEX IF NOT EXISTS {{ ("sqlrun_" ~ lookup.fact ~ "_by_" ~ lookup.fact_column)|ident }}
-    ON {{ lookup.fact|ident }} ({{ lookup.fact_column|ident }});
+DROP INDEX IF EXISTS {{ ("sqlrun_" ~ lookup.fact ~ "_by_" ~ lookup.fact_column)|ident }};
+CREATE INDEX {{ ("sqlrun_" ~ lookup.fact ~ "_by_" ~ lookup.fact_column)|ident }}
+    ON {{ fact }} ({{ col }}, {{ date }});
 DROP TRIGGER IF EXISTS {{ ("sqlrun_" ~ t ~ "_insert")|ident }};
 DROP TRIGGER IF EXISTS {{ ("sqlrun_" ~ t ~ "_delete")|ident }};
 DROP TRIGGER IF EXISTS {{ ("sqlrun_" ~ t ~ "_update")|ident }};
@@ -44,5 +66,5 @@ WHEN {% for c in columns %}{% if not loop.first %} OR {% endif %}OLD.{{ c|ident 
 
 BEGIN
 {{ touch("OLD") }}
-{{ touch("NEW") }}
+{{ touch("NEW", true) }}
 END;

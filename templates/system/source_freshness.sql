@@ -8,7 +8,11 @@
 -- (source_changes) and the newest each date took (partition_sources.noted_at). A source
 -- that declares `-- fresh_within:` is fresh while its last change is at most that long ago
 -- (dbt's source freshness, read the same way); fresh is NULL without it, and false for a
--- source that never changed. `sqlrun status` shows it; a model's `-- ready:` may read it,
+-- source that never changed. On SQLite a loaded_at value is read by datetime(), so
+-- `2026-12-03T10:00:00+09:00` counts as the UTC time it is. A lookup's change notes exist
+-- only for keys that fact rows hold: declare its `-- loaded_at:` (its updated_at, say) to
+-- measure it by its own rows. On SQLite a date's note keeps the time of the first change
+-- since the date was built (the notes have one row per date there). `sqlrun status` shows it; a model's `-- ready:` may read it,
 -- e.g. `(SELECT last_change_at FROM source_freshness WHERE source = 'orders') >= {% raw %}{{ next_ds }}{% endraw %}`
 -- (orders loaded past the end of the date).
 {% import "system/dialect.sql" as d %}
@@ -25,7 +29,11 @@ SELECT {{ s.name }} AS source,
        {{ s.fresh_within_seconds }} AS fresh_within_seconds,
 {% if s.fresh_within_seconds %}
        CASE WHEN f.last_change_at IS NULL THEN false
+{% if dialect == "postgres" %}
             ELSE f.last_change_at >= {{ d.ago(s.fresh_within_seconds) }} END AS fresh
+{% else %}
+            ELSE datetime(f.last_change_at) >= {{ d.ago(s.fresh_within_seconds) }} END AS fresh
+{% endif %}
 {% else %}
        NULL AS fresh
 {% endif %}

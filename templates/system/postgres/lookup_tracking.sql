@@ -15,28 +15,41 @@
 {% set f = lookup.function %}
 {% set key = lookup.key|ident %}
 {% import "system/common.sql" as common %}
+{% set fact = lookup.fact|ident %}
+{% set col = lookup.fact_column|ident %}
+{% set date = lookup.fact_date|ident %}
 {#- The keys a statement touched: `rows` its inserted or deleted rows, or for an update
-    the rows of either side that the other does not have (a real change). #}
+    the rows of either side that the other does not have (a real change). The dates come
+    in two steps: the dates of the keys' fact rows, from the index on (column, date)
+    alone; then, per such date, whether any of the keys has a current fact row there,
+    which stops at the first that does (a date of many changed keys is tested once, not
+    once per key and order). #}
 {% macro touch(rows) %}
-        INSERT INTO source_changes (source, ds, changed_at)
-        SELECT {{ t }}, touched.ds, now()
-        FROM (SELECT DISTINCT CAST(f.{{ lookup.fact_date|ident }} AS date) AS ds
-              FROM (
+        WITH k AS MATERIALIZED (
 {% if rows == "new" %}
-                    SELECT {{ key }} FROM sqlrun_new
+            SELECT DISTINCT {{ key }} AS key FROM sqlrun_new
 {% elif rows == "old" %}
-                    SELECT {{ key }} FROM sqlrun_old
+            SELECT DISTINCT {{ key }} AS key FROM sqlrun_old
 {% else %}
-                    SELECT n.{{ key }} FROM (SELECT * FROM sqlrun_new EXCEPT SELECT * FROM sqlrun_old) AS n
-                    UNION
-                    SELECT o.{{ key }} FROM (SELECT * FROM sqlrun_old EXCEPT SELECT * FROM sqlrun_new) AS o
+            SELECT n.{{ key }} AS key FROM (SELECT * FROM sqlrun_new EXCEPT SELECT * FROM sqlrun_old) AS n
+            UNION
+            SELECT o.{{ key }} FROM (SELECT * FROM sqlrun_old EXCEPT SELECT * FROM sqlrun_new) AS o
 {% endif %}
-                   ) AS k
-              JOIN {{ lookup.fact_rows|ident }} AS f ON f.{{ lookup.fact_column|ident }} = k.{{ key }}
-              WHERE f.{{ lookup.fact_date|ident }} IS NOT NULL) AS touched;
+        )
+        INSERT INTO source_changes (source, ds, changed_at)
+        SELECT {{ t }}, CAST(c.ds AS date), now()
+        FROM (SELECT DISTINCT f.{{ date }} AS ds
+              FROM k JOIN {{ fact }} AS f ON f.{{ col }} = k.key
+              WHERE f.{{ date }} IS NOT NULL) AS c
+{% if lookup.fact_rows != lookup.fact %}
+        WHERE EXISTS (SELECT 1 FROM k JOIN {{ lookup.fact_rows|ident }} AS g ON g.{{ col }} = k.key
+                      WHERE g.{{ date }} = c.ds)
+{% endif %}
+        ;
 {% endmacro %}
-CREATE INDEX IF NOT EXISTS {{ ("sqlrun_" ~ lookup.fact ~ "_by_" ~ lookup.fact_column)|ident }}
-    ON {{ lookup.fact|ident }} ({{ lookup.fact_column|ident }});
+DROP INDEX IF EXISTS {{ ("sqlrun_" ~ lookup.fact ~ "_by_" ~ lookup.fact_column)|ident }};
+CREATE INDEX {{ ("sqlrun_" ~ lookup.fact ~ "_by_" ~ lookup.fact_column)|ident }}
+    ON {{ fact }} ({{ col }}, {{ date }});
 CREATE OR REPLACE FUNCTION {{ f|ident }}() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT SET TimeZone = 'UTC'
 AS $sqlrun$
