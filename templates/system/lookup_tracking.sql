@@ -28,11 +28,13 @@
     a date noted already is skipped before the costlier test that the key has a current
     row there (SQLite's writers take turns: a date that holds a note takes it with the
     data this change wrote). `row`: OLD or NEW; `only_if_other_key`: an update's new key,
-    noted only when it is not the old one. #}
+    noted only when it is not the old one. The date is text as source_changes.ds is, so
+    that the note is looked up by (source, ds) also when the fact's date column was
+    declared DATE (NUMERIC affinity: compared as it is, the probe would read every note). #}
 {% macro touch(row, only_if_other_key=false) %}
     INSERT INTO source_changes (source, ds, changed_at)
     SELECT {{ t }}, c.ds, {{ d.now() }}
-    FROM (SELECT DISTINCT f.{{ date }} AS ds
+    FROM (SELECT DISTINCT CAST(f.{{ date }} AS TEXT) AS ds
           FROM {{ fact }} AS f
           WHERE f.{{ col }} = {% if row == "OLD" %}OLD{% else %}NEW{% endif %}.{{ lookup.key|ident }}
             AND f.{{ date }} IS NOT NULL) AS c

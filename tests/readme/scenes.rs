@@ -111,7 +111,7 @@ pub const SCENES: &[Scene] = &[
             Insert("sources/orders.sql", "    amount ", "    customer_id TEXT,"),
             File(
                 "sources/customers.sql",
-                "-- name: customers\n-- version: 1\n-- key: customer_id\n-- latest_by: updated_at\n-- fresh_within: 1 day\n-- create: CREATE TABLE customers (customer_id TEXT NOT NULL, segment TEXT NOT NULL,\n--     updated_at TIMESTAMP NOT NULL)\n",
+                "-- name: customers\n-- version: 1\n-- key: customer_id\n-- latest_by: updated_at\n-- fresh_within: 1 day\n-- create: CREATE TABLE customers (customer_id TEXT NOT NULL, segment TEXT NOT NULL,\n--     updated_at TIMESTAMP NOT NULL);\n--     CREATE INDEX customers_by_id ON customers (customer_id, updated_at)\n",
             ),
             File(
                 "models/segment_revenue.sql",

@@ -4,9 +4,11 @@
 -- The triggers that note changes of one lookup (PostgreSQL): see
 -- templates/system/lookup_tracking.sql for what is noted and why. Here once per statement:
 -- the keys of the rows a statement inserted, deleted or really changed (an update's old
--- and new rows that differ) are joined with the fact's current rows on the column that
--- holds the key (indexed by sqlrun), and each date found is noted once. A truncate notes
--- every date ever built. Notes are only ever inserted, so loaders never wait for each
+-- and new rows that differ) give their dates from the fact's index on (column, date), and
+-- each such date is noted once if a changed key has a current fact row there. A truncate
+-- notes every date ever built. Unlike SQLite a date noted already is noted again: a
+-- date's transaction may be taking that note right now, from a snapshot without this
+-- change. Notes are only ever inserted, so loaders never wait for each
 -- other over them, as for the sources' own notes.
 --
 -- The function runs as its owner, with the pipeline's schema (then pg_temp) as search_path
@@ -42,8 +44,11 @@
               FROM k JOIN {{ fact }} AS f ON f.{{ col }} = k.key
               WHERE f.{{ date }} IS NOT NULL) AS c
 {% if lookup.fact_rows != lookup.fact %}
-        WHERE EXISTS (SELECT 1 FROM k JOIN {{ lookup.fact_rows|ident }} AS g ON g.{{ col }} = k.key
-                      WHERE g.{{ date }} = c.ds)
+        -- A date at a time, stopping at its first current row of a changed key (LIMIT 1
+        -- keeps the planner from testing every order of every key first).
+        CROSS JOIN LATERAL (SELECT 1 FROM k JOIN {{ lookup.fact_rows|ident }} AS g
+                            ON g.{{ col }} = k.key
+                            WHERE g.{{ date }} = c.ds LIMIT 1) AS current_row
 {% endif %}
         ;
 {% endmacro %}
