@@ -359,9 +359,11 @@ pub struct CommittedDate {
      checksum {found}. Raise `-- version:` in its header to {next} to record the new SQL, or \
      restore the recorded text (`sqlrun templates --show {name}@{version}` prints it). If these \
      are another pipeline's templates, run with this database's project or `--templates` \
-     instead"
+     instead{also}"
 )]
 pub struct EditedTemplate {
+    /// What else the new version needs (a source's `-- migrate:`), or nothing.
+    pub also: String,
     pub file: String,
     pub name: String,
     pub version: i64,

@@ -276,7 +276,7 @@ impl Pipeline {
         let mut models = models;
         resolve_models_sources(&mut models, &declared, &templates)?;
         let sources = pipeline_sources(&models)?;
-        let lookups = pipeline_lookups(&models, &sources)?;
+        let lookups = pipeline_lookups(&models, &sources, &templates)?;
         let views = templates
             .of_kind(TemplateKind::View)
             .map(|f| View {
@@ -1212,13 +1212,36 @@ fn refuse_generated_view_files(views: &[View], declared: &[declared::Declared]) 
     Ok(())
 }
 
+/// A model's file and the line of its `-- sources:` (`models/x.sql:5`), for a problem of
+/// what that line declares; the file alone when there is no such line.
+pub fn sources_at(file: &str, text: Option<&str>) -> String {
+    let line = text.and_then(|text| {
+        text.lines()
+            .take_while(|l| l.starts_with("--"))
+            .position(|l| l.starts_with("-- sources:"))
+    });
+    match line {
+        Some(i) => format!("{file}:{}", i + 1),
+        None => file.to_string(),
+    }
+}
+
 /// The lookups of all models, once each: two models reach a lookup the same way.
-fn pipeline_lookups(models: &[Model], sources: &[Source]) -> Result<Vec<Lookup>> {
+fn pipeline_lookups(
+    models: &[Model],
+    sources: &[Source],
+    templates: &TemplateSet,
+) -> Result<Vec<Lookup>> {
     let mut lookups: Vec<Lookup> = Vec::new();
     for model in models {
         for lookup in &model.lookups {
+            let text = templates
+                .files
+                .iter()
+                .find(|f| f.include_name == model.template)
+                .map(|f| f.source.as_str());
             let bad = |message: String| Error::Template {
-                file: model.template.clone(),
+                file: sources_at(&model.file, text),
                 message,
             };
             if sources.iter().any(|s| s.table == lookup.table)

@@ -489,7 +489,7 @@ impl Pipeline {
             .find(|m| m.lookups.contains(lookup))
             .expect("every lookup comes from a model");
         let bad = |message: String| Error::Template {
-            file: model.template.clone(),
+            file: crate::pipeline::sources_at(&model.file, self.source_of(&model.template)),
             message,
         };
         if columns.is_empty() {

@@ -103,6 +103,15 @@ pub fn verify_versions(db: &mut Db, templates: &TemplateSet) -> Result<HashSet<(
             let checksum = &recorded.checksum;
             return Err(Error::EditedTemplate(Box::new(
                 crate::error::EditedTemplate {
+                    also: match file.kind {
+                        TemplateKind::Source => format!(
+                            ". A source's new version also says how its table gets there: \
+                             `-- migrate:` with the SQL (e.g. `-- migrate: ALTER TABLE {} ADD \
+                             COLUMN ...`)",
+                            file.name.trim_start_matches("sources/")
+                        ),
+                        _ => String::new(),
+                    },
                     file: file.path.clone(),
                     name: file.name.clone(),
                     version: file.version,

@@ -912,3 +912,127 @@ fn the_built_in_orders_is_adopted_and_its_latest_view_keeps_the_rule() {
         [["orders", "1", "adopted"]]
     );
 }
+
+/// A `sqlrun new shop` project as `new` writes it (no customer_id, no lookup), initialised.
+fn bare_shop() -> Shop {
+    let sb = Sandbox::empty();
+    let made = Run::from(sb.cmd(&["new", "shop"]).output().unwrap());
+    assert_eq!(made.code, 0, "sqlrun new shop: {made:?}");
+    let shop = Shop { sb };
+    shop.ok(&["init"]);
+    shop
+}
+
+#[test]
+fn a_dropped_source_table_comes_back_empty_and_every_date_built_from_it_shows_changed() {
+    let shop = Shop::loaded(&first_orders(), &first_customers());
+    let all = dates(&[1, 2, 3, 4, 5, 6]);
+    assert!(shop.status_changed().is_empty(), "nothing changed yet");
+    shop.sb.exec(match BACKEND {
+        Backend::Sqlite => "DROP TABLE customers",
+        Backend::Postgres => "DROP TABLE customers CASCADE",
+    });
+    // The next command makes it again from its declaration: empty, and the dates built
+    // from its lost rows are changed (as when a source's triggers go missing).
+    assert_eq!(shop.status_changed(), all, "every built date is changed");
+    assert_eq!(shop.sb.count("SELECT count(*) FROM customers"), 0);
+    assert_eq!(shop.noted("customers"), all);
+    assert_eq!(
+        shop.declarations(),
+        vec![
+            row(&["customers", "1", "created"]),
+            row(&["orders", "1", "remade"])
+        ],
+        "no new declaration: the table is its version 1 again"
+    );
+}
+
+#[test]
+fn a_migration_and_the_lookup_that_needs_its_new_column_go_in_together() {
+    let shop = bare_shop();
+    let csv = "order_id,order_date,amount\no1,2026-03-01,100\no2,2026-03-02,200\n";
+    shop.load(0, "orders", "o.csv", csv);
+    assert_eq!(shop.declarations(), vec![row(&["orders", "1", "adopted"])]);
+    // One change: orders version 2 adds customer_id by its migration, and the lookup and
+    // the model that reaches it through that column arrive with it.
+    let orders = shop.read("sources/orders.sql");
+    let amount = "    amount      BIGINT NOT NULL,\n";
+    let v2 = orders
+        .replacen(
+            "-- version: 1\n",
+            "-- version: 2\n-- migrate: ALTER TABLE orders ADD COLUMN customer_id TEXT\n",
+            1,
+        )
+        .replacen(amount, &format!("{amount}    customer_id TEXT,\n"), 1);
+    shop.write("sources/orders.sql", &v2);
+    shop.write("sources/customers.sql", CUSTOMERS_V1);
+    shop.write("models/segment_revenue.sql", SEGMENT_REVENUE);
+    shop.ok(&["apply", "--interval", "2026-03-01..2026-03-02"]);
+    assert_eq!(
+        shop.declarations(),
+        vec![
+            row(&["customers", "1", "created"]),
+            row(&["orders", "1", "adopted"]),
+            row(&["orders", "2", "migrated"]),
+        ]
+    );
+    assert_eq!(shop.sb.count("SELECT count(*) FROM orders"), 2, "rows kept");
+    // The new column is tracked at once: moving o1 to a customer changes its date.
+    shop.load(
+        0,
+        "customers",
+        "c.csv",
+        "customer_id,segment,updated_at\nc1,retail,2026-01-01 00:00:00\n",
+    );
+    shop.sb
+        .exec("UPDATE orders SET customer_id = 'c1' WHERE order_id = 'o1'");
+    assert_eq!(shop.noted("orders"), dates(&[1]));
+    shop.ok(&[
+        "apply",
+        "--only",
+        "changed",
+        "--interval",
+        "2026-03-01..2026-03-02",
+    ]);
+    assert_eq!(
+        shop.sb
+            .rows("SELECT ds, segment, revenue FROM segment_revenue ORDER BY ds, segment"),
+        vec![
+            row(&["2026-03-01", "retail", "100"]),
+            row(&["2026-03-02", "unknown", "200"]),
+        ]
+    );
+}
+
+#[test]
+fn a_lookups_column_must_be_declared_in_its_facts_declaration_and_an_alias_is_no_read() {
+    let shop = bare_shop();
+    // The table has the column (added by hand), but the declaration does not: the
+    // models read orders through orders_latest, which has the declared columns only.
+    shop.sb
+        .exec("ALTER TABLE orders ADD COLUMN customer_id TEXT");
+    shop.write("sources/customers.sql", CUSTOMERS_V1);
+    shop.write("models/segment_revenue.sql", SEGMENT_REVENUE);
+    let before = snapshot(&shop.sb);
+    let run = shop.expect(2, &["apply", "--interval", "2026-03-01"]);
+    assert!(
+        run.stderr.contains("segment_revenue.sql:5:")
+            && run.stderr.contains("orders has no column customer_id"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(snapshot(&shop.sb), before, "nothing written");
+    // A column named like the lookup reads no table.
+    std::fs::remove_file(shop.path("models/segment_revenue.sql")).unwrap();
+    shop.write(
+        "models/order_customers.sql",
+        "-- name: order_customers\n-- version: 1\n-- key: ds\n-- values: customers\n\
+         -- sources: orders\n-- create: CREATE TABLE order_customers (ds DATE NOT NULL PRIMARY KEY, customers BIGINT NOT NULL)\n\
+         SELECT {{ ds }} AS ds, count(*) AS customers\nFROM orders_latest AS o\nWHERE o.order_date = {{ ds }}\n",
+    );
+    shop.ok(&["apply", "--interval", "2026-03-01"]);
+    assert_eq!(
+        shop.sb.rows("SELECT ds, customers FROM order_customers"),
+        vec![row(&["2026-03-01", "0"])]
+    );
+}
