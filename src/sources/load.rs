@@ -203,6 +203,14 @@ fn loadable_columns(db: &mut Db, pipeline: &Pipeline, table: &str) -> Result<Vec
         };
         return Err(Error::bad(format!("{what}; {choice}")));
     }
+    // A source's rowid on PostgreSQL is sqlrun's arrival order (it fills itself, and a value
+    // for it is refused row by row): not a column a file gives.
+    let declared = pipeline.declared.iter().any(|d| d.name == table);
+    if db.dialect() == crate::db::Dialect::Postgres
+        && (declared || pipeline.sources.iter().any(|s| s.table == table))
+    {
+        columns.retain(|c| c.name != "rowid");
+    }
     // SQLite declares orders.order_date TEXT; as a source's date column it holds dates.
     if let Some(source) = pipeline.sources.iter().find(|s| s.table == table) {
         for column in columns.iter_mut().filter(|c| c.name == source.date_column) {
