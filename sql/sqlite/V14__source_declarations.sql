@@ -2,8 +2,8 @@
 -- created, adopted or migrated to, with its text. One row per source and version, added
 -- when a sync brings the table there (never updated): the latest is what the table is
 -- now. A declaration whose text changed under a version recorded here is refused; a
--- newer version runs its `-- migrate:` SQL first. templates/system/declare_source.sql
--- writes it.
+-- newer version runs its `-- migrate:` SQL first (src/pipeline/declare.rs;
+-- queries/record_source_declaration.sql writes it).
 CREATE TABLE source_declarations (
     source       TEXT NOT NULL,
     version      INTEGER NOT NULL,
