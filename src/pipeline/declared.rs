@@ -226,41 +226,43 @@ fn strip_words<'a>(mut text: &'a str, words: &[&str]) -> &'a str {
     text
 }
 
-/// Where the parenthesis opened just before `text` closes (quotes respected).
-fn closing(text: &str) -> Option<usize> {
-    let (mut depth, mut quote) = (0usize, None);
-    for (i, c) in text.char_indices() {
+/// The characters of `text` outside quotes, each with the depth of parentheses it is at
+/// (a `)` at the depth it closes to; below 0 when it closes one opened before `text`).
+fn outside_quotes(text: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
+    let (mut depth, mut quote) = (0i32, None);
+    text.char_indices().filter_map(move |(i, c)| {
         match quote {
             Some(q) if c == q => quote = None,
             Some(_) => {}
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' => depth += 1,
-                ')' if depth == 0 => return Some(i),
-                ')' => depth -= 1,
-                _ => {}
-            },
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None => {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                return Some((i, c, depth));
+            }
         }
-    }
-    None
+        None
+    })
 }
 
+/// Where the parenthesis opened just before `text` closes.
+fn closing(text: &str) -> Option<usize> {
+    outside_quotes(text)
+        .find(|&(_, c, depth)| c == ')' && depth < 0)
+        .map(|(i, _, _)| i)
+}
+
+/// `text` cut at its commas outside quotes and parentheses.
 fn split_top_level(text: &str) -> Vec<&str> {
-    let (mut parts, mut start, mut depth, mut quote) = (Vec::new(), 0, 0usize, None);
-    for (i, c) in text.char_indices() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' => depth += 1,
-                ')' => depth = depth.saturating_sub(1),
-                ',' if depth == 0 => {
-                    parts.push(&text[start..i]);
-                    start = i + 1;
-                }
-                _ => {}
-            },
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, c, depth) in outside_quotes(text) {
+        if c == ',' && depth == 0 {
+            parts.push(&text[start..i]);
+            start = i + 1;
         }
     }
     parts.push(&text[start..]);
