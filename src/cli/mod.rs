@@ -594,6 +594,7 @@ impl From<&ApplyArgs> for crate::run::Request {
             sql: args.sql,
             run: args.run,
             allow_partial_day: args.allow_partial_day,
+            no_downstream: args.no_downstream,
             create: args.create,
             stop_within: args.stop_within,
             undo: None,
@@ -605,11 +606,12 @@ impl From<&ApplyArgs> for crate::run::Request {
 pub struct ApplyArgs {
     /// START..END (both included), one date, a month (2026-02) or a year (2026); without
     /// it, the regular run for yesterday.
-    #[arg(long, value_name = "START..END", conflicts_with_all = ["as_of", "run"])]
+    #[arg(long, value_name = "START..END", conflicts_with = "run")]
     pub interval: Option<String>,
 
     /// The regular run's "today" (default: today, in UTC or the project's timezone, by the
-    /// database's clock: on PostgreSQL the server's); it computes the day before.
+    /// database's clock: on PostgreSQL the server's); it computes the day before. With
+    /// --interval, it only says which periods have ended (a cascade builds those alone).
     #[arg(long, value_name = "YYYY-MM-DD", conflicts_with = "run")]
     pub as_of: Option<String>,
 
@@ -679,9 +681,15 @@ pub struct ApplyArgs {
     pub run: Option<i64>,
 
     /// Compute dates that have not ended yet without a word (started by a scheduler they
-    /// are refused: it almost always passed the day that has just begun; by hand, warned).
-    #[arg(long)]
+    /// are refused: it almost always passed the day that has just begun; by hand, warned);
+    /// and build a week, month, ... that has not ended, which the cascade otherwise leaves.
+    #[arg(long, visible_alias = "allow-partial")]
     pub allow_partial_day: bool,
+
+    /// Build only the partitions asked for, not the downstream ones that read them (a
+    /// weekly roll-up of a rebuilt day, the rolling days after it); recorded with the run.
+    #[arg(long)]
+    pub no_downstream: bool,
 
     /// Create the project's database if it does not exist yet (as `sqlrun init` does);
     /// without it, a database the project file names that is missing is refused (exit 2),

@@ -4,6 +4,7 @@
 pub mod checks;
 pub mod declare;
 pub mod declared;
+pub mod grains;
 pub mod measures;
 pub mod model_sql;
 pub mod models;
@@ -59,6 +60,11 @@ pub struct Model {
     /// `<table>_corrections_feed`: each correction with its seal version, cause and author.
     pub feed_view: String,
     pub depends_on: Vec<String>,
+    /// `-- grain:`: how long its partitions are (a day by default).
+    pub grain: crate::dates::period::Grain,
+    /// What each of its partitions reads of other models' and sources' periods
+    /// (`-- depends_on: M window -6..0`, `-- sources: S(...) window -6..0`).
+    pub reads: Vec<grains::Read>,
     /// Values copied into `seals` when a date is sealed.
     pub seal_values: Vec<String>,
     /// `-- additive:`: the value columns whose numbers add up across keys and dates (None:
@@ -220,6 +226,41 @@ pub struct DateVars<'a> {
     /// `sqlrun undo`: the models whose rows this date puts back from history (None: an
     /// ordinary date, every model computed by its SELECT).
     pub undo: Option<&'a DateUndo>,
+    /// The partitions the date builds, when the cascade planned them (a pipeline with
+    /// other grains or windows); None: every model computed, at the date.
+    pub parts: Option<&'a [DatePart]>,
+}
+
+/// One partition a date builds, as its SQL is rendered: the model, the first day of its
+/// period (`ds`, what the bookkeeping is keyed by), the partition column's value at its
+/// start and at its (half-open) end, and whether its first day is sealed and which models
+/// that seal leaves out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatePart {
+    pub model: String,
+    pub ds: String,
+    pub start: PartitionKey,
+    pub end: PartitionKey,
+    pub sealed: bool,
+    pub uncovered: Vec<String>,
+}
+
+/// A partition column's value: a date, or an hour's first instant (UTC text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartitionKey {
+    Date(String),
+    Instant(String),
+}
+
+impl PartitionKey {
+    /// As a template variable: a date is text (printed as a date), an instant a
+    /// [`templates::Timestamp`].
+    pub fn value(&self) -> Value {
+        match self {
+            PartitionKey::Date(d) => Value::from(d.as_str()),
+            PartitionKey::Instant(t) => Value::from_object(templates::Timestamp(t.clone())),
+        }
+    }
 }
 
 /// One date of `sqlrun undo RUN`: the models whose rows RUN replaced there and that still
@@ -245,6 +286,7 @@ impl Pipeline {
             .of_kind(TemplateKind::Model)
             .map(|f| model_from(f).map_err(|p| templates::header_error(f, p)))
             .collect::<Result<Vec<_>>>()?;
+        grain_problems(&models, &templates)?;
         let models = dependency_order(models, |m| &m.name, |m| &m.depends_on, "model")?;
         let mut templates = templates;
         for model in &models {
@@ -583,13 +625,69 @@ impl Pipeline {
             restored => to_value(&vars.undo.map_or(no_models, |u| &u.restored)),
             ..time_vars(vars.ds, vars.run_id)
         };
-        // An undo's date computes fewer models than the run's selection: the first map
-        // wins.
-        let models = vars
-            .undo
-            .map(|u| context! { models => to_value(&self.undo_models(&u.restored)) });
-        let maps = models.into_iter().chain([alike.clone(), this_date]);
+        // An undo's date computes fewer models than the run's selection, a cascaded date
+        // its parts: the first map wins.
+        let models: Vec<&Model> = match (vars.parts, vars.undo) {
+            (Some(parts), _) => self
+                .models
+                .iter()
+                .filter(|m| parts.iter().any(|p| p.model == m.name))
+                .collect(),
+            (None, Some(u)) => self.undo_models(&u.restored),
+            (None, None) => self.computed_models(),
+        };
+        let parts = self.parts_value(vars, &models);
+        let first = context! { models => to_value(&models), parts => parts };
+        let maps = [first, alike.clone(), this_date];
         minijinja::value::merge_maps(maps)
+    }
+
+    /// The date's partitions as date.sql takes them: the cascade's, or each model at the
+    /// date.
+    fn parts_value(&self, vars: &DateVars, models: &[&Model]) -> Value {
+        let of =
+            |model: &Model, ds: &str, start: Value, end: Value, sealed: bool, uncovered: Value| {
+                context! {
+                    model => to_value(model), ds => ds, period_start => start, period_end => end,
+                    sealed => sealed, uncovered => uncovered,
+                }
+            };
+        let parts: Vec<Value> = match vars.parts {
+            Some(parts) => parts
+                .iter()
+                .filter_map(|p| {
+                    let model = self.model(&p.model)?;
+                    Some(of(
+                        model,
+                        &p.ds,
+                        p.start.value(),
+                        p.end.value(),
+                        p.sealed,
+                        to_value(&p.uncovered),
+                    ))
+                })
+                .collect(),
+            None => {
+                let next = time_vars(vars.ds, 0)
+                    .get_attr("next_ds")
+                    .unwrap_or_default();
+                models
+                    .iter()
+                    .map(|m| {
+                        let start = Value::from(vars.ds);
+                        of(
+                            m,
+                            vars.ds,
+                            start,
+                            next.clone(),
+                            vars.sealed,
+                            to_value(&vars.uncovered),
+                        )
+                    })
+                    .collect()
+            }
+        };
+        Value::from(parts)
     }
 
     /// The models an undo's date computes, in dependency order: those `restored` and every
@@ -666,8 +764,11 @@ pub fn time_vars(ds: &str, run_id: i64) -> Value {
     let prev = date.pred_opt().map(crate::dates::interval::fmt_date);
     context! {
         ds => ds,
-        next_ds => next,
+        next_ds => next.clone(),
         prev_ds => prev,
+        // A day's period, which a cascaded date's partitions replace with their own.
+        period_start => ds,
+        period_end => next,
         ds_nodash => ds.replace('-', ""),
         run_id => run_id,
     }
@@ -716,6 +817,17 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
     let mut columns = key.clone();
     columns.extend(values.iter().cloned());
     problems.extend(column_problems(&columns));
+    let grain = grains::grain(file.header.get("grain")).unwrap_or_else(|p| {
+        problems.push(p);
+        crate::dates::period::Grain::Day
+    });
+    let mut reads = Vec::new();
+    for entry in file.list("depends_on") {
+        match grains::depends_on(&entry) {
+            Ok(read) => reads.push(read),
+            Err(p) => problems.push(p),
+        }
+    }
     let source_refs = match file.header.get("sources").map(|text| parse_sources(text)) {
         None => Vec::new(),
         Some(Ok(sources)) => sources,
@@ -744,7 +856,21 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         key,
         values,
         columns,
-        depends_on: file.list("depends_on"),
+        depends_on: reads.iter().map(|r| r.from.clone()).collect(),
+        grain,
+        reads: reads
+            .into_iter()
+            .chain(
+                source_refs
+                    .iter()
+                    .filter(|r| r.via.is_none())
+                    .map(|r| grains::Read {
+                        from: r.table.clone(),
+                        window: r.window.unwrap_or((0, 0)),
+                        source: true,
+                    }),
+            )
+            .collect(),
         seal_values,
         additive,
         create: file.header.get("create").cloned(),
@@ -882,6 +1008,8 @@ pub struct SourceRef {
     pub key: Option<String>,
     /// A lookup's path: the dated source and its column that holds the lookup's key.
     pub via: Option<(String, String)>,
+    /// `window A..B` after it: the days around each partition it reads.
+    pub window: Option<(i64, i64)>,
 }
 
 const SOURCES_USAGE: &str = "write `-- sources: TABLE(DATE_COLUMN)` or `TABLE(DATE_COLUMN, key KEY_COLUMN)` \
@@ -907,6 +1035,12 @@ fn parse_sources(text: &str) -> std::result::Result<Vec<SourceRef>, String> {
                 .ok_or_else(|| format!("`-- sources: {text}` has an unclosed `(`; {usage}"))?;
             source = parse_source_args(source, inside)?;
             rest = after;
+        }
+        if let Some(after) = rest.trim_start().strip_prefix("window") {
+            let end = after.find(',').unwrap_or(after.len());
+            let entry = format!("{} window{}", table, &after[..end]);
+            source.window = grains::split_window(&entry, "sources")?.1;
+            rest = &after[end..];
         }
         if table.is_empty() || table.contains(char::is_whitespace) {
             return Err(format!("`-- sources: {text}` is not understood; {usage}"));
@@ -1298,6 +1432,45 @@ fn pipeline_sources(models: &[Model]) -> Result<Vec<Source>> {
         }
     }
     Ok(sources)
+}
+
+/// What models read of each other that cannot hold, each said at its file's line: a
+/// model that is not there, or grains that do not nest (weeks and months).
+fn grain_problems(models: &[Model], templates: &TemplateSet) -> Result<()> {
+    let mut errors = Vec::new();
+    for model in models {
+        let mut problems = Vec::new();
+        for read in model.reads.iter().filter(|r| !r.source) {
+            let Some(upstream) = models.iter().find(|m| m.name == read.from) else {
+                let known: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+                problems.push(format!(
+                    "`-- depends_on: {}` names a model this pipeline does not have; its models are: {}",
+                    read.from,
+                    known.join(", ")
+                ));
+                continue;
+            };
+            problems.extend(grains::mapping_problem(
+                model.grain,
+                &read.from,
+                upstream.grain,
+            ));
+        }
+        if problems.is_empty() {
+            continue;
+        }
+        let file = templates
+            .files
+            .iter()
+            .find(|f| f.include_name == model.template)
+            .expect("a model has its file");
+        errors.push(templates::header_error(file, problems));
+    }
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => Err(Error::all(errors)),
+    }
 }
 
 /// Orders items so that each comes after what it depends on; ties by name.

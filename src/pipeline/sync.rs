@@ -179,6 +179,7 @@ impl Pipeline {
                     started_at: &started_at,
                     lease_seconds: 0,
                     undo: None,
+                    parts: None,
                 })?
                 .sql;
             let checked = db.check_statements(&sql).map_err(Error::from);

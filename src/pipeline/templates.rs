@@ -83,6 +83,7 @@ impl TemplateKind {
                 "additive",
                 "sources",
                 "ready",
+                "grain",
             ],
             TemplateKind::View => &["name", "version", "depends_on"],
             TemplateKind::Check => &["name", "version", "model", "severity"],
@@ -640,6 +641,8 @@ thread_local! {
 fn sql_parameter(value: &Value, dialect: Dialect) -> Result<String, minijinja::Error> {
     let (bound, cast) = if let Some(date) = as_date(value) {
         (DbValue::Text(date.to_string()), "date")
+    } else if let Some(at) = as_timestamp(value, dialect) {
+        (DbValue::Text(at), "timestamptz")
     } else {
         match value.kind() {
             ValueKind::None | ValueKind::Bool => return sql_literal(value, dialect),
@@ -680,6 +683,32 @@ fn sql_parameter(value: &Value, dialect: Dialect) -> Result<String, minijinja::E
     })
 }
 
+/// An instant printed into SQL: an hour's first instant, UTC (`2026-03-29 01:00:00`). On
+/// SQLite it prints as that text (the contract's timestamps are UTC text); on PostgreSQL
+/// as a `timestamptz` (`TIMESTAMPTZ '2026-03-29 01:00:00+00'`). Template logic sees the
+/// text.
+#[derive(Debug)]
+pub struct Timestamp(pub String);
+
+impl minijinja::value::Object for Timestamp {
+    fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Plain
+    }
+
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The text of a [`Timestamp`] value, as PostgreSQL reads it (with its zone) or SQLite.
+fn as_timestamp(value: &Value, dialect: Dialect) -> Option<String> {
+    let t = value.downcast_object_ref::<Timestamp>()?;
+    Some(match dialect {
+        Dialect::Postgres => format!("{}+00", t.0),
+        Dialect::Sqlite => t.0.clone(),
+    })
+}
+
 /// A text value that is a calendar date (`2026-02-09`: ds, next_ds, prev_ds, or any
 /// other): on PostgreSQL it prints as a date (`DATE '2026-02-09'`, or a parameter cast to
 /// date), since an untyped literal in a model's SELECT list would be text. Template logic
@@ -696,6 +725,12 @@ fn as_date(value: &Value) -> Option<&str> {
 pub fn sql_literal(value: &Value, dialect: Dialect) -> Result<String, minijinja::Error> {
     if let (Some(date), Dialect::Postgres) = (as_date(value), dialect) {
         return Ok(format!("DATE '{date}'"));
+    }
+    if let Some(at) = as_timestamp(value, dialect) {
+        return Ok(match dialect {
+            Dialect::Postgres => format!("TIMESTAMPTZ '{at}'"),
+            Dialect::Sqlite => format!("'{at}'"),
+        });
     }
     let refuse = |what: &str| {
         minijinja::Error::new(

@@ -115,6 +115,7 @@ fn plan_sql(
             started_at: &start.at,
             lease_seconds: take::lease_seconds(),
             undo: None,
+            parts: None,
         };
         let body = match own_run {
             Some(_) => pipeline.render_date(&vars)?,

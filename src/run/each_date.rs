@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
+use super::cascade::Cascade;
 use super::in_doubt;
 use super::outcome::{DateOutcome, Stop};
 use super::pause;
@@ -12,17 +13,20 @@ use super::undo::UndoWork;
 use super::workers::{self, Halt, Step};
 use super::Progress;
 use crate::dates::clock::Clock;
+use crate::dates::interval::fmt_date;
+use crate::dates::period::Period;
 use crate::db::{Commit, Db, DbError, DbErrorKind, Dialect, RowShape, TxKind, Value};
 use crate::error::{failed_message, Failure};
 use crate::error::{Error, Result};
 use crate::pipeline::ready;
 use crate::pipeline::templates::Bound;
-use crate::pipeline::{DateUndo, DateVars, Owner, Pipeline};
+use crate::pipeline::{DatePart, DateUndo, DateVars, Owner, PartitionKey, Pipeline};
 use crate::reservations::state::Selection;
 use crate::reservations::take;
 use crate::seals::verify;
 use crate::store::{queries, timestamp};
 use crate::text::words::{DateStatus, Severity};
+use chrono_tz::Tz;
 
 /// What every worker of a run shares.
 pub struct Worker<'a> {
@@ -37,6 +41,9 @@ pub struct Worker<'a> {
     pub clock: Clock,
     /// `sqlrun undo`: what each date puts back.
     pub undo: Option<&'a UndoWork>,
+    /// What each date builds, when the pipeline has other grains or windows, and the
+    /// zone its periods are in.
+    pub cascade: Option<(&'a Cascade, Tz)>,
 }
 
 /// The run's dates, one worker per session (the run's own first), in ascending order.
@@ -87,7 +94,7 @@ impl Worker<'_> {
         let undo = self.undo.and_then(|u| u.dates.get(ds));
         let result = compute_date(
             db,
-            (self.pipeline, &self.clock, undo),
+            (self.pipeline, &self.clock, undo, self.cascade),
             self.run_id,
             ds,
             &mut started,
@@ -241,7 +248,7 @@ pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
 /// and `seal`, `seal --reissue` and `unseal` refuse held dates.
 fn compute_date(
     db: &mut Db,
-    (pipeline, clock, undo): (&Pipeline, &Clock, Option<&DateUndo>),
+    (pipeline, clock, undo, cascade): (&Pipeline, &Clock, Option<&DateUndo>, Cascaded),
     run_id: i64,
     ds: &str,
     started: &mut Option<String>,
@@ -250,7 +257,8 @@ fn compute_date(
         Dialect::Sqlite => {
             let start = date_start(db, pipeline, ds)?;
             *started = Some(start.at.clone());
-            Some(Rendered::of(pipeline, (run_id, undo), ds, start)?)
+            let parts = date_parts(db, pipeline, cascade, ds, &start)?;
+            Some(Rendered::of(pipeline, (run_id, undo), ds, start, parts)?)
         }
         Dialect::Postgres => None,
     };
@@ -266,7 +274,8 @@ fn compute_date(
             Some(rendered) => rendered,
             None => {
                 *started = Some(fenced_start.at.clone());
-                &Rendered::of(pipeline, (run_id, undo), ds, fenced_start)?
+                let parts = date_parts(db, pipeline, cascade, ds, &fenced_start)?;
+                &Rendered::of(pipeline, (run_id, undo), ds, fenced_start, parts)?
             }
         };
         pause::reached(pause::Point::InDate);
@@ -295,6 +304,53 @@ fn compute_date(
     }
 }
 
+/// A run's cascade and the zone of its periods, if the pipeline needs one.
+type Cascaded<'a> = Option<(&'a Cascade, Tz)>;
+
+/// The partitions date `ds` builds in a cascaded run, each with the seal of its own first
+/// day (a month's is its 1st, read here; the date's own, `start`, was read already).
+fn date_parts(
+    db: &mut Db,
+    pipeline: &Pipeline,
+    cascade: Cascaded,
+    ds: &str,
+    start: &DateStart,
+) -> Result<Option<Vec<DatePart>>> {
+    let Some((cascade, zone)) = cascade else {
+        return Ok(None);
+    };
+    let day = crate::dates::interval::parse_date(ds, "date")?;
+    let mut parts = Vec::new();
+    for part in cascade.dates.get(&day).into_iter().flatten() {
+        let model = &pipeline.models[part.model];
+        let first = fmt_date(part.period.first_day(zone));
+        let (sealed, uncovered) = match first == ds {
+            true => (start.sealed, start.uncovered.clone()),
+            false => {
+                let own = date_start(db, pipeline, &first)?;
+                (own.sealed, own.uncovered)
+            }
+        };
+        parts.push(DatePart {
+            model: model.name.clone(),
+            ds: first,
+            start: key_of(part.period),
+            end: key_of(part.period.next()),
+            sealed,
+            uncovered,
+        });
+    }
+    Ok(Some(parts))
+}
+
+/// The partition column's value at the start of `period`.
+fn key_of(period: Period) -> PartitionKey {
+    match period {
+        Period::Hour(_) => PartitionKey::Instant(period.key()),
+        Period::Days(..) => PartitionKey::Date(period.key()),
+    }
+}
+
 /// A date's SQL, rendered for how it starts.
 struct Rendered {
     start: DateStart,
@@ -308,6 +364,7 @@ impl Rendered {
         (run_id, undo): (i64, Option<&DateUndo>),
         ds: &str,
         start: DateStart,
+        parts: Option<Vec<DatePart>>,
     ) -> Result<Rendered> {
         let script = pipeline.bind_date(&DateVars {
             ds,
@@ -317,6 +374,7 @@ impl Rendered {
             started_at: &start.at,
             lease_seconds: take::lease_seconds(),
             undo,
+            parts: parts.as_deref(),
         })?;
         let ready = pipeline.bind_ready(ds)?;
         Ok(Rendered {

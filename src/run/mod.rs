@@ -19,6 +19,7 @@
 //! run goes (notes, a line per date) is told to a `Progress` the caller gives; how the
 //! run ended is returned, for output to render.
 
+pub mod cascade;
 pub mod changed;
 pub mod diff;
 mod dry_run;
@@ -184,8 +185,14 @@ pub fn apply(
         signal: signal.signal(),
         clock: asked.clock,
         undo: asked.request.undo.as_ref(),
+        cascade: begun.cascade.as_ref().map(|c| (c, asked.zone)),
     };
-    let sessions = std::iter::once(&mut *db).chain(&mut others).collect();
+    // A cascade's dates read each other's partitions (a month its days, a rolling day the
+    // days before it): they go one after the other, on the run's own session.
+    let sessions = match worker.cascade {
+        Some(_) => vec![&mut *db],
+        None => std::iter::once(&mut *db).chain(&mut others).collect(),
+    };
     let (dates, stops) = each_date::compute_dates(sessions, &work, &worker, progress);
     signal.finishing();
     drop(others);

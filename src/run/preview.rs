@@ -312,6 +312,7 @@ impl DateCx<'_> {
             started_at: &start.at,
             lease_seconds: take::lease_seconds(),
             undo: None,
+            parts: None,
         };
         let script = self
             .pipeline

@@ -57,6 +57,7 @@ pub fn date<'a>(
                 started_at: &start.at,
                 lease_seconds: take::lease_seconds(),
                 undo: None,
+                parts: None,
             })?;
             (body, Some(db.dialect().begin()))
         }
@@ -99,6 +100,7 @@ pub fn date_unconnected<'a>(
                 started_at: &started_at,
                 lease_seconds: take::lease_seconds(),
                 undo: None,
+                parts: None,
             };
             // The readiness query first, when a model the date computes declares
             // `-- ready:` (system/review_date.sql), as `render` shows it on its own backend.

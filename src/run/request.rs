@@ -35,6 +35,8 @@ pub struct Request {
     /// `--run`: carry out a run made by `sqlrun reserve`.
     pub run: Option<i64>,
     pub allow_partial_day: bool,
+    /// `--no-downstream`: the partitions asked for, not the cascade below them.
+    pub no_downstream: bool,
     /// `--create`: create the project's database if it does not exist yet.
     pub create: bool,
     /// `--stop-within SECONDS`: after the first stop signal, how long the date in progress

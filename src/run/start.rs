@@ -7,6 +7,7 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
+use super::cascade::{self, Cascade};
 use super::pause;
 use super::request::{Asked, Dates, NewRun, Request};
 use super::undo::UndoWork;
@@ -240,6 +241,7 @@ fn preflight(
                 started_at: &started_at,
                 lease_seconds: 0,
                 undo,
+                parts: None,
             })?;
         }
     }
@@ -258,6 +260,8 @@ pub struct Begun {
     pub beyond_window: Option<BeyondWindow>,
     /// When it began, for how long it took (`runs.took_ms`).
     pub clock: Instant,
+    /// What it builds, by date, when the pipeline has other grains or windows.
+    pub cascade: Option<Cascade>,
 }
 
 /// One transaction: the run row, its template versions, reclaims, reservations, skips.
@@ -290,6 +294,16 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
         // release beside it is deleting (a serialization failure) or which that update
         // would lock (so the release could free none of them).
         let lease = (db.dialect() == Dialect::Sqlite).then(take::lease_seconds);
+        let cascade = match start.request().undo {
+            None if cascade::needed(pipeline) => Some(plan_cascade(pipeline, start, &selected)?),
+            _ => None,
+        };
+        // A cascade reserves the dates its partitions are built on: those asked for, and
+        // the later ones where the weeks, months and rolling days they feed are built.
+        let selected = match &cascade {
+            Some(c) => c.dates.keys().map(|d| fmt_date(*d)).collect(),
+            None => selected,
+        };
         take::reserve(db, pipeline, run_id, &selected, lease)?;
         pause::reached(pause::Point::Reserving);
         Ok(Begun {
@@ -299,8 +313,32 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
             looked_back,
             beyond_window,
             clock,
+            cascade,
         })
     })
+}
+
+/// The cascade of the dates a run takes on: every model's periods that lie in them, then
+/// what those feed downstream (unless `--no-downstream`), each only once its period has
+/// ended by `--as-of` (its midnight) or now, unless `--allow-partial`.
+fn plan_cascade(pipeline: &Pipeline, start: &Start, selected: &[String]) -> Result<Cascade> {
+    let asked = start.asked;
+    let days = selected
+        .iter()
+        .map(|d| parse_date(d, "date"))
+        .collect::<Result<std::collections::BTreeSet<Date>>>()?;
+    let ended_by = match &asked.request.as_of {
+        Some(text) => crate::dates::period::midnight(parse_date(text, "--as-of")?, asked.zone),
+        None => asked.now,
+    };
+    Ok(cascade::plan(&cascade::Ask {
+        pipeline,
+        zone: asked.zone,
+        days: &days,
+        downstream: !asked.request.no_downstream,
+        ended_by,
+        partial: asked.request.allow_partial_day,
+    }))
 }
 
 /// The run row: a new running run, or a reserved run that starts now. Its id and kind.

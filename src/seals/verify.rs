@@ -150,6 +150,7 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
         started_at: "2026-02-02 00:00:00",
         lease_seconds: 60,
         undo: None,
+        parts: None,
     })?;
     let checks = pipeline.computed_checks();
     let mut shapes = Vec::new();

@@ -1,5 +1,5 @@
 -- name: correct
--- version: 6
+-- version: 7
 --
 -- A sealed date keeps its rows as sent. Recompute the model and compare it, key by
 -- key, with the current values (the latest correction, else the sealed row). Each
@@ -15,6 +15,8 @@
 -- neither (rerun; untracked for a model that declares no `-- sources:`, whose late
 -- rows sqlrun cannot see). record_sources.sql counted the date's changes just before, and
 -- partition_models still holds the version that built it (record_date.sql follows).
+-- Version 7: the stored rows are found by the partition column's value, `period_start`
+-- (a date, or an hour's first instant).
 -- Undo (version 6): for a model in `restored` (`sqlrun undo RUN`), what the date is
 -- recomputed to is the rows RUN replaced (system/undo_rows.sql), not its SELECT: a sealed
 -- date gets corrections back to them, never an overwrite.
@@ -37,7 +39,7 @@ current_rows AS (
     UNION ALL
     SELECT {% for c in model.columns %}t.{{ c|ident }}, {% endfor %}1 AS present
     FROM {{ model.table|ident }} AS t
-    WHERE t.{{ model.date_column|ident }} = {{ ds }}
+    WHERE t.{{ model.date_column|ident }} = {{ period_start }}
       AND NOT EXISTS (SELECT 1 FROM latest AS l
                       WHERE {{ common.same_key(model, "l", "t", d.same()) }})
 ),

@@ -1,5 +1,5 @@
 -- name: date
--- version: 6
+-- version: 7
 --
 -- One date's whole transaction (sqlrun runs it between BEGIN and COMMIT: BEGIN
 -- IMMEDIATE on SQLite; on PostgreSQL REPEATABLE READ, after locking the date's
@@ -10,16 +10,23 @@
 -- of those models (system/date_checks.sql: sqlrun reads how many rows each returns, and
 -- an error check that returns any rolls the date back); then the date's record and the
 -- release of its reservation.
+-- Version 7: the date's work is a list of partitions (`parts`), each a model and its
+-- period, with its own `ds` (the period's first day), `period_start` and `period_end`
+-- (the partition column's values) and seal: a date builds its day's partitions, and the
+-- coarser ones that end on it or that the cascade put there (src/run/cascade.rs). A
+-- pipeline of days alone has one part per model, at the date.
 -- A `sqlrun context` line says which model (or check) the statements after it belong
 -- to, so that an error names it and its file.
 {% include "system/record_sources.sql" %}
-{% for model in models %}
+{% for part in parts %}
+{% with model = part.model, ds = part.ds, period_start = part.period_start, period_end = part.period_end %}
 -- sqlrun context: {{ model.name|ident }}
-{% if sealed and model.name not in uncovered %}
+{% if part.sealed and model.name not in part.uncovered %}
 {% include "system/correct.sql" %}
 {% else %}
 {% include "system/replace.sql" %}
 {% endif %}
+{% endwith %}
 {% endfor %}
 {% include "system/date_checks.sql" %}
 -- sqlrun context: -

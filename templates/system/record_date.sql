@@ -1,5 +1,5 @@
 -- name: record_date
--- version: 5
+-- version: 6
 --
 -- The date's record, in the same transaction as its rows: which run computed it
 -- and how it ended (a sealed date: corrected if any model wrote a correction in
@@ -12,8 +12,12 @@
 -- An undo (version 5) records, for a model it puts back, the version that built the rows
 -- it put back (replaced_partitions kept it), so a date restored to an older version's rows
 -- shows as stale.
+-- Version 6: one partition_models row per partition the date built (`parts`: a model and
+-- the first day of its period), and a sealed date is corrected when any of them wrote
+-- a correction.
 {% import "system/dialect.sql" as d %}
-{% for model in models %}
+{% for part in parts %}
+{% with model = part.model, ds = part.ds %}
 {% if model.name in restored %}
 INSERT INTO partition_models (ds, model, version, run_id)
 SELECT {{ ds }}, {{ "models/" ~ model.name }},
@@ -29,13 +33,14 @@ INSERT INTO partition_models (ds, model, version, run_id)
 VALUES ({{ ds }}, {{ "models/" ~ model.name }}, {{ model.version }}, {{ run_id }})
 ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id;
 {% endif %}
+{% endwith %}
 {% endfor %}
 INSERT INTO run_partitions (run_id, ds, status, held_by, error, started_at, finished_at)
 VALUES ({{ run_id }}, {{ ds }},
 {% if sealed %}
-        CASE WHEN {% for model in models %}{% if not loop.first %}
-               OR {% endif %}EXISTS (SELECT 1 FROM {{ model.corrections_table|ident }}
-                          WHERE {{ model.date_column|ident }} = {{ ds }} AND run_id = {{ run_id }}){% endfor %}
+        CASE WHEN {% for part in parts %}{% if not loop.first %}
+               OR {% endif %}EXISTS (SELECT 1 FROM {{ part.model.corrections_table|ident }}
+                          WHERE {{ part.model.date_column|ident }} = {{ part.period_start }} AND run_id = {{ run_id }}){% endfor %}
 
              THEN 'corrected' ELSE 'unchanged' END,
 {% else %}

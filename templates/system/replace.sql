@@ -1,5 +1,5 @@
 -- name: replace
--- version: 3
+-- version: 4
 --
 -- Whole-partition replacement of one model for one date: keep the date's rows in the
 -- model's history, then delete them and insert what the model's SELECT says the date is
@@ -14,6 +14,9 @@
 -- days, or so many of the newest versions), here, in the transaction that adds to it:
 -- one indexed delete per partition, and no job to schedule.
 --
+-- Version 4: the model's rows (and their history) are found by the partition column's
+-- value, `period_start` (a date, or an hour's first instant); the bookkeeping
+-- (replaced_partitions) stays by `ds`, the period's first day.
 -- Undo (version 3): for a model in `restored` (`sqlrun undo RUN`: this run puts back the
 -- rows RUN replaced), the rows come from its history (system/undo_rows.sql) instead of
 -- its SELECT; the prune comes last, after they are read, so that it cannot take them
@@ -29,13 +32,13 @@ SELECT {{ run_id }}, {{ model_name }}, {{ ds }},
          WHERE pm.ds = {{ ds }} AND pm.model = {{ model_name }}),
        count(*), {{ d.now() }}
 FROM {{ model.table|ident }} AS t
-WHERE t.{{ model.date_column|ident }} = {{ ds }}
+WHERE t.{{ model.date_column|ident }} = {{ period_start }}
 ON CONFLICT (model, ds, replaced_by) DO NOTHING;
 INSERT INTO {{ model.history_table|ident }} ({{ model.columns|idents }}, run_id, replaced_by, replaced_at)
 SELECT {% for c in model.columns %}t.{{ c|ident }}, {% endfor %}t.run_id, {{ run_id }}, {{ d.now() }}
 FROM {{ model.table|ident }} AS t
-WHERE t.{{ model.date_column|ident }} = {{ ds }};
-DELETE FROM {{ model.table|ident }} WHERE {{ model.date_column|ident }} = {{ ds }};
+WHERE t.{{ model.date_column|ident }} = {{ period_start }};
+DELETE FROM {{ model.table|ident }} WHERE {{ model.date_column|ident }} = {{ period_start }};
 INSERT INTO {{ model.table|ident }} ({{ model.columns|idents }}, "run_id")
 SELECT {{ model.columns|idents }}, {{ run_id }}
 FROM (
@@ -47,7 +50,7 @@ FROM (
 ) AS model_rows;
 {% if keep_versions %}
 DELETE FROM {{ model.history_table|ident }}
-WHERE {{ model.date_column|ident }} = {{ ds }}
+WHERE {{ model.date_column|ident }} = {{ period_start }}
   AND replaced_by NOT IN (SELECT k.replaced_by FROM replaced_partitions AS k
                           WHERE k.model = {{ model_name }} AND k.ds = {{ ds }}
                           ORDER BY k.replaced_by DESC LIMIT {{ keep_versions }});
@@ -58,7 +61,7 @@ WHERE model = {{ model_name }} AND ds = {{ ds }}
                           ORDER BY k.replaced_by DESC LIMIT {{ keep_versions }});
 {% else %}
 DELETE FROM {{ model.history_table|ident }}
-WHERE {{ model.date_column|ident }} = {{ ds }} AND replaced_at < {{ d.ago(keep_seconds) }};
+WHERE {{ model.date_column|ident }} = {{ period_start }} AND replaced_at < {{ d.ago(keep_seconds) }};
 DELETE FROM replaced_partitions
 WHERE model = {{ model_name }} AND ds = {{ ds }} AND replaced_at < {{ d.ago(keep_seconds) }};
 {% endif %}

@@ -140,8 +140,8 @@ fn bad_flags_are_refused() {
     );
     refused(
         &sb,
-        &["apply", "--interval", "2026-02-01", "--as-of", "2026-02-02"],
-        &["--interval", "--as-of", "cannot be used with"],
+        &["apply", "--interval", "2026-02-01", "--run", "7"],
+        &["--interval", "--run", "cannot be used with"],
     );
     // The regular run's today is the database's, known once it is open; a look back
     // that reaches before the year 1 from any today is refused all the same.
