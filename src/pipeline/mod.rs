@@ -241,6 +241,9 @@ pub struct DatePart {
     pub ds: String,
     pub start: PartitionKey,
     pub end: PartitionKey,
+    /// The half-open span its windows read (`window_start`, `window_end`): the first
+    /// upstream period's start and the last one's end; the period itself without a window.
+    pub window: (PartitionKey, PartitionKey),
     pub sealed: bool,
     pub uncovered: Vec<String>,
 }
@@ -645,47 +648,33 @@ impl Pipeline {
     /// The date's partitions as date.sql takes them: the cascade's, or each model at the
     /// date.
     fn parts_value(&self, vars: &DateVars, models: &[&Model]) -> Value {
-        let of =
-            |model: &Model, ds: &str, start: Value, end: Value, sealed: bool, uncovered: Value| {
-                context! {
-                    model => to_value(model), ds => ds, period_start => start, period_end => end,
-                    sealed => sealed, uncovered => uncovered,
-                }
-            };
         let parts: Vec<Value> = match vars.parts {
             Some(parts) => parts
                 .iter()
-                .filter_map(|p| {
-                    let model = self.model(&p.model)?;
-                    Some(of(
-                        model,
-                        &p.ds,
-                        p.start.value(),
-                        p.end.value(),
-                        p.sealed,
-                        to_value(&p.uncovered),
-                    ))
+                .filter_map(|p| Some(part_value(self.model(&p.model)?, p)))
+                .collect(),
+            None => models
+                .iter()
+                .map(|m| {
+                    let at = || PartitionKey::Date(vars.ds.to_string());
+                    let next = time_vars(vars.ds, 0)
+                        .get_attr("next_ds")
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default();
+                    let end = || PartitionKey::Date(next.clone());
+                    let part = DatePart {
+                        model: m.name.clone(),
+                        ds: vars.ds.to_string(),
+                        start: at(),
+                        end: end(),
+                        window: (at(), end()),
+                        sealed: vars.sealed,
+                        uncovered: vars.uncovered.to_vec(),
+                    };
+                    part_value(m, &part)
                 })
                 .collect(),
-            None => {
-                let next = time_vars(vars.ds, 0)
-                    .get_attr("next_ds")
-                    .unwrap_or_default();
-                models
-                    .iter()
-                    .map(|m| {
-                        let start = Value::from(vars.ds);
-                        of(
-                            m,
-                            vars.ds,
-                            start,
-                            next.clone(),
-                            vars.sealed,
-                            to_value(&vars.uncovered),
-                        )
-                    })
-                    .collect()
-            }
         };
         Value::from(parts)
     }
@@ -757,6 +746,23 @@ pub fn to_value<T: Serialize>(value: &T) -> Value {
 
 /// The time variables every template may use: ds, next_ds, prev_ds, ds_nodash, run_id.
 /// (On PostgreSQL a date prints as a date: see `templates::sql_literal`.)
+/// One part as date.sql takes it: its model, seal, and the time variables of its own
+/// period (`ds`, `next_ds`, `prev_ds`, `ds_nodash` of its first day, which for a cascaded
+/// part may not be the transaction's date).
+fn part_value(model: &Model, part: &DatePart) -> Value {
+    let day = time_vars(&part.ds, 0);
+    let own = context! {
+        model => to_value(model),
+        period_start => part.start.value(),
+        period_end => part.end.value(),
+        window_start => part.window.0.value(),
+        window_end => part.window.1.value(),
+        sealed => part.sealed,
+        uncovered => to_value(&part.uncovered),
+    };
+    minijinja::value::merge_maps([day, own])
+}
+
 pub fn time_vars(ds: &str, run_id: i64) -> Value {
     let date = crate::dates::interval::parse_date(ds, "date")
         .expect("dates are validated before rendering");
@@ -768,7 +774,9 @@ pub fn time_vars(ds: &str, run_id: i64) -> Value {
         prev_ds => prev,
         // A day's period, which a cascaded date's partitions replace with their own.
         period_start => ds,
-        period_end => next,
+        period_end => next.clone(),
+        window_start => ds,
+        window_end => next,
         ds_nodash => ds.replace('-', ""),
         run_id => run_id,
     }

@@ -167,6 +167,22 @@ pub fn reads(p: Period, read: &Read, theirs: Grain, tz: Tz) -> Option<(Period, P
     Some((first.shift(read.window.0)?, last.shift(read.window.1)?))
 }
 
+/// The span partition `p` of `model` reads through its windows: the first upstream period
+/// and the last (of the first windowed read's grain); `p` itself without a window.
+pub fn window(pipeline: &Pipeline, model: &Model, p: Period, tz: Tz) -> (Period, Period) {
+    let spans = model
+        .reads
+        .iter()
+        .filter(|r| !r.source && r.window != (0, 0))
+        .filter_map(|r| {
+            let theirs = pipeline.models.iter().find(|m| m.name == r.from)?.grain;
+            reads(p, r, theirs, tz)
+        });
+    spans
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+        .unwrap_or((p, p))
+}
+
 /// Each partition under the date it is built on: the day its period ends on, or the
 /// latest date of a partition it reads that this run builds.
 fn by_date(

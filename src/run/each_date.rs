@@ -331,11 +331,13 @@ fn date_parts(
                 (own.sealed, own.uncovered)
             }
         };
+        let (from, to) = crate::run::cascade::window(pipeline, model, part.period, zone);
         parts.push(DatePart {
             model: model.name.clone(),
             ds: first,
             start: key_of(part.period),
             end: key_of(part.period.next()),
+            window: (key_of(from), key_of(to.next())),
             sealed,
             uncovered,
         });

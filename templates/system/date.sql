@@ -12,14 +12,15 @@
 -- release of its reservation.
 -- Version 7: the date's work is a list of partitions (`parts`), each a model and its
 -- period, with its own `ds` (the period's first day), `period_start` and `period_end`
--- (the partition column's values) and seal: a date builds its day's partitions, and the
+-- (the partition column's values), `window_start` and `window_end` (the span its
+-- windows read; the period itself without one) and seal: a date builds its day's partitions, and the
 -- coarser ones that end on it or that the cascade put there (src/run/cascade.rs). A
 -- pipeline of days alone has one part per model, at the date.
 -- A `sqlrun context` line says which model (or check) the statements after it belong
 -- to, so that an error names it and its file.
 {% include "system/record_sources.sql" %}
 {% for part in parts %}
-{% with model = part.model, ds = part.ds, period_start = part.period_start, period_end = part.period_end %}
+{% with model = part.model, ds = part.ds, next_ds = part.next_ds, prev_ds = part.prev_ds, ds_nodash = part.ds_nodash, period_start = part.period_start, period_end = part.period_end, window_start = part.window_start, window_end = part.window_end %}
 -- sqlrun context: {{ model.name|ident }}
 {% if part.sealed and model.name not in part.uncovered %}
 {% include "system/correct.sql" %}
