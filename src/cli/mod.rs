@@ -640,7 +640,8 @@ pub struct ApplyArgs {
     pub lookback: Option<u32>,
 
     /// Recompute only these models and every model downstream of them (in dependency
-    /// order, in each date's transaction); the other models keep their rows.
+    /// order, in each date's transaction); the other models keep their rows. `MODEL+`
+    /// (dbt's spelling) means the same.
     #[arg(long, value_name = "MODEL[,MODEL...]", value_delimiter = ',', add = ArgValueCandidates::new(shell::model_names))]
     pub select: Vec<String>,
 

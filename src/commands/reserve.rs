@@ -11,7 +11,7 @@ use crate::reservations::planned::{self, ReserveRequest};
 pub fn run(ctx: &Context, request: ReserveRequest, out: &Output) -> Result<Exit> {
     let settings = &ctx.settings(out)?;
     let request = &request;
-    let checked = planned::check(request)?;
+    let checked = planned::check(request, settings.timezone)?;
     let mut opened = open(settings, &[], Access::Sync)?;
     out.notes(&opened.notes);
     let reservation = planned::reserve_dates(&mut opened.db, &opened.pipeline, &checked)?;

@@ -53,6 +53,11 @@ impl Interval {
         }
     }
 
+    /// Whether `day` is one of its dates.
+    pub fn contains(&self, day: Date) -> bool {
+        self.start <= day && day <= self.end
+    }
+
     /// A regular run's interval with `--lookback days`: the `days` days before its own.
     pub fn looking_back(self, days: u32) -> Result<Self> {
         self.start
@@ -133,29 +138,51 @@ pub fn parse_date(text: &str, what: &str) -> Result<Date> {
     })
 }
 
-/// One day, month (`YYYY-MM`) or year (`YYYY`) as the interval of its days; `what` names
-/// the argument in the error.
+/// One day, ISO week (`YYYY-Www`), month (`YYYY-MM`), quarter (`YYYY-Qn`) or year
+/// (`YYYY`) as the interval of its days; `what` names the argument in the error.
 fn parse_period(text: &str, what: &str) -> Result<Interval> {
     let text = text.trim();
     let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
-    let (year, month) = match text.split_once('-') {
-        None if digits(text, 4) => (text, None),
-        Some((y, m)) if digits(y, 4) && digits(m, 2) => (y, Some(m)),
-        _ => return parse_date(text, what).map(Interval::single),
-    };
-    let first = format!("{year}-{}-01", month.unwrap_or("01"));
-    let start = parse_date(&first, what).map_err(|_| {
+    let bad = || {
         Error::BadInput(format!(
-            "{what} `{text}` is not a month on the calendar; write a month like 2026-02 \
-             (01..12), a year like 2026, a date like 2026-02-09, or an interval like \
+            "{what} `{text}` is not a period on the calendar; write a date like 2026-02-09, \
+             an ISO week like 2026-W06 (01..53), a month like 2026-02 (01..12), a quarter \
+             like 2026-Q1 (1..4), a year like 2026, or an interval like \
              2026-02-09..2026-02-11 (both ends included)"
         ))
-    })?;
-    let after = match month {
-        Some(_) => start.checked_add_months(chrono::Months::new(1)),
-        None => start.checked_add_months(chrono::Months::new(12)),
     };
-    let end = after.and_then(|d| d.pred_opt()).filter(|d| in_range(*d));
+    let (year, rest) = match text.split_once('-') {
+        None if digits(text, 4) => (text, None),
+        Some((y, r)) if digits(y, 4) => (y, Some(r)),
+        _ => return parse_date(text, what).map(Interval::single),
+    };
+    let year: i32 = year.parse().map_err(|_| bad())?;
+    let (start, months) = match rest {
+        None => (NaiveDate::from_ymd_opt(year, 1, 1), 12),
+        Some(r) if digits(r, 2) => (NaiveDate::from_ymd_opt(year, r.parse().unwrap_or(0), 1), 1),
+        Some(r) if r.len() == 2 && r.starts_with(['Q', 'q']) => {
+            let q: u32 = r[1..].parse().map_err(|_| bad())?;
+            let first = (1..=4)
+                .contains(&q)
+                .then(|| NaiveDate::from_ymd_opt(year, q * 3 - 2, 1));
+            (first.flatten(), 3)
+        }
+        Some(r) if r.len() == 3 && r.starts_with(['W', 'w']) => {
+            let w: u32 = r[1..].parse().map_err(|_| bad())?;
+            let monday = NaiveDate::from_isoywd_opt(year, w, chrono::Weekday::Mon);
+            let start = monday.filter(|d| in_range(*d)).ok_or_else(bad)?;
+            return Ok(Interval {
+                start,
+                end: start + chrono::Days::new(6),
+            });
+        }
+        Some(_) => return parse_date(text, what).map(Interval::single),
+    };
+    let start = start.filter(|d| in_range(*d)).ok_or_else(bad)?;
+    let end = start
+        .checked_add_months(chrono::Months::new(months))
+        .and_then(|d| d.pred_opt())
+        .filter(|d| in_range(*d));
     Ok(Interval {
         start,
         end: end.unwrap_or(NaiveDate::from_ymd_opt(9999, 12, 31).expect("a date")),
@@ -309,7 +336,18 @@ mod tests {
         assert_eq!(at("2026-11-15..2026-12"), "2026-11-15..2026-12-31");
         assert_eq!(at("2025..2026-02-03"), "2025-01-01..2026-02-03");
         assert_eq!(at("9999-12"), "9999-12-01..9999-12-31");
+        // ISO weeks start on Monday; week 1 holds the year's first Thursday.
+        assert_eq!(at("2026-W06"), "2026-02-02..2026-02-08");
+        assert_eq!(at("2026-W01"), "2025-12-29..2026-01-04");
+        assert_eq!(at("2026-W53"), "2026-12-28..2027-01-03");
+        assert_eq!(at("2026-Q1"), "2026-01-01..2026-03-31");
+        assert_eq!(at("2026-Q4"), "2026-10-01..2026-12-31");
+        assert_eq!(at("2026-W06..2026-Q1"), "2026-02-02..2026-03-31");
         for bad in [
+            "2027-W53",
+            "2026-W00",
+            "2026-Q5",
+            "2026-Q0",
             "2026-13",
             "2026-00",
             "0000",
@@ -321,7 +359,7 @@ mod tests {
             assert!(matches!(err, Error::BadInput(_)), "{bad}: {err}");
         }
         let msg = Interval::parse("2026-13").unwrap_err().to_string();
-        assert!(msg.contains("not a month on the calendar"), "{msg}");
+        assert!(msg.contains("not a period on the calendar"), "{msg}");
         // --as-of and --date stay one day.
         assert!(parse_date("2026-11", "--as-of").is_err());
     }

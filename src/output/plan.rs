@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::pipeline::cascade::Reach;
 use crate::pipeline::checks::Check;
 
 use super::apply::{date_count, range_text};
@@ -83,6 +84,9 @@ struct DryRun<'a> {
     checks: &'a [Check],
     /// The dates it would compute whose sources are not ready: skipped.
     not_ready: Vec<NotReady<'a>>,
+    /// The partitions per model (a pipeline of other grains or windows), with why.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    cascade: &'a [Reach],
 }
 
 #[derive(Serialize)]
@@ -130,6 +134,7 @@ pub fn dry_run(plan: &Plan, out: &Output) -> Result<()> {
             .iter()
             .map(|(ds, reason)| NotReady { ds, reason })
             .collect(),
+        cascade: &plan.cascade,
     })?;
     out.text(&dry_run_text(plan, &counts, &ranges, sql.as_deref()))
 }
@@ -168,6 +173,7 @@ fn dry_run_text(
         })
         .collect();
     text.push_str(&aligned(&rows));
+    text.push_str(&cascade_text(&plan.cascade));
     text.push_str(&checks_text(plan));
     match sql {
         None if plan.steps.iter().any(|s| s.action.computes()) => {
@@ -183,6 +189,29 @@ fn dry_run_text(
         }
     }
     text
+}
+
+/// The partitions per model, ranges with why (models in dependency order).
+fn cascade_text(cascade: &[Reach]) -> String {
+    if cascade.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = cascade
+        .iter()
+        .map(|r| {
+            let count = match r.count {
+                1 => format!("1 {}", r.grain),
+                n => format!("{n} {}s", r.grain),
+            };
+            vec![
+                r.model.clone(),
+                range_text(&r.first, &r.last),
+                count,
+                r.why.clone(),
+            ]
+        })
+        .collect();
+    format!("\npartitions, per model (the cascade):\n{}", aligned(&rows))
 }
 
 /// The dates whose sources are not ready (they would be skipped), and the checks each

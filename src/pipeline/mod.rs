@@ -1,6 +1,7 @@
 //! The pipeline: the models and views of a template folder, in dependency order, and the
 //! database objects they need (tables, `<table>_corrections`, `<table>_current`, views).
 
+pub mod cascade;
 pub mod checks;
 pub mod declare;
 pub mod declared;
@@ -351,8 +352,13 @@ impl Pipeline {
     /// (that depends on them, directly or not), in dependency order; the others keep their
     /// rows. An unknown name is bad input.
     pub fn select(&mut self, names: &[String]) -> Result<()> {
-        self.known_models(names)?;
-        let mut chosen: BTreeSet<String> = names.iter().cloned().collect();
+        // `M+` (dbt's spelling) is what `M` always meant here: M and its downstream.
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| n.strip_suffix('+').unwrap_or(n).to_string())
+            .collect();
+        self.known_models(&names)?;
+        let mut chosen: BTreeSet<String> = names.into_iter().collect();
         // Models come in dependency order, so one pass finds everything downstream.
         for model in &self.models {
             if model.depends_on.iter().any(|d| chosen.contains(d)) {
@@ -1552,6 +1558,7 @@ mod tests {
             started_at: "2026-11-29 00:00:00",
             lease_seconds: 900,
             undo: None,
+            parts: None,
         };
         let sql = p.render_date(&vars).unwrap();
         assert!(
@@ -1607,6 +1614,7 @@ mod tests {
                 started_at: "2026-11-29 00:00:00",
                 lease_seconds: 900,
                 undo: None,
+                parts: None,
             })
             .unwrap();
         let model = sql.find("INSERT INTO \"daily_revenue\"").unwrap();
@@ -1640,6 +1648,7 @@ mod tests {
                 started_at: "2026-11-29 00:00:00",
                 lease_seconds: 900,
                 undo: None,
+                parts: None,
             };
             let (a, b) = (
                 p.bind_date(&vars("2026-02-09")).unwrap(),

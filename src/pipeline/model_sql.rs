@@ -235,6 +235,7 @@ mod tests {
             started_at: "2026-11-20 00:00:00",
             lease_seconds: 0,
             undo: None,
+            parts: None,
         };
         let sql = p.bind_date(&vars).unwrap().sql;
         let statement = db::split_statements(&sql)

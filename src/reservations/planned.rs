@@ -2,12 +2,15 @@
 //! (`apply --run` carries it out), and `sqlrun release` makes a reserved or running run
 //! give up what it still holds.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
+
+use chrono_tz::Tz;
 
 use crate::dates::interval::{fmt_date, Interval};
 use crate::db::{Db, TxKind, Value};
 use crate::error::{Error, Result};
-use crate::pipeline::Pipeline;
+use crate::pipeline::{cascade, Pipeline};
 use crate::reservations::holders::Identity;
 use crate::reservations::state::{Reclaim, Skip};
 use crate::reservations::take::{self, Released};
@@ -39,14 +42,17 @@ pub struct Reservation {
 /// The request's input checked, before anything is opened: bad input writes nothing.
 pub struct CheckedReserve {
     interval: Interval,
+    /// The project's zone: a cascade's weeks and months end on its calendar.
+    zone: Tz,
     hold_for: Option<Duration>,
     by: String,
     reason: Option<String>,
 }
 
-pub fn check(request: &ReserveRequest) -> Result<CheckedReserve> {
+pub fn check(request: &ReserveRequest, zone: Tz) -> Result<CheckedReserve> {
     Ok(CheckedReserve {
         interval: Interval::parse(&request.interval)?,
+        zone,
         hold_for: request.hold_for.as_deref().map(parse_hold).transpose()?,
         by: request.by.clone().unwrap_or_else(default_user),
         reason: request.reason.clone(),
@@ -59,7 +65,7 @@ pub fn reserve_dates(db: &mut Db, pipeline: &Pipeline, r: &CheckedReserve) -> Re
     let (run_id, reclaimed) = db.transaction(TxKind::Exclusive, |db| {
         let run_id = store::insert_run(db, &reserved_run(db, r))?;
         let reclaimed = take::sweep(db, pipeline, &me, Some(run_id))?;
-        let dates: Vec<String> = r.interval.dates().map(fmt_date).collect();
+        let dates = cascaded_dates(pipeline, r);
         let hold_seconds = r.hold_for.map(|d| d.as_secs() as i64);
         take::reserve(db, pipeline, run_id, &dates, hold_seconds)?;
         Ok::<_, Error>((run_id, reclaimed))
@@ -71,6 +77,26 @@ pub fn reserve_dates(db: &mut Db, pipeline: &Pipeline, r: &CheckedReserve) -> Re
         held: take::held_by_run(db, run_id)?,
         reclaimed,
     })
+}
+
+/// The dates a planned run will write on: its interval's, and, for a pipeline of other
+/// grains or windows, the later dates its cascade builds the weeks, months and rolling
+/// days on (those that have ended by now; `apply --run` plans again and takes any more).
+fn cascaded_dates(pipeline: &Pipeline, r: &CheckedReserve) -> Vec<String> {
+    let days: BTreeSet<_> = r.interval.dates().collect();
+    if !cascade::needed(pipeline) {
+        return days.into_iter().map(fmt_date).collect();
+    }
+    let plan = cascade::plan(&cascade::Ask {
+        pipeline,
+        zone: r.zone,
+        days: &days,
+        downstream: true,
+        ended_by: chrono::Utc::now(),
+        partial: false,
+        closing: None,
+    });
+    plan.dates.keys().map(|d| fmt_date(*d)).collect()
 }
 
 /// The `runs` row of a reservation: a backfill, reserved, not started by any process.

@@ -6,6 +6,7 @@ use super::start::Start;
 use crate::dates::interval::Interval;
 use crate::db::Db;
 use crate::error::Result;
+use crate::pipeline::cascade::{self, Reach};
 use crate::pipeline::checks::Check;
 use crate::pipeline::ready;
 use crate::pipeline::{DateVars, Pipeline};
@@ -30,6 +31,8 @@ pub struct Plan {
     pub checks: Vec<Check>,
     /// The dates it would compute whose sources are not ready: skipped, and why.
     pub not_ready: Vec<(String, String)>,
+    /// For a pipeline of other grains or windows: the partitions per model, with why.
+    pub cascade: Vec<Reach>,
 }
 
 /// The plan, read in the transaction the caller rolls back.
@@ -58,6 +61,18 @@ pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
         .then(|| plan_sql(db, pipeline, &states, &steps, own_run))
         .transpose()?;
     let not_ready = not_ready_dates(db, pipeline, &states, &steps)?;
+    let cascade = match cascade::needed(pipeline) {
+        true => {
+            let days: Vec<String> = steps
+                .iter()
+                .filter(|s| s.action.computes())
+                .map(|s| s.ds.clone())
+                .collect();
+            let planned = super::start::plan_cascade(pipeline, start, &days)?;
+            cascade::reaches(pipeline, &planned, start.asked.zone)
+        }
+        false => Vec::new(),
+    };
     Ok(Plan {
         interval,
         run_id: own_run,
@@ -66,6 +81,7 @@ pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
         begin: db.dialect().begin(),
         checks: pipeline.computed_checks().into_iter().cloned().collect(),
         not_ready,
+        cascade,
     })
 }
 

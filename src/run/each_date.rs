@@ -5,7 +5,6 @@
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
-use super::cascade::Cascade;
 use super::in_doubt;
 use super::outcome::{DateOutcome, Stop};
 use super::pause;
@@ -18,6 +17,7 @@ use crate::dates::period::Period;
 use crate::db::{Commit, Db, DbError, DbErrorKind, Dialect, RowShape, TxKind, Value};
 use crate::error::{failed_message, Failure};
 use crate::error::{Error, Result};
+use crate::pipeline::cascade::Cascade;
 use crate::pipeline::ready;
 use crate::pipeline::templates::Bound;
 use crate::pipeline::{DatePart, DateUndo, DateVars, Owner, PartitionKey, Pipeline};
@@ -331,7 +331,7 @@ fn date_parts(
                 (own.sealed, own.uncovered)
             }
         };
-        let (from, to) = crate::run::cascade::window(pipeline, model, part.period, zone);
+        let (from, to) = crate::pipeline::cascade::window(pipeline, model, part.period, zone);
         parts.push(DatePart {
             model: model.name.clone(),
             ds: first,

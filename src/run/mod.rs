@@ -19,7 +19,6 @@
 //! run goes (notes, a line per date) is told to a `Progress` the caller gives; how the
 //! run ended is returned, for output to render.
 
-pub mod cascade;
 pub mod changed;
 pub mod diff;
 mod dry_run;

@@ -7,7 +7,6 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use super::cascade::{self, Cascade};
 use super::pause;
 use super::request::{Asked, Dates, NewRun, Request};
 use super::undo::UndoWork;
@@ -15,6 +14,7 @@ use crate::dates::clock::today;
 use crate::dates::interval::{first_unfinished, fmt_date, parse_date, Date, Interval};
 use crate::db::{Db, Dialect, TxKind, Value};
 use crate::error::{Error, Result};
+use crate::pipeline::cascade::{self, Cascade};
 use crate::pipeline::{DateVars, Pipeline};
 use crate::reservations::beyond::{beyond_window, BeyondWindow};
 use crate::reservations::holders::Identity;
@@ -321,12 +321,13 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
 /// The cascade of the dates a run takes on: every model's periods that lie in them, then
 /// what those feed downstream (unless `--no-downstream`), each only once its period has
 /// ended by `--as-of` (its midnight) or now, unless `--allow-partial`.
-fn plan_cascade(pipeline: &Pipeline, start: &Start, selected: &[String]) -> Result<Cascade> {
+pub fn plan_cascade(pipeline: &Pipeline, start: &Start, selected: &[String]) -> Result<Cascade> {
     let asked = start.asked;
     let days = selected
         .iter()
         .map(|d| parse_date(d, "date"))
         .collect::<Result<std::collections::BTreeSet<Date>>>()?;
+    let regular = asked.request.interval.is_none() && asked.request.run.is_none();
     let ended_by = match &asked.request.as_of {
         Some(text) => crate::dates::period::midnight(parse_date(text, "--as-of")?, asked.zone),
         None => asked.now,
@@ -338,6 +339,7 @@ fn plan_cascade(pipeline: &Pipeline, start: &Start, selected: &[String]) -> Resu
         downstream: !asked.request.no_downstream,
         ended_by,
         partial: asked.request.allow_partial_day,
+        closing: regular.then_some(start.interval.end),
     }))
 }
 
@@ -420,7 +422,14 @@ fn select_dates(
     run_id: i64,
 ) -> Result<(Vec<String>, Vec<DateState>)> {
     let Some(r) = new_run else {
-        return Ok((take::held_by_run(db, run_id)?, Vec::new()));
+        // A reserved run's own dates: those of its interval (a cascade's later dates,
+        // which it holds too, are planned again from these).
+        let held = take::held_by_run(db, run_id)?;
+        let own = held
+            .into_iter()
+            .filter(|d| parse_date(d, "date").is_ok_and(|d| interval.contains(d)))
+            .collect();
+        return Ok((own, Vec::new()));
     };
     if matches!(r.selection, Selection::Only(None)) {
         // Every date asked for, whatever its state: nothing to judge (on PostgreSQL the

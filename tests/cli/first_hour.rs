@@ -62,7 +62,7 @@ fn months_and_years_are_intervals() {
     let before = snapshot(&sb);
     let run = sb.expect(2, &["apply", "--interval", "2028-13"]);
     assert!(
-        run.stderr.contains("not a month on the calendar"),
+        run.stderr.contains("not a period on the calendar"),
         "{}",
         run.stderr
     );

@@ -63,6 +63,9 @@ pub struct Ask<'a> {
     /// `partial` (`--allow-partial`).
     pub ended_by: DateTime<Utc>,
     pub partial: bool,
+    /// The regular run's yesterday: each model's period that ends on it is asked too
+    /// (the last complete week, month, ...), whether or not all its days are.
+    pub closing: Option<Date>,
 }
 
 /// Whether a pipeline needs the cascade at all: a model of another grain than the day, or
@@ -122,6 +125,12 @@ pub fn plan(ask: &Ask) -> Cascade {
 fn asked(model: &Model, ask: &Ask) -> BTreeSet<Period> {
     let tz = ask.zone;
     let mut out = BTreeSet::new();
+    if let Some(day) = ask.closing.filter(|_| model.grain != Grain::Hour) {
+        let p = Period::of_date(model.grain, day, tz);
+        if p.last_day(tz) == day {
+            out.insert(p);
+        }
+    }
     for day in ask.days {
         if model.grain == Grain::Hour {
             let whole = Period::of_date(Grain::Day, *day, tz);
@@ -165,6 +174,103 @@ pub fn reads(p: Period, read: &Read, theirs: Grain, tz: Tz) -> Option<(Period, P
     let first = Period::of_instant(theirs, p.begins(tz), tz);
     let last = Period::of_instant(theirs, p.ends(tz) - chrono::Duration::seconds(1), tz);
     Some((first.shift(read.window.0)?, last.shift(read.window.1)?))
+}
+
+/// A run of consecutive partitions of one model that the cascade builds for one reason,
+/// as `--dry-run` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Reach {
+    pub model: String,
+    pub grain: Grain,
+    pub first: String,
+    pub last: String,
+    pub count: usize,
+    /// `asked`, `reads 2026-02-09..2026-02-11 of daily_revenue`, or `not ended (...)`.
+    pub why: String,
+}
+
+/// The cascade as ranges per model (models in dependency order), with why.
+pub fn reaches(pipeline: &Pipeline, cascade: &Cascade, tz: Tz) -> Vec<Reach> {
+    let mut out = Vec::new();
+    for (&i, periods) in &cascade.reached {
+        let model = &pipeline.models[i];
+        for (first, last, count, why) in runs(periods.iter().map(|(p, w)| (*p, Some(w)))) {
+            let why = match why {
+                Some(Why::Reads(from)) => {
+                    read_text(pipeline, cascade, model, (first, last), from, tz)
+                }
+                _ => "asked".to_string(),
+            };
+            out.push(reach(model, (first, last), count, why, tz));
+        }
+        let waiting = cascade.not_ended.get(&i).into_iter().flatten();
+        for (first, last, count, _) in runs(waiting.map(|p| (*p, None))) {
+            let why = "not built: has not ended (--allow-partial builds it)".to_string();
+            out.push(reach(model, (first, last), count, why, tz));
+        }
+    }
+    out
+}
+
+fn reach(
+    model: &Model,
+    (first, last): (Period, Period),
+    count: usize,
+    why: String,
+    tz: Tz,
+) -> Reach {
+    Reach {
+        model: model.name.clone(),
+        grain: model.grain,
+        first: first.label(tz),
+        last: last.label(tz),
+        count,
+        why,
+    }
+}
+
+/// Consecutive periods with the same why: first, last, how many, why.
+fn runs<'a>(
+    periods: impl Iterator<Item = (Period, Option<&'a Why>)>,
+) -> Vec<(Period, Period, usize, Option<&'a Why>)> {
+    let mut out: Vec<(Period, Period, usize, Option<&Why>)> = Vec::new();
+    for (p, why) in periods {
+        match out.last_mut() {
+            Some(last) if last.1.next() == p && last.3 == why => {
+                last.1 = p;
+                last.2 += 1;
+            }
+            _ => out.push((p, p, 1, why)),
+        }
+    }
+    out
+}
+
+/// What of `from` the partitions `first..=last` read that the run rebuilds, as a range.
+fn read_text(
+    pipeline: &Pipeline,
+    c: &Cascade,
+    model: &Model,
+    (first, last): (Period, Period),
+    from: &str,
+    tz: Tz,
+) -> String {
+    let u = pipeline.models.iter().position(|m| m.name == from);
+    let read = model.reads.iter().find(|r| !r.source && r.from == from);
+    let span = u.zip(read).and_then(|(u, read)| {
+        let theirs = pipeline.models[u].grain;
+        let (a, _) = reads(first, read, theirs, tz)?;
+        let (_, b) = reads(last, read, theirs, tz)?;
+        let built = c.reached.get(&u)?;
+        let mut read = built.range(a..=b).map(|(q, _)| *q);
+        let lo = read.next()?;
+        Some((lo, read.last().unwrap_or(lo)))
+    });
+    match span {
+        Some((a, b)) if a == b => format!("reads {} of {from}", a.label(tz)),
+        Some((a, b)) => format!("reads {}..{} of {from}", a.label(tz), b.label(tz)),
+        None => format!("reads {from}"),
+    }
 }
 
 /// The span partition `p` of `model` reads through its windows: the first upstream period
