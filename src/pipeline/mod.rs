@@ -635,7 +635,7 @@ impl Pipeline {
             ..time_vars(vars.ds, vars.run_id)
         };
         // An undo's date computes fewer models than the run's selection, a cascaded date
-        // its parts: the first map wins.
+        // its parts: the last map wins (minijinja's merge_maps).
         let models: Vec<&Model> = match (vars.parts, vars.undo) {
             (Some(parts), _) => self
                 .models
@@ -647,7 +647,7 @@ impl Pipeline {
         };
         let parts = self.parts_value(vars, &models);
         let first = context! { models => to_value(&models), parts => parts };
-        let maps = [first, alike.clone(), this_date];
+        let maps = [alike.clone(), this_date, first];
         minijinja::value::merge_maps(maps)
     }
 

@@ -680,8 +680,16 @@ fn date_column_problem(db: &mut Db, model: &Model) -> Result<Option<String>> {
         .into_iter()
         .find(|c| c.name == model.date_column)
         .and_then(|c| c.kind);
+    let hours = model.grain == crate::dates::period::Grain::Hour;
     Ok(match kind.as_deref() {
-        Some("date") | None => None,
+        None => None,
+        Some("date") if !hours => None,
+        Some("timestamp") if hours => None,
+        Some(kind) if hours => Some(format!(
+            "column {column} of table {table} holds {kind}, but on PostgreSQL an hourly model's partition column must be of type timestamptz (it holds each hour's start, an instant); declare it `{column} TIMESTAMPTZ NOT NULL` in `-- create:` (on SQLite, TEXT: the start as UTC text 'YYYY-MM-DD HH:MM:SS'), or `ALTER TABLE {table} ALTER COLUMN {column} TYPE timestamptz` for a table that exists",
+            column = model.date_column,
+            table = model.table,
+        )),
         Some(kind) => Some(format!(
             "column {column} of table {table} holds {kind}, but on PostgreSQL a model's date column must be of type date (sqlrun compares it with dates); declare it `{column} DATE NOT NULL` in `-- create:`, which works on SQLite too (it keeps the dates as 'YYYY-MM-DD' text), or `ALTER TABLE {table} ALTER COLUMN {column} TYPE date USING {column}::date` for a table that exists",
             column = model.date_column,
