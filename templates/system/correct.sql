@@ -1,5 +1,5 @@
 -- name: correct
--- version: 7
+-- version: 8
 --
 -- A sealed date keeps its rows as sent. Recompute the model and compare it, key by
 -- key, with the current values (the latest correction, else the sealed row). Each
@@ -16,7 +16,9 @@
 -- rows sqlrun cannot see). record_sources.sql counted the date's changes just before, and
 -- partition_models still holds the version that built it (record_date.sql follows).
 -- Version 7: the stored rows are found by the partition column's value, `period_start`
--- (a date, or an hour's first instant).
+-- (a date, or an hour's first instant). Version 8: cause `upstream` for a model whose
+-- inputs (`depends_on`) this run rebuilt and whose own sources and version did not
+-- change: a month corrected because a day of it was.
 -- Undo (version 6): for a model in `restored` (`sqlrun undo RUN`), what the date is
 -- recomputed to is the rows RUN replaced (system/undo_rows.sql), not its SELECT: a sealed
 -- date gets corrections back to them, never an overwrite.
@@ -47,6 +49,12 @@ cause AS (
     SELECT CASE WHEN late.n > 0 AND built.v {{ d.differs() }} {{ model.version }} THEN 'late_rows+new_version'
                 WHEN late.n > 0 THEN 'late_rows'
                 WHEN built.v {{ d.differs() }} {{ model.version }} THEN 'new_version'
+{% if model.depends_on %}
+                WHEN EXISTS (SELECT 1 FROM partition_models AS up
+                              WHERE up.run_id = {{ run_id }}
+                                AND up.ds >= {{ window_start }} AND up.ds < {{ window_end }}
+                                AND up.model IN ({% for m in model.depends_on %}{% if not loop.first %}, {% endif %}{{ "models/" ~ m }}{% endfor %})) THEN 'upstream'
+{% endif %}
                 ELSE {% if model.sources %}'rerun'{% else %}'untracked'{% endif %} END AS cause
     FROM (SELECT {% if model.sources %}(SELECT coalesce(sum(ps.changes), 0) FROM partition_sources AS ps
                   WHERE ps.ds = {{ ds }} AND ps.run_id = {{ run_id }}
