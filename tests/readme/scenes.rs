@@ -102,6 +102,31 @@ pub const SCENES: &[Scene] = &[
     },
     // A `sqlrun new` project whose orders name a customer, a customers lookup and a model
     // of revenue per segment; then customer c2 moves to retail.
+    // A weekly and a monthly roll-up and a 7-day rolling total beside daily_revenue.
+    Scene {
+        file: "docs/src/authoring/grains.md",
+        name: "grains",
+        blocks: &["The cascade"],
+        setup: &[&[
+            Sqlrun(&["new", "."]),
+            File("models/weekly_revenue.sql", WEEKLY),
+            File("models/monthly_revenue.sql", MONTHLY),
+            File("models/revenue_7d.sql", ROLLING),
+            Sqlrun(&["init"]),
+            Sqlrun(&["generate", "--start", "2026-01-01", "--days", "59", "--per-day", "5"]),
+        ]],
+    },
+    // An hourly model in Berlin, over the night the clocks go forward.
+    Scene {
+        file: "docs/src/authoring/grains.md",
+        name: "hours",
+        blocks: &["Hours"],
+        setup: &[&[
+            Sqlrun(&["new", "."]),
+            Insert("sqlrun.toml", "templates = ", "timezone = \"Europe/Berlin\""),
+            File("models/hourly_ticks.sql", HOURLY),
+        ]],
+    },
     Scene {
         file: "docs/src/authoring/sources.md",
         name: "sources",
@@ -452,3 +477,11 @@ const BIG_DAY_WARN_AGAIN: &[Setup] = &[File(
 {{ check.accepted_range(\"revenue\", max=250000000) }}
 ",
 )];
+
+const WEEKLY: &str = "-- name: weekly_revenue\n-- version: 1\n-- grain: week\n-- key: ds\n-- values: revenue\n-- depends_on: daily_revenue\n-- create: CREATE TABLE weekly_revenue (ds DATE NOT NULL, revenue BIGINT NOT NULL,\n--     run_id BIGINT NOT NULL, PRIMARY KEY (ds))\nSELECT {{ period_start }} AS ds, coalesce(sum(revenue), 0) AS revenue\nFROM daily_revenue_current\nWHERE ds >= {{ period_start }} AND ds < {{ period_end }}\n";
+
+const MONTHLY: &str = "-- name: monthly_revenue\n-- version: 1\n-- grain: month\n-- key: ds\n-- values: revenue\n-- depends_on: daily_revenue\n-- create: CREATE TABLE monthly_revenue (ds DATE NOT NULL, revenue BIGINT NOT NULL,\n--     run_id BIGINT NOT NULL, PRIMARY KEY (ds))\nSELECT {{ period_start }} AS ds, coalesce(sum(revenue), 0) AS revenue\nFROM daily_revenue_current\nWHERE ds >= {{ period_start }} AND ds < {{ period_end }}\n";
+
+const ROLLING: &str = "-- name: revenue_7d\n-- version: 1\n-- key: ds\n-- values: revenue\n-- depends_on: daily_revenue window -6..0\n-- create: CREATE TABLE revenue_7d (ds DATE NOT NULL, revenue BIGINT NOT NULL,\n--     run_id BIGINT NOT NULL, PRIMARY KEY (ds))\nSELECT {{ ds }} AS ds, coalesce(sum(revenue), 0) AS revenue\nFROM daily_revenue_current\nWHERE ds >= {{ window_start }} AND ds < {{ window_end }}\n";
+
+const HOURLY: &str = "-- name: hourly_ticks\n-- version: 1\n-- grain: hour\n-- key: hour\n-- date_column: hour\n-- values: n\n-- create: CREATE TABLE hourly_ticks (hour TEXT NOT NULL, n BIGINT NOT NULL,\n--     run_id BIGINT NOT NULL, PRIMARY KEY (hour))\nSELECT {{ period_start }} AS hour, 1 AS n\n";
