@@ -26,6 +26,7 @@ mod first_hour;
 mod gate;
 mod glance;
 mod golden;
+mod grains;
 mod history;
 mod jobs;
 mod late;

@@ -43,6 +43,8 @@ mod gate;
 mod glance;
 #[path = "../cli/golden.rs"]
 mod golden;
+#[path = "../cli/grains.rs"]
+mod grains;
 #[path = "../cli/history.rs"]
 mod history;
 #[path = "../cli/jobs.rs"]

@@ -1,0 +1,828 @@
+//! Grains, windows and the cascade (issue 34): models of a week, a month, an hour and a
+//! rolling seven-day window beside daily_revenue. A run rebuilds the partitions asked for,
+//! then exactly the downstream partitions whose inputs it changed and whose periods have
+//! ended (`--as-of` says which have). Every value of a roll-up is checked against a sum
+//! computed here from daily_revenue, and "which partitions did run R write" is read both
+//! from partition_models and from each table's own run_id column.
+
+use std::collections::BTreeMap;
+
+use chrono::{Datelike, Duration, Months, NaiveDate, NaiveDateTime};
+
+use crate::support::*;
+use crate::templates::copy_templates;
+
+/// The orders of every test: 59 days from 2026-01-01 (January and February).
+const FIRST: &str = "2026-01-01";
+const DAYS: i64 = 59;
+const FULL: &str = "2026-01-01..2026-02-28";
+/// The day after the orders: every day, week and month they touch has ended, but the
+/// week of 2026-02-23 (it ends 2026-03-01, exclusive end 03-02).
+const AS_OF: &str = "2026-03-01";
+
+/// The tables of the four-model pipeline, each with its columns but run_id.
+const TABLES: [(&str, &str); 4] = [
+    ("daily_revenue", "ds, revenue, order_count"),
+    ("weekly_revenue", "ds, revenue"),
+    ("monthly_revenue", "ds, revenue"),
+    ("rolling7", "ds, revenue"),
+];
+
+/// A roll-up of daily_revenue to `grain`, in table `name`; `extra` adds header lines.
+fn roll_up(name: &str, grain: &str, depends_on: &str, extra: &str) -> String {
+    format!(
+        "\
+-- name: {name}
+-- version: 1
+-- grain: {grain}
+-- key: ds
+-- values: revenue
+{extra}-- depends_on: {depends_on}
+-- create: CREATE TABLE {name} (ds DATE NOT NULL, revenue BIGINT NOT NULL,
+--     run_id BIGINT NOT NULL, PRIMARY KEY (ds))
+SELECT {{{{ period_start }}}} AS ds, coalesce(sum(revenue), 0) AS revenue
+FROM {depends_on} WHERE ds >= {{{{ period_start }}}} AND ds < {{{{ period_end }}}}
+"
+    )
+}
+
+/// The 7-day rolling revenue, ending on each day; `window` as written in its header.
+fn rolling7(window: &str) -> String {
+    format!(
+        "\
+-- name: rolling7
+-- version: 1
+-- key: ds
+-- values: revenue
+-- depends_on: {window}
+-- create: CREATE TABLE rolling7 (ds DATE NOT NULL, revenue BIGINT NOT NULL,
+--     run_id BIGINT NOT NULL, PRIMARY KEY (ds))
+SELECT {{{{ ds }}}} AS ds, coalesce(sum(revenue), 0) AS revenue
+FROM daily_revenue WHERE ds >= {{{{ window_start }}}} AND ds < {{{{ window_end }}}}
+"
+    )
+}
+
+/// One row per hour, no source: the hour's start (UTC text on SQLite, a timestamptz on
+/// PostgreSQL).
+fn hourly_ticks() -> String {
+    let kind = if is_sqlite() { "TEXT" } else { "TIMESTAMPTZ" };
+    format!(
+        "\
+-- name: hourly_ticks
+-- version: 1
+-- grain: hour
+-- key: hour
+-- date_column: hour
+-- values: n
+-- create: CREATE TABLE hourly_ticks (hour {kind} NOT NULL, n BIGINT NOT NULL, run_id BIGINT NOT NULL, PRIMARY KEY (hour))
+SELECT {{{{ period_start }}}} AS hour, 1 AS n
+"
+    )
+}
+
+/// weekly_revenue, monthly_revenue and rolling7 over daily_revenue, as the brief's
+/// working pipeline has them.
+fn four_models() -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "weekly_revenue",
+            roll_up("weekly_revenue", "week", "daily_revenue", ""),
+        ),
+        (
+            "monthly_revenue",
+            roll_up("monthly_revenue", "month", "daily_revenue", ""),
+        ),
+        ("rolling7", rolling7("daily_revenue window -6..0")),
+    ]
+}
+
+/// The pipeline folder: the built-in templates (daily_revenue over orders) and `models`
+/// (file name without `.sql`, text) beside them.
+fn pipeline(sb: &Sandbox, models: &[(&str, String)]) -> String {
+    let dir = copy_templates(sb);
+    for (name, text) in models {
+        std::fs::write(dir.join("models").join(format!("{name}.sql")), text).unwrap();
+    }
+    dir.to_str().unwrap().to_string()
+}
+
+/// A sandbox with a pipeline folder.
+struct Grains {
+    sb: Sandbox,
+    tpl: String,
+}
+
+impl Grains {
+    fn new(models: &[(&str, String)]) -> Self {
+        let sb = Sandbox::new();
+        let tpl = pipeline(&sb, models);
+        Grains { sb, tpl }
+    }
+
+    /// The four-model pipeline over the seeded orders of January and February.
+    fn with_orders(seed: u64) -> Self {
+        let g = Self::new(&four_models());
+        g.sb.insert_orders(&Orders::new(seed, FIRST, DAYS, false).rows);
+        g
+    }
+
+    /// `sqlrun --templates DIR ARGS`, wanting exit `code`.
+    fn sqlrun(&self, code: i32, args: &[&str]) -> Run {
+        let mut all = vec!["--templates", &self.tpl];
+        all.extend_from_slice(args);
+        self.sb.expect(code, &all)
+    }
+
+    /// `apply ARGS`, wanting exit `code`; returns the run and its id (the newest run).
+    fn apply(&self, code: i32, args: &[&str]) -> (Run, i64) {
+        let mut all = vec!["apply"];
+        all.extend_from_slice(args);
+        let run = self.sqlrun(code, &all);
+        (run, self.sb.last_run_id())
+    }
+
+    /// Model name -> dates, from partition_models, of the partitions run `run` built.
+    fn built_by(&self, run: i64) -> BTreeMap<String, Vec<String>> {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for r in self.sb.rows(&format!(
+            "SELECT model, ds FROM partition_models WHERE run_id = {run} ORDER BY model, ds"
+        )) {
+            let model = r[0].strip_prefix("models/").unwrap_or(&r[0]).to_string();
+            out.entry(model).or_default().push(r[1].clone());
+        }
+        out
+    }
+
+    /// Table -> dates whose rows carry run_id `run`, in the four tables.
+    fn written_by(&self, run: i64) -> BTreeMap<String, Vec<String>> {
+        TABLES
+            .iter()
+            .filter(|(table, _)| self.sb.table_exists(table))
+            .map(|(table, _)| {
+                let dates = column(&self.sb.rows(&format!(
+                    "SELECT ds FROM {table} WHERE run_id = {run} ORDER BY ds"
+                )));
+                (table.to_string(), dates)
+            })
+            .filter(|(_, dates)| !dates.is_empty())
+            .collect()
+    }
+
+    /// Every row of the four tables, without run_id.
+    fn tables(&self) -> BTreeMap<&'static str, Vec<Vec<String>>> {
+        TABLES
+            .iter()
+            .map(|(table, cols)| {
+                let rows = match self.sb.table_exists(table) {
+                    true => self
+                        .sb
+                        .rows(&format!("SELECT {cols} FROM {table} ORDER BY ds")),
+                    false => vec![vec!["(no such table)".to_string()]],
+                };
+                (*table, rows)
+            })
+            .collect()
+    }
+
+    /// ds -> revenue of a table.
+    fn revenue(&self, table: &str) -> BTreeMap<String, i64> {
+        self.sb
+            .rows(&format!("SELECT ds, revenue FROM {table}"))
+            .into_iter()
+            .map(|r| (r[0].clone(), int(&r[1])))
+            .collect()
+    }
+
+    /// ds -> run_id of a table.
+    fn run_ids(&self, table: &str) -> BTreeMap<String, i64> {
+        self.sb
+            .rows(&format!("SELECT ds, run_id FROM {table}"))
+            .into_iter()
+            .map(|r| (r[0].clone(), int(&r[1])))
+            .collect()
+    }
+
+    /// Every row of weekly_revenue, monthly_revenue and rolling7 equals the sum of its
+    /// days in daily_revenue, summed here.
+    fn assert_roll_ups_add_up(&self) {
+        let daily = self.revenue("daily_revenue");
+        let sum = |from: NaiveDate, until: NaiveDate| -> i64 {
+            daily
+                .range(iso(from)..iso(until))
+                .map(|(_, revenue)| revenue)
+                .sum()
+        };
+        let spans: [(&str, Span); 3] = [
+            ("weekly_revenue", |d| (d, d + Duration::days(7))),
+            ("monthly_revenue", |d| {
+                (d, d.checked_add_months(Months::new(1)).unwrap())
+            }),
+            ("rolling7", |d| {
+                (d - Duration::days(6), d + Duration::days(1))
+            }),
+        ];
+        for (table, span) in spans {
+            let got = self.revenue(table);
+            let want: BTreeMap<String, i64> = got
+                .keys()
+                .map(|ds| {
+                    let (from, until) = span(date(ds));
+                    (ds.clone(), sum(from, until))
+                })
+                .collect();
+            assert_eq!(got, want, "{table} against daily_revenue (on {BACKEND})");
+        }
+        for ds in self.revenue("weekly_revenue").keys() {
+            assert_eq!(date(ds).weekday(), chrono::Weekday::Mon, "week {ds}");
+        }
+        for ds in self.revenue("monthly_revenue").keys() {
+            assert_eq!(date(ds).day(), 1, "month {ds}");
+        }
+    }
+}
+
+/// The days a roll-up's row reads, from its date: [from, until).
+type Span = fn(NaiveDate) -> (NaiveDate, NaiveDate);
+
+fn date(ds: &str) -> NaiveDate {
+    NaiveDate::parse_from_str(ds, "%Y-%m-%d").unwrap_or_else(|_| panic!("{ds:?} is no date"))
+}
+
+fn iso(d: NaiveDate) -> String {
+    d.format("%Y-%m-%d").to_string()
+}
+
+fn int(s: &str) -> i64 {
+    s.parse()
+        .unwrap_or_else(|_| panic!("{s:?} is not an integer"))
+}
+
+/// The first column of rows.
+fn column(rows: &[Vec<String>]) -> Vec<String> {
+    rows.iter().map(|r| r[0].clone()).collect()
+}
+
+/// Every `step`-th day from `from` to `to`, both included.
+fn every(from: &str, to: &str, step: i64) -> Vec<String> {
+    let (mut d, end) = (date(from), date(to));
+    let mut out = Vec::new();
+    while d <= end {
+        out.push(iso(d));
+        d += Duration::days(step);
+    }
+    out
+}
+
+fn days(from: &str, to: &str) -> Vec<String> {
+    every(from, to, 1)
+}
+
+/// Model -> dates, as `built_by` and `written_by` give them.
+fn plan(parts: &[(&str, Vec<String>)]) -> BTreeMap<String, Vec<String>> {
+    parts
+        .iter()
+        .map(|(m, d)| (m.to_string(), d.clone()))
+        .collect()
+}
+
+/// Each hour from `from` (UTC, `YYYY-MM-DD HH:00:00`), `n` of them.
+fn hours(from: &str, n: i64) -> Vec<String> {
+    let start = NaiveDateTime::parse_from_str(from, "%Y-%m-%d %H:%M:%S").unwrap();
+    (0..n)
+        .map(|i| {
+            (start + Duration::hours(i))
+                .format("%Y-%m-%d %H:%M:%S")
+                .to_string()
+        })
+        .collect()
+}
+
+/// The 1-based number of the line of `text` that contains `part`.
+fn line_of(text: &str, part: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(part))
+        .unwrap_or_else(|| panic!("no {part:?} in {text}"))
+        + 1
+}
+
+/// What the full build over January and February builds: every day and rolling day,
+/// the weeks that have ended (2025-12-29's included: its days 01-01..01-04 changed; not
+/// 2026-02-23's, which ends after AS_OF), both months.
+fn full_build() -> BTreeMap<String, Vec<String>> {
+    plan(&[
+        ("daily_revenue", days(FIRST, "2026-02-28")),
+        (
+            "monthly_revenue",
+            vec!["2026-01-01".into(), "2026-02-01".into()],
+        ),
+        ("rolling7", days(FIRST, "2026-02-28")),
+        ("weekly_revenue", every("2025-12-29", "2026-02-16", 7)),
+    ])
+}
+
+/// What a backfill of 2026-02-09..02-11 builds after the full build: its days, the week
+/// and month that hold them, and the rolling days whose windows reach them.
+fn three_day_backfill() -> BTreeMap<String, Vec<String>> {
+    plan(&[
+        ("daily_revenue", days("2026-02-09", "2026-02-11")),
+        ("monthly_revenue", vec!["2026-02-01".into()]),
+        ("rolling7", days("2026-02-09", "2026-02-17")),
+        ("weekly_revenue", vec!["2026-02-09".into()]),
+    ])
+}
+
+#[test]
+fn a_three_day_backfill_reaches_exactly_its_weeks_month_and_rolling_dates() {
+    let g = Grains::with_orders(3401);
+    let (_, first) = g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    assert_eq!(g.built_by(first), full_build(), "the full build");
+    assert_eq!(g.written_by(first), full_build(), "the full build's rows");
+    g.assert_roll_ups_add_up();
+
+    let (_, run) = g.apply(
+        0,
+        &["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF],
+    );
+    assert_eq!(g.built_by(run), three_day_backfill(), "partition_models");
+    assert_eq!(
+        g.written_by(run),
+        three_day_backfill(),
+        "the tables' run_id"
+    );
+    g.assert_roll_ups_add_up();
+
+    // Again: the same partitions, the same numbers.
+    let before = g.tables();
+    let (_, again) = g.apply(
+        0,
+        &["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF],
+    );
+    assert_eq!(g.tables(), before, "the same backfill again");
+    assert_eq!(g.built_by(again), three_day_backfill());
+}
+
+#[test]
+fn the_interval_at_once_and_day_by_day_leave_the_same_tables() {
+    let at_once = Grains::with_orders(3402);
+    at_once.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let by_day = Grains::with_orders(3402);
+    for ds in days(FIRST, "2026-02-28") {
+        by_day.apply(0, &["--interval", &ds, "--as-of", AS_OF]);
+    }
+    assert_eq!(by_day.tables(), at_once.tables());
+    at_once.assert_roll_ups_add_up();
+    let weeks = column(&at_once.sb.rows("SELECT ds FROM weekly_revenue ORDER BY ds"));
+    assert_eq!(weeks, every("2025-12-29", "2026-02-16", 7));
+}
+
+#[test]
+fn a_late_order_is_healed_by_lookback() {
+    let g = Grains::with_orders(3403);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let before: BTreeMap<&str, BTreeMap<String, i64>> =
+        TABLES.iter().map(|(t, _)| (*t, g.revenue(t))).collect();
+    let amount = 123_457;
+    g.sb.insert_orders(&[OrderRow {
+        order_id: "late-1".into(),
+        order_date: "2026-02-10".into(),
+        amount,
+        created_at: "2031-01-01 00:00:00".into(),
+    }]);
+
+    let (_, run) = g.apply(0, &["--as-of", "2026-02-21", "--lookback", "14"]);
+    let plus = |table: &str, dates: &[String]| {
+        let mut want = before[table].clone();
+        for ds in dates {
+            *want.get_mut(ds).unwrap() += amount;
+        }
+        assert_eq!(g.revenue(table), want, "{table} after the late order");
+    };
+    plus("daily_revenue", &["2026-02-10".into()]);
+    plus("rolling7", &days("2026-02-10", "2026-02-16"));
+    plus("weekly_revenue", &["2026-02-09".into()]);
+    let rolling = g.run_ids("rolling7");
+    assert_ne!(rolling["2026-02-09"], run, "rolling7 2026-02-09 rebuilt");
+    assert_ne!(rolling["2026-02-17"], run, "rolling7 2026-02-17 rebuilt");
+    plus("monthly_revenue", &["2026-02-01".into()]);
+    g.assert_roll_ups_add_up();
+
+    // Rebuilt: the late day, yesterday (2026-02-20: a regular run's day), the rolling days
+    // that read either, the week and the month of the late day. Not 02-09, not 02-17.
+    let rebuilt = plan(&[
+        (
+            "daily_revenue",
+            vec!["2026-02-10".into(), "2026-02-20".into()],
+        ),
+        ("monthly_revenue", vec!["2026-02-01".into()]),
+        (
+            "rolling7",
+            [days("2026-02-10", "2026-02-16"), vec!["2026-02-20".into()]].concat(),
+        ),
+        ("weekly_revenue", vec!["2026-02-09".into()]),
+    ]);
+    assert_eq!(g.written_by(run), rebuilt, "rows with the new run_id");
+    assert_eq!(g.built_by(run), rebuilt, "partition_models of the new run");
+}
+
+#[test]
+fn a_month_in_progress_is_not_built_unless_allow_partial() {
+    let g = Grains::with_orders(3404);
+    let args = [
+        "--interval",
+        "2026-02-01..2026-02-10",
+        "--as-of",
+        "2026-02-11",
+    ];
+    let (_, first) = g.apply(0, &args);
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM monthly_revenue WHERE ds = '2026-02-01'"),
+        0,
+        "February has not ended on 2026-02-11"
+    );
+    assert!(!g.built_by(first).contains_key("monthly_revenue"));
+
+    let (_, partial) = g.apply(0, &[&args[..], &["--allow-partial"]].concat());
+    assert_eq!(
+        column(&g.sb.rows("SELECT ds FROM daily_revenue ORDER BY ds")),
+        days("2026-02-01", "2026-02-10")
+    );
+    let feb: i64 = g.revenue("daily_revenue").values().sum();
+    assert_eq!(
+        g.sb.rows("SELECT ds, revenue, run_id FROM monthly_revenue"),
+        [[
+            "2026-02-01".to_string(),
+            feb.to_string(),
+            partial.to_string()
+        ]],
+        "the provisional month: the days built so far"
+    );
+}
+
+#[test]
+fn hourly_partitions_follow_daylight_saving_in_berlin_and_utc() {
+    let hourly = [("hourly_ticks", hourly_ticks())];
+    let per_day = |g: &Grains, run: i64| {
+        g.sb.rows(&format!(
+            "SELECT ds, count(*) FROM partition_models \
+             WHERE model = 'models/hourly_ticks' AND run_id = {run} GROUP BY ds ORDER BY ds"
+        ))
+    };
+    let ticks = |g: &Grains, run: i64| {
+        column(&g.sb.rows(&format!(
+            "SELECT hour FROM hourly_ticks WHERE run_id = {run} ORDER BY hour"
+        )))
+    };
+    let pairs = |p: &[(&str, i64)]| -> Vec<Vec<String>> {
+        p.iter()
+            .map(|(ds, n)| vec![ds.to_string(), n.to_string()])
+            .collect()
+    };
+
+    let berlin = Grains::new(&hourly);
+    std::fs::write(
+        berlin.sb.path().join("sqlrun.toml"),
+        "timezone = \"Europe/Berlin\"\n",
+    )
+    .unwrap();
+    let utc = Grains::new(&hourly);
+    let spring = [
+        "--interval",
+        "2026-03-28..2026-03-30",
+        "--as-of",
+        "2026-04-01",
+    ];
+    let (_, berlin_spring) = berlin.apply(0, &spring);
+    let (_, berlin_autumn) =
+        berlin.apply(0, &["--interval", "2026-10-25", "--as-of", "2026-10-26"]);
+    let (_, utc_spring) = utc.apply(0, &spring);
+
+    // The rows. Local midnight of 03-28 is 23:00 UTC the day before; 03-29 loses its 02:00,
+    // so its first hour starts 2026-03-28 23:00:00 UTC and it has 23: 71 hours in all.
+    // 10-25 gets its 02:00 twice: 25 hours from 22:00 UTC the day before.
+    assert_eq!(
+        ticks(&berlin, berlin_spring),
+        hours("2026-03-27 23:00:00", 71)
+    );
+    assert_eq!(
+        ticks(&berlin, berlin_autumn),
+        hours("2026-10-24 22:00:00", 25)
+    );
+    assert_eq!(ticks(&utc, utc_spring), hours("2026-03-28 00:00:00", 72));
+
+    // The partitions, per local day.
+    assert_eq!(
+        per_day(&berlin, berlin_spring),
+        pairs(&[("2026-03-28", 24), ("2026-03-29", 23), ("2026-03-30", 24)]),
+        "partition_models: hours per local day in Berlin"
+    );
+    assert_eq!(
+        per_day(&berlin, berlin_autumn),
+        pairs(&[("2026-10-25", 25)])
+    );
+    assert_eq!(
+        per_day(&utc, utc_spring),
+        pairs(&[("2026-03-28", 24), ("2026-03-29", 24), ("2026-03-30", 24)]),
+        "partition_models: hours per day in UTC"
+    );
+}
+
+#[test]
+fn two_runs_cascading_into_one_month_one_builds_it_the_other_exits_99() {
+    let g = Grains::with_orders(3406);
+    let (_, full) = g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let single = g.tables();
+
+    // `sqlrun reserve` takes no --as-of (nor does it plan the cascade): the first run is an
+    // apply held right after it reserved its dates, the month's anchor 02-28 among them.
+    let mut cmd = g.sb.cmd(&[
+        "--templates",
+        &g.tpl,
+        "apply",
+        "--interval",
+        "2026-02-02..2026-02-04",
+        "--as-of",
+        AS_OF,
+    ]);
+    cmd.env("SQLRUN_STOP_AT", "reserved")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn sqlrun");
+    assert!(
+        stopped_itself(&mut child),
+        "the first run stopped once reserved"
+    );
+    let holder = g.sb.last_run_id();
+    let held = column(&g.sb.rows(&format!(
+        "SELECT ds FROM reservations WHERE run_id = {holder} ORDER BY ds"
+    )));
+
+    let second = g.sb.run(&[
+        "--templates",
+        &g.tpl,
+        "apply",
+        "--interval",
+        "2026-02-16..2026-02-18",
+        "--as-of",
+        AS_OF,
+    ]);
+    let second_id = g.sb.last_run_id();
+    let month_after_second = g.run_ids("monthly_revenue");
+    // SAFETY: kill has no preconditions; the pid is our child's.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
+    let first = Run::from(child.wait_with_output().unwrap());
+
+    assert!(
+        held.contains(&"2026-02-28".to_string()),
+        "the first run holds the month's anchor: {held:?}"
+    );
+    assert_eq!(second.code, 99, "the second run: {second:?}");
+    contains_all(&second.stderr, &["2026-02-28", &format!("run {holder}")]);
+    assert_ne!(second_id, holder);
+    assert_eq!(
+        month_after_second["2026-02-01"], full,
+        "the second run wrote no monthly row"
+    );
+    assert!(!g.built_by(second_id).contains_key("monthly_revenue"));
+    assert_eq!(
+        g.sb.rows(&format!(
+            "SELECT status, held_by FROM run_partitions WHERE run_id = {second_id} AND ds = '2026-02-28'"
+        )),
+        [["skipped".to_string(), holder.to_string()]]
+    );
+
+    assert_eq!(first.code, 0, "the first run: {first:?}");
+    assert_eq!(g.run_ids("monthly_revenue")["2026-02-01"], holder);
+    assert_eq!(g.tables(), single, "the same rows as the single full run");
+    g.assert_roll_ups_add_up();
+}
+
+#[test]
+fn jobs_2_leaves_the_same_rows_as_jobs_1() {
+    if postgres_only("SQLite has one writer: more than one job is refused") {
+        return;
+    }
+    let one = Grains::with_orders(3407);
+    let two = Grains::with_orders(3407);
+    let (_, a) = one.apply(0, &["--interval", FULL, "--as-of", AS_OF, "--jobs", "1"]);
+    let (_, b) = two.apply(0, &["--interval", FULL, "--as-of", AS_OF, "--jobs", "2"]);
+    assert_eq!(two.tables(), one.tables());
+    assert_eq!(two.built_by(b), one.built_by(a));
+    assert_eq!(two.built_by(b), full_build());
+    two.assert_roll_ups_add_up();
+
+    let back = ["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF];
+    let (_, a) = one.apply(0, &[&back[..], &["--jobs", "1"]].concat());
+    let (_, b) = two.apply(0, &[&back[..], &["--jobs", "2"]].concat());
+    assert_eq!(two.tables(), one.tables());
+    assert_eq!(two.built_by(b), three_day_backfill());
+    assert_eq!(two.written_by(b), one.written_by(a));
+}
+
+#[test]
+fn a_sealed_month_and_a_late_voucher_give_one_correction_for_the_day_and_one_for_the_month() {
+    let g = Grains::new(&[(
+        "monthly_revenue",
+        roll_up(
+            "monthly_revenue",
+            "month",
+            "daily_revenue",
+            "-- seal_values: revenue\n",
+        ),
+    )]);
+    g.sb.insert_orders(&Orders::new(3408, FIRST, DAYS, false).rows);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    g.sqlrun(
+        0,
+        &[
+            "seal",
+            "--interval",
+            "2026-01-01..2026-01-31",
+            "--reason",
+            "r",
+        ],
+    );
+    let day = g.revenue("daily_revenue")["2026-01-10"];
+    let month = g.revenue("monthly_revenue")["2026-01-01"];
+    let sealed = (
+        g.sb.rows("SELECT * FROM daily_revenue WHERE ds = '2026-01-10'"),
+        g.sb.rows("SELECT * FROM monthly_revenue WHERE ds = '2026-01-01'"),
+    );
+    let amount = 5_000;
+    g.sb.insert_orders(&[OrderRow {
+        order_id: "voucher-1".into(),
+        order_date: "2026-01-10".into(),
+        amount,
+        created_at: "2031-01-01 00:00:00".into(),
+    }]);
+
+    let (_, run) = g.apply(0, &["--interval", "2026-01-10", "--as-of", AS_OF]);
+    assert_eq!(
+        g.sb.rows("SELECT ds, revenue, previous_revenue, run_id FROM daily_revenue_corrections"),
+        [[
+            "2026-01-10".to_string(),
+            (day + amount).to_string(),
+            day.to_string(),
+            run.to_string()
+        ]]
+    );
+    assert_eq!(
+        g.sb.rows("SELECT ds, revenue, previous_revenue, run_id FROM monthly_revenue_corrections"),
+        [[
+            "2026-01-01".to_string(),
+            (month + amount).to_string(),
+            month.to_string(),
+            run.to_string()
+        ]]
+    );
+    assert_eq!(
+        (
+            g.sb.rows("SELECT * FROM daily_revenue WHERE ds = '2026-01-10'"),
+            g.sb.rows("SELECT * FROM monthly_revenue WHERE ds = '2026-01-01'"),
+        ),
+        sealed,
+        "the sealed rows stand"
+    );
+    // The same late data again: no second correction.
+    g.apply(0, &["--interval", "2026-01-10", "--as-of", AS_OF]);
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM daily_revenue_corrections"),
+        1
+    );
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM monthly_revenue_corrections"),
+        1
+    );
+}
+
+#[test]
+fn bad_grain_headers_exit_2_naming_file_and_line() {
+    let weekly = roll_up("weekly_revenue", "week", "daily_revenue", "");
+    let cases: [(&str, String, &str); 4] = [
+        (
+            "weekly_revenue",
+            weekly.replace("grain: week", "grain: weeek"),
+            "grain: weeek",
+        ),
+        (
+            "rolling7",
+            rolling7("nosuch window -6..0"),
+            "depends_on: nosuch",
+        ),
+        (
+            "monthly_revenue",
+            roll_up("monthly_revenue", "month", "weekly_revenue", ""),
+            "depends_on: weekly_revenue",
+        ),
+        (
+            "rolling7",
+            rolling7("daily_revenue window 0..-6"),
+            "window 0..-6",
+        ),
+    ];
+    for (i, (name, text, bad)) in cases.into_iter().enumerate() {
+        // The first case on a database that does not exist yet: the refused command makes
+        // none (no file; on PostgreSQL no table in the schema).
+        let first = i == 0;
+        let sb = if first {
+            Sandbox::empty()
+        } else {
+            Sandbox::new()
+        };
+        let mut models = vec![(name, text.clone())];
+        if name == "monthly_revenue" {
+            models.push(("weekly_revenue", weekly.clone()));
+        }
+        let tpl = pipeline(&sb, &models);
+        let run = sb.expect(
+            2,
+            &["--templates", &tpl, "apply", "--interval", "2026-02-01"],
+        );
+        let at = format!("models/{name}.sql:{}", line_of(&text, bad));
+        contains_all(&run.stderr, &[&at]);
+        if first {
+            match &sb.schema {
+                None => assert!(
+                    !sb.db.exists(),
+                    "{bad}: the refused command made the database"
+                ),
+                Some(schema) => assert_eq!(
+                    sb.count(&format!(
+                        "SELECT count(*) FROM pg_catalog.pg_class AS c \
+                         JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace \
+                         WHERE n.nspname = '{schema}'"
+                    )),
+                    0,
+                    "{bad}: the refused command made tables"
+                ),
+            }
+            sb.ok(&["init"]);
+        }
+        assert_eq!(sb.count("SELECT count(*) FROM runs"), 0, "{bad}");
+        assert_eq!(sb.count("SELECT count(*) FROM reservations"), 0, "{bad}");
+        for (table, _) in &TABLES[1..] {
+            assert!(!sb.table_exists(table), "{bad}: {table} was made");
+        }
+    }
+}
+
+#[test]
+fn no_downstream_builds_only_what_was_asked() {
+    let g = Grains::with_orders(3410);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let before = g.tables();
+    let (_, run) = g.apply(
+        0,
+        &[
+            "--interval",
+            "2026-02-09..2026-02-11",
+            "--as-of",
+            AS_OF,
+            "--no-downstream",
+        ],
+    );
+    let asked = plan(&[("daily_revenue", days("2026-02-09", "2026-02-11"))]);
+    assert_eq!(g.built_by(run), asked, "partition_models");
+    assert_eq!(g.written_by(run), asked, "the tables' run_id");
+    assert_eq!(g.tables(), before, "no number changed");
+}
+
+#[test]
+fn select_model_plus_is_the_model_and_downstream() {
+    let plus = Grains::with_orders(3411);
+    let plain = Grains::with_orders(3411);
+    let back = ["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF];
+    for g in [&plus, &plain] {
+        g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    }
+    let (_, a) = plus.apply(0, &[&back[..], &["--select", "daily_revenue+"]].concat());
+    let (_, b) = plain.apply(0, &[&back[..], &["--select", "daily_revenue"]].concat());
+    assert_eq!(plus.built_by(a), plain.built_by(b));
+    assert_eq!(plus.built_by(a), three_day_backfill());
+    assert_eq!(plus.written_by(a), plain.written_by(b));
+    assert_eq!(plus.tables(), plain.tables());
+}
+
+#[test]
+fn intervals_at_every_grain() {
+    let g = Grains::with_orders(3412);
+    for (interval, from, to) in [
+        ("2026-02", "2026-02-01", "2026-02-28"),
+        ("2026-W06", "2026-02-02", "2026-02-08"),
+        ("2026-Q1", "2026-01-01", "2026-03-31"),
+    ] {
+        let (_, run) = g.apply(0, &["--interval", interval, "--as-of", "2026-04-01"]);
+        assert_eq!(
+            g.built_by(run).get("daily_revenue"),
+            Some(&days(from, to)),
+            "--interval {interval}"
+        );
+        assert_eq!(
+            g.sb.rows(&format!(
+                "SELECT interval_start, interval_end FROM runs WHERE run_id = {run}"
+            )),
+            [[from.to_string(), to.to_string()]],
+            "--interval {interval}"
+        );
+    }
+}
