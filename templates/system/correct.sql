@@ -17,8 +17,8 @@
 -- partition_models still holds the version that built it (record_date.sql follows).
 -- Version 7: the stored rows are found by the partition column's value, `period_start`
 -- (a date, or an hour's first instant). Version 8: cause `upstream` for a model whose
--- inputs (`depends_on`) this run rebuilt and whose own sources and version did not
--- change: a month corrected because a day of it was.
+-- inputs (`depends_on`, in the span it reads) this run rebuilt on an earlier date, and
+-- whose own sources and version did not change: a month corrected because a day was.
 -- Undo (version 6): for a model in `restored` (`sqlrun undo RUN`), what the date is
 -- recomputed to is the rows RUN replaced (system/undo_rows.sql), not its SELECT: a sealed
 -- date gets corrections back to them, never an overwrite.

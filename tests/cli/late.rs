@@ -756,15 +756,6 @@ fn lookback_with_only_or_run_is_refused_and_writes_nothing() {
             "missing",
         ],
         &["apply", "--run", "1", "--lookback", "3"],
-        &[
-            "apply",
-            "--interval",
-            &all,
-            "--lookback",
-            "3",
-            "--as-of",
-            "2026-03-11",
-        ],
         &["apply", "--as-of", "2026-03-11", "--lookback=-1"],
         &["apply", "--as-of", "2026-03-11", "--lookback", "many"],
     ] {
