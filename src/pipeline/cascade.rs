@@ -264,7 +264,7 @@ fn read_text(
         let built = c.reached.get(&u)?;
         let mut read = built.range(a..=b).map(|(q, _)| *q);
         let lo = read.next()?;
-        Some((lo, read.last().unwrap_or(lo)))
+        Some((lo, read.next_back().unwrap_or(lo)))
     });
     match span {
         Some((a, b)) if a == b => format!("reads {} of {from}", a.label(tz)),

@@ -46,11 +46,44 @@ pub fn depends_on(entry: &str) -> Result<Read, String> {
     })
 }
 
+/// A read's window: its first and last period, relative to the reader's.
+pub type Window = (i64, i64);
+
+/// A model's grain and its `depends_on` reads, or every problem of the two.
+pub fn of_header(
+    grain_text: Option<&String>,
+    depends: &[String],
+) -> Result<(Grain, Vec<Read>), Vec<String>> {
+    let mut problems = Vec::new();
+    let grain = grain(grain_text).unwrap_or_else(|p| {
+        problems.push(p);
+        Grain::Day
+    });
+    let mut reads = Vec::new();
+    for entry in depends {
+        match depends_on(entry) {
+            Ok(read) => reads.push(read),
+            Err(p) => problems.push(p),
+        }
+    }
+    match problems.is_empty() {
+        true => Ok((grain, reads)),
+        false => Err(problems),
+    }
+}
+
+/// The model reads and the dated sources' (a lookup, reached `via` a fact, has no periods).
+pub fn with_sources(reads: Vec<Read>, sources: &[super::SourceRef]) -> Vec<Read> {
+    let dated = sources.iter().filter(|r| r.via.is_none()).map(|r| Read {
+        from: r.table.clone(),
+        window: r.window.unwrap_or((0, 0)),
+        source: true,
+    });
+    reads.into_iter().chain(dated).collect()
+}
+
 /// `TEXT window A..B` split in its text and its window (None: no window).
-pub fn split_window<'a>(
-    entry: &'a str,
-    key: &str,
-) -> Result<(&'a str, Option<(i64, i64)>), String> {
+pub fn split_window<'a>(entry: &'a str, key: &str) -> Result<(&'a str, Option<Window>), String> {
     let entry = entry.trim();
     let Some(at) = entry.find(" window") else {
         return Ok((entry, None));

@@ -831,25 +831,12 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
     let mut columns = key.clone();
     columns.extend(values.iter().cloned());
     problems.extend(column_problems(&columns));
-    let grain = grains::grain(file.header.get("grain")).unwrap_or_else(|p| {
-        problems.push(p);
-        crate::dates::period::Grain::Day
-    });
-    let mut reads = Vec::new();
-    for entry in file.list("depends_on") {
-        match grains::depends_on(&entry) {
-            Ok(read) => reads.push(read),
-            Err(p) => problems.push(p),
-        }
-    }
-    let source_refs = match file.header.get("sources").map(|text| parse_sources(text)) {
-        None => Vec::new(),
-        Some(Ok(sources)) => sources,
-        Some(Err(problem)) => {
-            problems.push(problem);
-            Vec::new()
-        }
-    };
+    let (grain, reads) = grains::of_header(file.header.get("grain"), &file.list("depends_on"))
+        .unwrap_or_else(|mut p| {
+            problems.append(&mut p);
+            (crate::dates::period::Grain::Day, Vec::new())
+        });
+    let source_refs = header_sources(file, &mut problems);
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -872,19 +859,7 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         columns,
         depends_on: reads.iter().map(|r| r.from.clone()).collect(),
         grain,
-        reads: reads
-            .into_iter()
-            .chain(
-                source_refs
-                    .iter()
-                    .filter(|r| r.via.is_none())
-                    .map(|r| grains::Read {
-                        from: r.table.clone(),
-                        window: r.window.unwrap_or((0, 0)),
-                        source: true,
-                    }),
-            )
-            .collect(),
+        reads: grains::with_sources(reads, &source_refs),
         seal_values,
         additive,
         create: file.header.get("create").cloned(),
@@ -893,6 +868,18 @@ fn model_from(file: &TemplateFile) -> std::result::Result<Model, Vec<String>> {
         source_refs,
         ready: file.header.get("ready").cloned(),
     })
+}
+
+/// A model header's `-- sources:`, parsed; a problem joins `problems`.
+fn header_sources(file: &TemplateFile, problems: &mut Vec<String>) -> Vec<SourceRef> {
+    match file.header.get("sources").map(|text| parse_sources(text)) {
+        None => Vec::new(),
+        Some(Ok(sources)) => sources,
+        Some(Err(problem)) => {
+            problems.push(problem);
+            Vec::new()
+        }
+    }
 }
 
 /// The checks of a template set, each naming one of `models`; every problem of every
