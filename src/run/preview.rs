@@ -109,6 +109,14 @@ pub fn preview(
     asked: &Asked,
     progress: &mut dyn Progress,
 ) -> Result<Preview> {
+    // A preview computes each day's models at the day: a week, a month or a rolling
+    // window would be previewed over one day, numbers that mean nothing. Refused until the
+    // preview follows the cascade.
+    if crate::pipeline::cascade::needed(pipeline) {
+        return Err(crate::Error::bad(
+            "apply --diff does not preview a pipeline of other grains or windows yet (its weeks, months and rolling days are built by the cascade); `apply --dry-run` shows the partitions a run would build, and `sqlrun diff RUN` what a run changed",
+        ));
+    }
     let start = start::prepare(db, pipeline, asked, &mut |line| progress.note(line))?;
     let interval = start.interval;
     // A model whose SQL the database refuses is bad input (exit 2), as for the run.

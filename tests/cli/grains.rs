@@ -835,3 +835,39 @@ fn intervals_at_every_grain() {
         );
     }
 }
+
+#[test]
+fn dry_run_shows_the_cascade_and_a_preview_is_refused() {
+    let g = Grains::with_orders(3413);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let before = g.tables();
+    let runs = g.sb.count("SELECT count(*) FROM runs");
+    let back = ["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF];
+    let (dry, _) = g.apply(0, &[&back[..], &["--dry-run"]].concat());
+    for line in [
+        "daily_revenue    2026-02-09..2026-02-11  3 days   asked",
+        "monthly_revenue  2026-02                 1 month  reads 2026-02-09..2026-02-11 of daily_revenue",
+        "rolling7         2026-02-12..2026-02-17  6 days   reads 2026-02-09..2026-02-11 of daily_revenue",
+        "weekly_revenue   2026-W07                1 week   reads 2026-02-09..2026-02-11 of daily_revenue",
+    ] {
+        assert!(dry.stdout.contains(line), "{line:?} in:\n{}", dry.stdout);
+    }
+    // Before February ends, the month is named and not built.
+    let (early, _) = g.apply(
+        0,
+        &[&back[..2], &["--as-of", "2026-02-20", "--dry-run"]].concat(),
+    );
+    assert!(
+        early.stdout.contains("monthly_revenue  2026-02                 1 month  not built: has not ended (--allow-partial builds it)"),
+        "{}",
+        early.stdout
+    );
+    let (diff, _) = g.apply(2, &[&back[..], &["--diff"]].concat());
+    contains_all(&diff.stderr, &["apply --diff", "--dry-run"]);
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM runs"),
+        runs,
+        "no run recorded"
+    );
+    assert_eq!(g.tables(), before, "nothing written");
+}
