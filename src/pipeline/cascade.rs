@@ -273,15 +273,19 @@ fn read_text(
     }
 }
 
-/// The span partition `p` of `model` reads through its windows: the first upstream period
-/// and the last (of the first windowed read's grain); `p` itself without a window.
+/// The span partition `p` of `model` reads through its windows (of models, or of a dated
+/// source's days): the first upstream period and the last; `p` itself without a window.
 pub fn window(pipeline: &Pipeline, model: &Model, p: Period, tz: Tz) -> (Period, Period) {
     let spans = model
         .reads
         .iter()
-        .filter(|r| !r.source && r.window != (0, 0))
+        .filter(|r| r.window != (0, 0))
         .filter_map(|r| {
-            let theirs = pipeline.models.iter().find(|m| m.name == r.from)?.grain;
+            // A dated source's periods are its days.
+            let theirs = match r.source {
+                true => Grain::Day,
+                false => pipeline.models.iter().find(|m| m.name == r.from)?.grain,
+            };
             reads(p, r, theirs, tz)
         });
     spans

@@ -160,6 +160,9 @@ pub struct Lookup {
 #[derive(Debug, Clone, Serialize)]
 struct Noted<'a> {
     table: &'a str,
+    /// The days around a date whose notes also mark it changed: the widest `window` a
+    /// model declares on this source (None: the date's own notes only).
+    window: Option<grains::Window>,
 }
 
 /// A derived view over the models.
@@ -418,20 +421,40 @@ impl Pipeline {
             .sources
             .iter()
             .filter(|source| all_computed(&|m: &Model| m.sources.contains(source)))
-            .map(|s| Noted { table: &s.table });
+            .map(|s| self.noted_source(&s.table));
         let lookups = self
             .lookups
             .iter()
             .filter(|lookup| all_computed(&|m: &Model| m.lookups.contains(lookup)))
-            .map(|l| Noted { table: &l.table });
+            .map(|l| Noted {
+                table: &l.table,
+                window: None,
+            });
         sources.chain(lookups).collect()
+    }
+
+    /// A dated source as the date states read its notes, with the widest window a model
+    /// reads it through (a 7-day rolling model over orders: a late order marks the seven
+    /// dates that read its day).
+    fn noted_source<'a>(&self, table: &'a str) -> Noted<'a> {
+        let window = self
+            .models
+            .iter()
+            .flat_map(|m| &m.reads)
+            .filter(|r| r.source && r.from == table && r.window != (0, 0))
+            .map(|r| r.window)
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
+        Noted { table, window }
     }
 
     /// Every table whose change notes mark dates `changed` (the dated sources and the
     /// lookups), as the date states read them.
     pub fn noted_value(&self) -> Value {
-        let noted: Vec<Noted> = (self.sources.iter().map(|s| Noted { table: &s.table }))
-            .chain(self.lookups.iter().map(|l| Noted { table: &l.table }))
+        let noted: Vec<Noted> = (self.sources.iter().map(|s| self.noted_source(&s.table)))
+            .chain(self.lookups.iter().map(|l| Noted {
+                table: &l.table,
+                window: None,
+            }))
             .collect();
         to_value(&noted)
     }

@@ -1,8 +1,12 @@
 -- name: common
--- version: 3
+-- version: 4
 --
 -- What several system templates say alike, said once here so that it cannot drift
 -- apart. Imported as `c`, beside the dialect's `d`.
+-- Version 4: source_changed also reads, for a source a model reads through a window
+-- (`-- sources: orders(...) window -6..0`), the notes of the days that window reaches:
+-- a late order marks every rolling date that reads its day.
+{% import "system/dialect.sql" as d %}
 {#- The statuses of a date whose rows a run built (run_partitions.status): a date that
     was replaced (success) or, sealed, compared (corrected, unchanged). #}
 {% macro built() %}('success', 'corrected', 'unchanged'){% endmacro %}
@@ -59,10 +63,13 @@
              ORDER BY p.run_id DESC LIMIT 1){% endmacro %}
 {#- Whether a source the pipeline reads has changed on row `a`'s date since it was built
     (its change notes not taken yet): late data. #}
-{% macro source_changed(sources, a) %}{% if sources %}EXISTS (SELECT 1
+{% macro source_changed(sources, a) %}{% set at %}{{ a|ident }}.ds{% endset %}{% if sources %}EXISTS (SELECT 1
                      FROM source_changes AS n
                     WHERE n.source IN ({% for s in sources %}{% if not loop.first %}, {% endif %}{{ s.table }}{% endfor %})
-                      AND n.ds = {{ a|ident }}.ds){% else %}(1 = 0){% endif %}{% endmacro %}
+                      AND n.ds = {{ a|ident }}.ds){% for s in sources if s.window %}
+               OR EXISTS (SELECT 1 FROM source_changes AS n
+                           WHERE n.source = {{ s.table }}
+                             AND n.ds BETWEEN {{ d.days_after(at, s.window[0]) }} AND {{ d.days_after(at, s.window[1]) }}){% endfor %}{% else %}(1 = 0){% endif %}{% endmacro %}
 {#- What a look back heals on row `a`'s date (its columns computed, failed and
     source_changed): never computed, failed, or changed. #}
 {% macro needs_work(a) %}(NOT {{ a|ident }}.computed OR {{ a|ident }}.failed

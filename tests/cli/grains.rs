@@ -871,3 +871,65 @@ fn dry_run_shows_the_cascade_and_a_preview_is_refused() {
     );
     assert_eq!(g.tables(), before, "nothing written");
 }
+
+/// A 7-day rolling total over orders directly, through a source window.
+fn rolling7_over_orders() -> String {
+    "\
+-- name: rolling7
+-- version: 1
+-- key: ds
+-- values: revenue
+-- sources: orders(order_date, key order_id) window -6..0
+-- create: CREATE TABLE rolling7 (ds DATE NOT NULL, revenue BIGINT NOT NULL,
+--     run_id BIGINT NOT NULL, PRIMARY KEY (ds))
+SELECT {{ ds }} AS ds, coalesce(sum(amount), 0) AS revenue
+FROM orders_latest
+WHERE order_date >= {{ window_start }} AND order_date < {{ window_end }}
+"
+    .to_string()
+}
+
+#[test]
+fn a_late_order_marks_exactly_the_rolling_dates_of_a_source_window_changed() {
+    let g = Grains::new(&[("rolling7", rolling7_over_orders())]);
+    g.sb.insert_orders(&Orders::new(3414, FIRST, DAYS, false).rows);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let before = g.revenue("rolling7");
+    let amount = 4_321;
+    g.sb.insert_orders(&[OrderRow {
+        order_id: "late-7".into(),
+        order_date: "2026-02-10".into(),
+        amount,
+        created_at: "2031-01-01 00:00:00".into(),
+    }]);
+    let (_, run) = g.apply(
+        0,
+        &["--interval", FULL, "--as-of", AS_OF, "--only", "changed"],
+    );
+    let week = days("2026-02-10", "2026-02-16");
+    assert_eq!(
+        g.built_by(run).get("rolling7"),
+        Some(&week),
+        "the rolling dates that read 2026-02-10, and only those"
+    );
+    let mut want = before.clone();
+    for ds in &week {
+        *want.get_mut(ds).unwrap() += amount;
+    }
+    assert_eq!(g.revenue("rolling7"), want);
+    let daily = g.revenue("daily_revenue");
+    for (ds, revenue) in g.revenue("rolling7") {
+        let d = date(&ds);
+        let sum: i64 = daily
+            .range(iso(d - Duration::days(6))..=ds.clone())
+            .map(|(_, r)| r)
+            .sum();
+        assert_eq!(revenue, sum, "rolling7 {ds} against its seven days");
+    }
+    // Healed: nothing is changed any more.
+    let (_, again) = g.apply(
+        0,
+        &["--interval", FULL, "--as-of", AS_OF, "--only", "changed"],
+    );
+    assert!(g.built_by(again).is_empty(), "{:?}", g.built_by(again));
+}
