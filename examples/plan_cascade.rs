@@ -53,6 +53,7 @@ fn main() {
         ended_by: now,
         partial: false,
         closing: None,
+        hours: None,
     };
     let mut hourly_only = hourly;
     hourly_only.select(&["hourly_ticks".to_string()]).unwrap();

@@ -604,7 +604,8 @@ impl From<&ApplyArgs> for crate::run::Request {
 
 #[derive(Debug, Clone, Args)]
 pub struct ApplyArgs {
-    /// START..END (both included), one date, a month (2026-02) or a year (2026); without
+    /// START..END (both included), one date, an ISO week (2026-W06), a month (2026-02), a
+    /// quarter (2026-Q1), a year (2026) or hours (2026-02-09T05..2026-02-09T08); without
     /// it, the regular run for yesterday.
     #[arg(long, value_name = "START..END", conflicts_with = "run")]
     pub interval: Option<String>,
@@ -612,7 +613,9 @@ pub struct ApplyArgs {
     /// The regular run's "today" (default: today, in UTC or the project's timezone, by the
     /// database's clock: on PostgreSQL the server's); it computes the day before. With
     /// --interval, it only says which periods have ended (a cascade builds those alone).
-    #[arg(long, value_name = "YYYY-MM-DD", conflicts_with = "run")]
+    /// An hour (2026-02-09T06): the run of the periods that end then (the hour before it;
+    /// at midnight also the day, and a week or month that ends with it).
+    #[arg(long, value_name = "YYYY-MM-DD[THH]", conflicts_with = "run")]
     pub as_of: Option<String>,
 
     /// Record the run as this kind (default: regular without --interval, else backfill).

@@ -151,6 +151,9 @@ fn parse_period(text: &str, what: &str) -> Result<Interval> {
              2026-02-09..2026-02-11 (both ends included)"
         ))
     };
+    if let Some(hour) = parse_hour(text, what)? {
+        return Ok(Interval::single(hour.date()));
+    }
     let (year, rest) = match text.split_once('-') {
         None if digits(text, 4) => (text, None),
         Some((y, r)) if digits(y, 4) => (y, Some(r)),
@@ -187,6 +190,52 @@ fn parse_period(text: &str, what: &str) -> Result<Interval> {
         start,
         end: end.unwrap_or(NaiveDate::from_ymd_opt(9999, 12, 31).expect("a date")),
     })
+}
+
+/// One hour, `YYYY-MM-DDTHH` (its local start), or None for text without a `T`.
+pub fn parse_hour(text: &str, what: &str) -> Result<Option<chrono::NaiveDateTime>> {
+    let Some((day, hour)) = text.trim().split_once(['T', 't']) else {
+        return Ok(None);
+    };
+    let day = parse_date(day, what)?;
+    let hour = (hour.len() == 2)
+        .then(|| hour.parse::<u32>().ok())
+        .flatten()
+        .and_then(|h| day.and_hms_opt(h, 0, 0))
+        .ok_or_else(|| {
+            Error::BadInput(format!(
+                "{what} `{}` is not an hour; write the day and the hour of its start, 00..23: \
+                 2026-02-09T05 (the hour from 05:00 to 06:00 in the project's time zone)",
+                text.trim()
+            ))
+        })?;
+    Ok(Some(hour))
+}
+
+/// The local hours an interval names when an end of it is an hour: [start, end), an hour
+/// end taking its whole hour and a day end its whole day. None: an interval of days.
+pub fn hour_span(text: &str) -> Result<Option<(chrono::NaiveDateTime, chrono::NaiveDateTime)>> {
+    let (a, b) = text.trim().split_once("..").unwrap_or((text, text));
+    let (from, to) = (
+        parse_hour(a, "interval start")?,
+        parse_hour(b, "interval end")?,
+    );
+    if from.is_none() && to.is_none() {
+        return Ok(None);
+    }
+    let days = Interval::parse(text)?;
+    let start = from.unwrap_or_else(|| days.start.and_hms_opt(0, 0, 0).expect("midnight"));
+    let end = match to {
+        Some(h) => h + chrono::Duration::hours(1),
+        None => days.end.and_hms_opt(0, 0, 0).expect("midnight") + chrono::Duration::days(1),
+    };
+    match start < end {
+        true => Ok(Some((start, end))),
+        false => Err(Error::BadInput(format!(
+            "interval `{}` ends before it starts; write the earlier hour first",
+            text.trim()
+        ))),
+    }
 }
 
 fn in_range(date: Date) -> bool {
@@ -343,6 +392,27 @@ mod tests {
         assert_eq!(at("2026-Q1"), "2026-01-01..2026-03-31");
         assert_eq!(at("2026-Q4"), "2026-10-01..2026-12-31");
         assert_eq!(at("2026-W06..2026-Q1"), "2026-02-02..2026-03-31");
+        assert_eq!(at("2026-02-09T05..2026-02-10T01"), "2026-02-09..2026-02-10");
+        let span = |t| {
+            let (a, b) = hour_span(t).unwrap().unwrap();
+            format!("{a}..{b}")
+        };
+        assert_eq!(
+            span("2026-02-09T05"),
+            "2026-02-09 05:00:00..2026-02-09 06:00:00"
+        );
+        assert_eq!(
+            span("2026-02-09T22..2026-02-10"),
+            "2026-02-09 22:00:00..2026-02-11 00:00:00"
+        );
+        assert_eq!(hour_span("2026-02-09..2026-02-10").unwrap(), None);
+        for bad in [
+            "2026-02-09T24",
+            "2026-02-09T5",
+            "2026-02-09T05..2026-02-09T04",
+        ] {
+            assert!(hour_span(bad).is_err(), "{bad}");
+        }
         for bad in [
             "2027-W53",
             "2026-W00",

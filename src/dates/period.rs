@@ -240,7 +240,12 @@ fn add_months(day: Date, n: i64) -> Option<Date> {
 
 /// The first instant of `day` in `tz` (where midnight is skipped, the first that exists).
 pub fn midnight(day: Date, tz: Tz) -> DateTime<Utc> {
-    let naive = day.and_hms_opt(0, 0, 0).expect("midnight");
+    local(day.and_hms_opt(0, 0, 0).expect("midnight"), tz)
+}
+
+/// The instant of local time `naive` in `tz` (the earlier of a repeated hour; for one the
+/// clocks skip, the first that exists after it).
+pub fn local(naive: chrono::NaiveDateTime, tz: Tz) -> DateTime<Utc> {
     for hour in 0..3 {
         let local = naive + Duration::hours(hour);
         if let Some(at) = tz.from_local_datetime(&local).earliest() {

@@ -66,6 +66,9 @@ pub struct Ask<'a> {
     /// The regular run's yesterday: each model's period that ends on it is asked too
     /// (the last complete week, month, ...), whether or not all its days are.
     pub closing: Option<Date>,
+    /// Hours asked for (an interval with an hour end, `--as-of` an hour): of the days,
+    /// only the partitions that lie within them.
+    pub hours: Option<(DateTime<Utc>, DateTime<Utc>)>,
 }
 
 /// Whether a pipeline needs the cascade at all: a model of another grain than the day, or
@@ -121,16 +124,29 @@ pub fn plan(ask: &Ask) -> Cascade {
     cascade
 }
 
-/// The periods of `model` that lie in the days asked for: all their days are asked.
+/// The periods of `model` asked for: those that lie in the days (and hours) asked for, and
+/// for a regular run the one that ends on its day.
 fn asked(model: &Model, ask: &Ask) -> BTreeSet<Period> {
     let tz = ask.zone;
-    let mut out = BTreeSet::new();
+    let inside = |p: &Period| {
+        ask.hours
+            .is_none_or(|(from, to)| from <= p.begins(tz) && p.ends(tz) <= to)
+    };
+    let mut out: BTreeSet<Period> = asked_days(model, ask).into_iter().filter(inside).collect();
     if let Some(day) = ask.closing.filter(|_| model.grain != Grain::Hour) {
         let p = Period::of_date(model.grain, day, tz);
         if p.last_day(tz) == day {
             out.insert(p);
         }
     }
+    out
+}
+
+/// The periods of `model` whose days all lie in the days asked for (an hourly model: every
+/// hour of each day).
+fn asked_days(model: &Model, ask: &Ask) -> BTreeSet<Period> {
+    let tz = ask.zone;
+    let mut out = BTreeSet::new();
     for day in ask.days {
         if model.grain == Grain::Hour {
             let whole = Period::of_date(Grain::Day, *day, tz);

@@ -95,6 +95,7 @@ fn cascaded_dates(pipeline: &Pipeline, r: &CheckedReserve) -> Vec<String> {
         ended_by: chrono::Utc::now(),
         partial: false,
         closing: None,
+        hours: None,
     });
     plan.dates.keys().map(|d| fmt_date(*d)).collect()
 }

@@ -7,7 +7,8 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::dates::clock::{today, Clock};
-use crate::dates::interval::{fmt_date, parse_date, Date, Interval};
+use crate::dates::interval::{fmt_date, hour_span, parse_date, parse_hour, Date, Interval};
+use crate::dates::period::{local, midnight};
 use crate::db::{Dialect, Target};
 use crate::error::{Error, Result};
 use crate::project::settings::{ApplyDefaults, Settings};
@@ -154,9 +155,50 @@ impl Request {
         self.refuse_only_with_lookback()?;
         match (&self.interval, &self.as_of) {
             (Some(text), _) => Interval::parse(text).map(Some),
-            (None, Some(as_of)) => Interval::yesterday_of(parse_date(as_of, "--as-of")?).map(Some),
+            (None, Some(as_of)) => match parse_hour(as_of, "--as-of")? {
+                // An hour: the run of the hour that ends then (on its day).
+                Some(at) => Ok(Some(Interval::single(
+                    (at - chrono::Duration::hours(1)).date(),
+                ))),
+                None => Interval::yesterday_of(parse_date(as_of, "--as-of")?).map(Some),
+            },
             (None, None) => Ok(None),
         }
+    }
+
+    /// The local hours the run asks for, as instants: an interval with an hour end, or
+    /// `--as-of` an hour (the hour that ends then). None: whole days.
+    pub fn hours(&self, zone: Tz) -> Result<Option<(DateTime<Utc>, DateTime<Utc>)>> {
+        let span = match (&self.interval, &self.as_of) {
+            (Some(text), _) => hour_span(text)?,
+            (None, Some(as_of)) => {
+                parse_hour(as_of, "--as-of")?.map(|at| (at - chrono::Duration::hours(1), at))
+            }
+            (None, None) => None,
+        };
+        Ok(span.map(|(a, b)| (local(a, zone), local(b, zone))))
+    }
+
+    /// Whether `--as-of` names an hour that is not a midnight: a run of that hour, which
+    /// asks for no day, week or month.
+    pub fn hourly(&self) -> Result<bool> {
+        let hour = match &self.as_of {
+            Some(as_of) => parse_hour(as_of, "--as-of")?,
+            None => None,
+        };
+        Ok(hour.is_some_and(|at| at.time() != chrono::NaiveTime::MIN))
+    }
+
+    /// The instant periods must have ended by: `--as-of` (an hour's start, or a day's
+    /// midnight in `zone`), else `now`.
+    pub fn ended_by(&self, zone: Tz, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
+        let Some(as_of) = &self.as_of else {
+            return Ok(now);
+        };
+        Ok(match parse_hour(as_of, "--as-of")? {
+            Some(at) => local(at, zone),
+            None => midnight(parse_date(as_of, "--as-of")?, zone),
+        })
     }
 
     /// A new run over the interval `asked` for: its dates (with a look back), selection

@@ -56,7 +56,13 @@ pub fn prepare<'a>(
         (None, Some(r)) => (new_run_interval(db, pipeline, r, warn)?, None),
         (None, None) => unreachable!("a new run is asked for without --run"),
     };
-    if let Some(day) = unfinished_day(interval, (asked.now, asked.zone), asked.request) {
+    // Hours asked for that have all ended are not a day in progress.
+    let hours_ended = asked
+        .request
+        .hours(asked.zone)?
+        .is_some_and(|(_, end)| end <= asked.now);
+    let unfinished = unfinished_day(interval, (asked.now, asked.zone), asked.request);
+    if let Some(day) = unfinished.filter(|_| !hours_ended) {
         // A scheduler passing the day that has just begun is the mistake to stop. By hand,
         // a backfill that reaches into today is a request: computed, and said.
         if Scheduler::from_process().is_some() {
@@ -327,11 +333,9 @@ pub fn plan_cascade(pipeline: &Pipeline, start: &Start, selected: &[String]) -> 
         .iter()
         .map(|d| parse_date(d, "date"))
         .collect::<Result<std::collections::BTreeSet<Date>>>()?;
-    let regular = asked.request.interval.is_none() && asked.request.run.is_none();
-    let ended_by = match &asked.request.as_of {
-        Some(text) => crate::dates::period::midnight(parse_date(text, "--as-of")?, asked.zone),
-        None => asked.now,
-    };
+    let request = asked.request;
+    let regular = request.interval.is_none() && request.run.is_none() && !request.hourly()?;
+    let ended_by = request.ended_by(asked.zone, asked.now)?;
     Ok(cascade::plan(&cascade::Ask {
         pipeline,
         zone: asked.zone,
@@ -340,6 +344,7 @@ pub fn plan_cascade(pipeline: &Pipeline, start: &Start, selected: &[String]) -> 
         ended_by,
         partial: asked.request.allow_partial_day,
         closing: regular.then_some(start.interval.end),
+        hours: request.hours(asked.zone)?,
     }))
 }
 

@@ -933,3 +933,52 @@ fn a_late_order_marks_exactly_the_rolling_dates_of_a_source_window_changed() {
     );
     assert!(g.built_by(again).is_empty(), "{:?}", g.built_by(again));
 }
+
+#[test]
+fn hour_intervals_and_an_hourly_regular_run() {
+    let g = Grains::new(&[("hourly_ticks", hourly_ticks())]);
+    std::fs::write(
+        g.sb.path().join("sqlrun.toml"),
+        "timezone = \"Europe/Berlin\"\n",
+    )
+    .unwrap();
+    let ticks = |run: i64| {
+        column(&g.sb.rows(&format!(
+            "SELECT hour FROM hourly_ticks WHERE run_id = {run} ORDER BY hour"
+        )))
+    };
+    let only = ["--select", "hourly_ticks"];
+    // 01:00 to 04:00 in Berlin on the night the clocks skip 02:00: two hours.
+    let (_, run) = g.apply(
+        0,
+        &[
+            &[
+                "--interval",
+                "2026-03-29T01..2026-03-29T03",
+                "--as-of",
+                "2026-04-01",
+            ][..],
+            &only,
+        ]
+        .concat(),
+    );
+    assert_eq!(ticks(run), hours("2026-03-29 00:00:00", 2));
+    // The hour that ends at 06:00 on 03-30 (03:00 UTC, summer time), and nothing else.
+    let (_, run) = g.apply(0, &[&["--as-of", "2026-03-30T06"][..], &only].concat());
+    assert_eq!(ticks(run), hours("2026-03-30 03:00:00", 1));
+    assert_eq!(
+        g.sb.rows(&format!(
+            "SELECT interval_start, interval_end FROM runs WHERE run_id = {run}"
+        )),
+        [["2026-03-30".to_string(), "2026-03-30".to_string()]]
+    );
+    // Bad hours: exit 2, nothing written.
+    let runs = g.sb.count("SELECT count(*) FROM runs");
+    for bad in ["2026-03-30T24", "2026-03-30T6"] {
+        let (refused, _) = g.apply(2, &["--interval", bad]);
+        contains_all(&refused.stderr, &[bad, "2026-02-09T05"]);
+    }
+    let (refused, _) = g.apply(2, &["--as-of", "2026-03-30T25"]);
+    contains_all(&refused.stderr, &["--as-of", "00..23"]);
+    assert_eq!(g.sb.count("SELECT count(*) FROM runs"), runs);
+}
