@@ -49,6 +49,9 @@ pub struct Cascade {
     pub reached: BTreeMap<usize, BTreeMap<Period, Why>>,
     /// Per model, the downstream periods not built because they have not ended.
     pub not_ended: BTreeMap<usize, Vec<Period>>,
+    /// The instant periods had to end by (`Ask::ended_by`): one built that ends later
+    /// (`--allow-partial`) is provisional.
+    pub ended_by: DateTime<Utc>,
 }
 
 /// What the cascade is planned from.
@@ -89,7 +92,10 @@ pub fn plan(ask: &Ask) -> Cascade {
         .iter()
         .map(|m| m.name.as_str())
         .collect();
-    let mut cascade = Cascade::default();
+    let mut cascade = Cascade {
+        ended_by: ask.ended_by,
+        ..Cascade::default()
+    };
     for (i, model) in pipeline.models.iter().enumerate() {
         if !computed.contains(model.name.as_str()) {
             continue;

@@ -248,6 +248,8 @@ pub struct DatePart {
     /// The half-open span its windows read (`window_start`, `window_end`): the first
     /// upstream period's start and the last one's end; the period itself without a window.
     pub window: (PartitionKey, PartitionKey),
+    /// Built before its period ended (`--allow-partial`): never sealed.
+    pub provisional: bool,
     pub sealed: bool,
     pub uncovered: Vec<String>,
 }
@@ -698,6 +700,7 @@ impl Pipeline {
                         start: at(),
                         end: end(),
                         window: (at(), end()),
+                        provisional: false,
                         sealed: vars.sealed,
                         uncovered: vars.uncovered.to_vec(),
                     };
@@ -786,6 +789,7 @@ fn part_value(model: &Model, part: &DatePart) -> Value {
         period_end => part.end.value(),
         window_start => part.window.0.value(),
         window_end => part.window.1.value(),
+        provisional => part.provisional,
         sealed => part.sealed,
         uncovered => to_value(&part.uncovered),
     };

@@ -338,6 +338,7 @@ fn date_parts(
             start: key_of(part.period),
             end: key_of(part.period.next()),
             window: (key_of(from), key_of(to.next())),
+            provisional: part.period.ends(zone) > cascade.ended_by,
             sealed,
             uncovered,
         });

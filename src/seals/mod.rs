@@ -247,6 +247,8 @@ struct SealCheck {
     open_corrections: i64,
     /// Per model of the pipeline, in order: computed on the date, and sealed there now.
     models: Vec<(bool, bool)>,
+    /// The models whose partition starting on the date is provisional (`--allow-partial`).
+    provisional: Vec<String>,
 }
 
 /// A row of `system/seal_check.sql`, but the models' columns (`ModelColumns`).
@@ -265,6 +267,7 @@ struct SealCheckColumns {
 struct ModelColumns {
     computed: bool,
     covered: bool,
+    provisional: bool,
 }
 
 fn seal_check(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Vec<SealCheck>> {
@@ -279,6 +282,10 @@ fn seal_check(db: &mut Db, pipeline: &Pipeline, interval: Interval) -> Result<Ve
             blocked_by: r.blocked_by,
             sealed: r.sealed,
             open_corrections: r.open_corrections,
+            provisional: (pipeline.models.iter().zip(&models))
+                .filter(|(_, m)| m.provisional)
+                .map(|(model, _)| model.name.clone())
+                .collect(),
             models: models.iter().map(|m| (m.computed, m.covered)).collect(),
         })
         .collect())
@@ -361,6 +368,9 @@ fn blockers(
             }
         ));
     }
+    if r.action != SealAction::Unseal {
+        why.extend(provisional(found));
+    }
     let held = held_ranges(found);
     if !held.is_empty() {
         why.push(format!(
@@ -385,6 +395,25 @@ fn blockers(
         out.extend(failing_checks(db, pipeline, &sends, done)?);
     }
     Ok(out)
+}
+
+/// The partitions built before their period ended, which never go out: each with its fix.
+fn provisional(found: &[SealCheck]) -> Option<String> {
+    let parts: Vec<String> = found
+        .iter()
+        .flat_map(|d| {
+            d.provisional
+                .iter()
+                .map(move |m| format!("{m} from {}", d.ds))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "provisional (built before its period ended, with --allow-partial): {}; apply \
+             again once the period has ended (a regular run after it does), then seal",
+            parts.join(", ")
+        )
+    })
 }
 
 /// The refusal when a date to send fails an error check on its rows as they stand: what

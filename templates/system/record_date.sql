@@ -1,5 +1,5 @@
 -- name: record_date
--- version: 6
+-- version: 7
 --
 -- The date's record, in the same transaction as its rows: which run computed it
 -- and how it ended (a sealed date: corrected if any model wrote a correction in
@@ -14,7 +14,8 @@
 -- shows as stale.
 -- Version 6: one partition_models row per partition the date built (`parts`: a model and
 -- the first day of its period), and a sealed date is corrected when any of them wrote
--- a correction.
+-- a correction. Version 7: a part built before its period ended (`--allow-partial`) is
+-- recorded provisional; a later build of it, after, makes it final.
 {% import "system/dialect.sql" as d %}
 {% for part in parts %}
 {% with model = part.model, ds = part.ds %}
@@ -29,9 +30,10 @@ SELECT {{ ds }}, {{ "models/" ~ model.name }},
 WHERE 1 = 1
 ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id;
 {% else %}
-INSERT INTO partition_models (ds, model, version, run_id)
-VALUES ({{ ds }}, {{ "models/" ~ model.name }}, {{ model.version }}, {{ run_id }})
-ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id;
+INSERT INTO partition_models (ds, model, version, run_id, provisional)
+VALUES ({{ ds }}, {{ "models/" ~ model.name }}, {{ model.version }}, {{ run_id }}, {% if part.provisional %}TRUE{% else %}FALSE{% endif %})
+ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id,
+    provisional = excluded.provisional;
 {% endif %}
 {% endwith %}
 {% endfor %}

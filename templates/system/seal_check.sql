@@ -1,5 +1,5 @@
 -- name: seal_check
--- version: 2
+-- version: 3
 --
 -- What `sqlrun seal`, `seal --reissue` and `unseal` find on each date of their
 -- interval. They are all or nothing: a date no run built (blocked_missing) or that a
@@ -8,7 +8,9 @@
 -- reclaimed just before, in the same transaction, so their dates block nothing.
 -- open_corrections: the date's live corrections (common.live: a reissue or an unseal
 -- settles them). Then per model (computed_1, covered_1, computed_2, ...): computed on
--- the date (what a seal covers), and sealed there now.
+-- the date (what a seal covers), and sealed there now. Version 3: provisional_1, ...:
+-- the model's partition that starts on the date was built before its period ended
+-- (`--allow-partial`), so it is never sealed.
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
 {% macro at() %}d.ds{% endmacro %}
@@ -27,7 +29,10 @@ SELECT d.ds,
        0 AS open_corrections
        {% for model in models %},
        {{ common.computed_on(model, at()) }} AS {{ ("computed_" ~ loop.index)|ident }},
-       {{ common.covered(model, at()) }} AS {{ ("covered_" ~ loop.index)|ident }}
+       {{ common.covered(model, at()) }} AS {{ ("covered_" ~ loop.index)|ident }},
+       EXISTS (SELECT 1 FROM partition_models AS pm
+                WHERE pm.ds = d.ds AND pm.model = {{ "models/" ~ model.name }}
+                  AND pm.provisional) AS {{ ("provisional_" ~ loop.index)|ident }}
        {% endfor %}
 
 FROM dates AS d

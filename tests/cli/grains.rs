@@ -982,3 +982,53 @@ fn hour_intervals_and_an_hourly_regular_run() {
     contains_all(&refused.stderr, &["--as-of", "00..23"]);
     assert_eq!(g.sb.count("SELECT count(*) FROM runs"), runs);
 }
+
+#[test]
+fn a_provisional_month_is_recorded_and_never_sealed_until_built_again() {
+    let g = Grains::with_orders(3415);
+    let early = [
+        "--interval",
+        "2026-02-01..2026-02-10",
+        "--as-of",
+        "2026-02-11",
+        "--allow-partial",
+    ];
+    g.apply(0, &early);
+    let provisional = || {
+        g.sb.rows(
+            "SELECT ds, CASE WHEN provisional THEN 'provisional' ELSE 'final' END \
+             FROM partition_models WHERE model = 'models/monthly_revenue'",
+        )
+    };
+    assert_eq!(
+        provisional(),
+        [["2026-02-01".to_string(), "provisional".to_string()]]
+    );
+    // The day it starts on is computed; the month on it is not final.
+    let refused = g.sqlrun(2, &["seal", "--interval", "2026-02-01", "--reason", "r"]);
+    contains_all(
+        &refused.stderr,
+        &[
+            "provisional",
+            "monthly_revenue from 2026-02-01",
+            "--allow-partial",
+        ],
+    );
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM seals"),
+        0,
+        "nothing sealed"
+    );
+
+    // Once February has ended, building it again makes it final, and it seals.
+    g.apply(
+        0,
+        &["--interval", "2026-02-01..2026-02-28", "--as-of", AS_OF],
+    );
+    assert_eq!(
+        provisional(),
+        [["2026-02-01".to_string(), "final".to_string()]]
+    );
+    g.sqlrun(0, &["seal", "--interval", "2026-02-01", "--reason", "r"]);
+    assert_eq!(g.sb.count("SELECT count(*) FROM seals"), 1);
+}
