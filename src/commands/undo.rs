@@ -25,6 +25,14 @@ pub struct UndoRequest {
 pub fn run(ctx: &Context, request: UndoRequest, out: &Output) -> Result<Exit> {
     let settings = ctx.settings(out)?;
     let mut opened = open(&settings, &[], Access::Open)?;
+    // An undo recomputes each date's models at the date: a week, a month or a rolling
+    // window would be rewritten over one day. Refused until undo follows the cascade.
+    if crate::pipeline::cascade::needed(&opened.pipeline) {
+        return Err(crate::Error::bad(format!(
+            "sqlrun undo {} refused: undo does not handle a pipeline of other grains or windows yet (its weeks, months and rolling days would be rewritten over single days); nothing was written. Put the data back as it was and rebuild with `sqlrun apply --interval ...`, whose cascade rebuilds what depends on it; `sqlrun diff {}` shows what that run changed",
+            request.run_id, request.run_id
+        )));
+    }
     let ask = UndoAsk {
         run_id: request.run_id,
         interval: request.interval.clone(),

@@ -1032,3 +1032,27 @@ fn a_provisional_month_is_recorded_and_never_sealed_until_built_again() {
     g.sqlrun(0, &["seal", "--interval", "2026-02-01", "--reason", "r"]);
     assert_eq!(g.sb.count("SELECT count(*) FROM seals"), 1);
 }
+
+#[test]
+fn undo_is_refused_for_a_pipeline_of_grains_and_writes_nothing() {
+    let g = Grains::with_orders(3416);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let (_, run) = g.apply(
+        0,
+        &["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF],
+    );
+    let before = g.tables();
+    let runs = g.sb.count("SELECT count(*) FROM runs");
+    let id = run.to_string();
+    let refused = g.sqlrun(2, &["undo", &id, "--reason", "r"]);
+    contains_all(
+        &refused.stderr,
+        &["undo", "grains or windows", "sqlrun apply"],
+    );
+    assert_eq!(g.tables(), before, "nothing written");
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM runs"),
+        runs,
+        "no run recorded"
+    );
+}
