@@ -189,7 +189,15 @@ pub fn apply(
     // A cascade's dates read each other's partitions (a month its days, a rolling day the
     // days before it): they go one after the other, on the run's own session.
     let sessions = match worker.cascade {
-        Some(_) => vec![&mut *db],
+        Some(_) => {
+            if !others.is_empty() {
+                progress.note(&format!(
+                    "--jobs {}: this pipeline's weeks, months and rolling days read other dates' partitions, so its dates go one at a time, in order, on one session",
+                    asked.jobs
+                ));
+            }
+            vec![&mut *db]
+        }
         None => std::iter::once(&mut *db).chain(&mut others).collect(),
     };
     let (dates, stops) = each_date::compute_dates(sessions, &work, &worker, progress);
