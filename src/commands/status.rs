@@ -10,7 +10,7 @@ use crate::exit::Exit;
 use crate::output::status::{self, Status, StatusView};
 use crate::output::Output;
 use crate::reservations::holders::Identity;
-use crate::reservations::{judge, take};
+use crate::reservations::{judge, partitions, take};
 use crate::sources::freshness;
 
 /// `sqlrun status [--interval I] [--select M] [--list]`.
@@ -45,6 +45,7 @@ pub fn run(ctx: &Context, request: StatusRequest, out: &Output) -> Result<Exit> 
         return Ok(Exit::Done);
     };
     let states = judge::date_states(db, pipeline, span)?;
+    let partitions = partitions::partition_ranges(db, pipeline, span, settings.timezone)?;
     // A holder that is gone still holds its dates until the next writer reclaims them; say so.
     let dead = take::dead_holders(db, &Identity::current(), None)?;
     let view = StatusView {
@@ -58,6 +59,7 @@ pub fn run(ctx: &Context, request: StatusRequest, out: &Output) -> Result<Exit> 
             states: &states,
             dead: &dead,
             sources: &sources,
+            partitions: &partitions,
         },
         out,
     )?;

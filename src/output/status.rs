@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::output::calendar;
 use crate::output::Output;
 use crate::reservations::glance::{Summary, NOTABLE};
+use crate::reservations::partitions::PartitionRange;
 use crate::reservations::state::DateState;
 use crate::sources::freshness::Freshness;
 use crate::text::table::table;
@@ -66,6 +67,10 @@ struct StatusDoc<'a> {
     /// The sources that declare `-- fresh_within:`, and whether each is fresh now.
     #[serde(skip_serializing_if = "<[Freshness]>::is_empty")]
     sources: &'a [Freshness],
+    /// The partitions of the models coarser than the day (weeks, months, ...) that start
+    /// in the span, as ranges by state.
+    #[serde(skip_serializing_if = "<[PartitionRange]>::is_empty")]
+    partitions: &'a [PartitionRange],
     dates: Vec<StatusRow<'a>>,
 }
 
@@ -111,6 +116,8 @@ pub struct Status<'a> {
     pub states: &'a [DateState],
     pub dead: &'a [(i64, String)],
     pub sources: &'a [Freshness],
+    /// The partitions of the models coarser than the day, as ranges by state.
+    pub partitions: &'a [PartitionRange],
 }
 
 pub fn status(found: &Status, out: &Output) -> Result<()> {
@@ -160,6 +167,7 @@ pub fn status(found: &Status, out: &Output) -> Result<()> {
             .collect(),
         holders,
         sources: found.sources,
+        partitions: found.partitions,
         dates: rows,
     })?;
     if out.json {
@@ -175,10 +183,35 @@ pub fn status(found: &Status, out: &Output) -> Result<()> {
             calendar::calendar(&summary, colour)
         ))?;
     }
+    if !found.partitions.is_empty() {
+        out.text(&partitions_text(found.partitions))?;
+    }
     match found.sources.is_empty() {
         true => Ok(()),
         false => out.text(&freshness_text(found.sources)),
     }
+}
+
+/// The weeks, months, quarters and years: a line per model and run of one state.
+fn partitions_text(partitions: &[PartitionRange]) -> String {
+    let rows: Vec<Vec<String>> = partitions
+        .iter()
+        .map(|r| {
+            let range = match r.first == r.last {
+                true => r.first.clone(),
+                false => format!("{}..{}", r.first, r.last),
+            };
+            let count = match r.count {
+                1 => format!("1 {}", r.grain),
+                n => format!("{n} {}s", r.grain),
+            };
+            vec![r.model.clone(), range, r.state.to_string(), count]
+        })
+        .collect();
+    format!(
+        "\npartitions of other grains (by their first day in the span):\n{}",
+        crate::text::table::aligned(&rows)
+    )
 }
 
 /// `7200` as `2 hours`, in the largest unit that divides it.
@@ -232,6 +265,7 @@ pub fn status_empty(out: &Output) -> Result<()> {
         seals: SealMark::ALL.iter().map(|m| (*m, Vec::new())).collect(),
         holders: Vec::new(),
         sources: &[],
+        partitions: &[],
         dates: Vec::new(),
     })?;
     out.text(

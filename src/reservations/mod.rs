@@ -8,6 +8,7 @@ pub mod beyond;
 pub mod glance;
 pub mod holders;
 pub mod judge;
+pub mod partitions;
 pub mod planned;
 pub mod state;
 pub mod take;
@@ -22,5 +23,6 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
     let mut shapes = take::row_shapes(pipeline.dialect);
     shapes.extend(judge::row_shapes(pipeline)?);
     shapes.extend(beyond::row_shapes(pipeline)?);
+    shapes.extend(partitions::row_shapes(pipeline)?);
     Ok(shapes)
 }

@@ -144,6 +144,20 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// Where one partition of a model coarser than the day stands
+    /// (`system/partition_states.sql`).
+    PartitionState {
+        Computed => "computed",
+        /// Built before its period ended (`--allow-partial`): never sealed.
+        Provisional => "provisional",
+        /// Built by another version of the model.
+        Stale => "stale",
+        /// Not built.
+        Missing => "missing",
+    }
+}
+
+vocabulary! {
     /// Why a date would be computed: where it stands now, in the order `--only` would
     /// name it (`system/date_states.sql`: a date never built is missing whatever else is
     /// true of it).

@@ -1056,3 +1056,73 @@ fn undo_is_refused_for_a_pipeline_of_grains_and_writes_nothing() {
         "no run recorded"
     );
 }
+
+#[test]
+fn status_shows_the_weeks_and_months_by_state() {
+    let g = Grains::with_orders(3417);
+    g.apply(
+        0,
+        &[
+            "--interval",
+            "2026-02-01..2026-02-10",
+            "--as-of",
+            "2026-02-11",
+            "--allow-partial",
+        ],
+    );
+    let partitions = || -> Vec<(String, String, String, i64, String)> {
+        let run = g.sqlrun(
+            0,
+            &["status", "--json", "--interval", "2026-02-01..2026-02-28"],
+        );
+        let doc: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+        doc["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["model"].as_str().unwrap().to_string(),
+                    r["first"].as_str().unwrap().to_string(),
+                    r["last"].as_str().unwrap().to_string(),
+                    r["count"].as_i64().unwrap(),
+                    r["state"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let row = |m: &str, a: &str, b: &str, n: i64, s: &str| {
+        (
+            m.to_string(),
+            a.to_string(),
+            b.to_string(),
+            n,
+            s.to_string(),
+        )
+    };
+    // February on the 11th, built with --allow-partial: provisional. The weeks of
+    // 02-02 and 02-09 ended by then (W06 on the 8th; W07 on the 15th has not: partial too).
+    assert_eq!(
+        partitions(),
+        [
+            row("monthly_revenue", "2026-02", "2026-02", 1, "provisional"),
+            row("weekly_revenue", "2026-W06", "2026-W06", 1, "computed"),
+            row("weekly_revenue", "2026-W07", "2026-W07", 1, "provisional"),
+            row("weekly_revenue", "2026-W08", "2026-W09", 2, "missing"),
+        ]
+    );
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    assert_eq!(
+        partitions(),
+        [
+            row("monthly_revenue", "2026-02", "2026-02", 1, "computed"),
+            row("weekly_revenue", "2026-W06", "2026-W08", 3, "computed"),
+            row("weekly_revenue", "2026-W09", "2026-W09", 1, "missing"),
+        ]
+    );
+    let text = g.sqlrun(0, &["status", "--interval", "2026-02-01..2026-02-28"]);
+    contains_all(
+        &text.stdout,
+        &["weekly_revenue   2026-W06..2026-W08  computed  3 weeks"],
+    );
+}

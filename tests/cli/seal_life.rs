@@ -754,6 +754,7 @@ fn downgrade_to_schema_10(sb: &Sandbox, models: &[&str]) {
          DROP TABLE replaced_partitions;\n\
          DROP TABLE source_declarations;\n\
          ALTER TABLE partition_sources DROP COLUMN noted_at;\n\
+         ALTER TABLE partition_models DROP COLUMN provisional;\n\
          DELETE FROM sqlrun_schema_history WHERE version >= 11;\n",
     );
     for m in models {

@@ -1,0 +1,21 @@
+-- name: partition_states
+-- version: 1
+--
+-- Where each partition of one model of a grain coarser than the day stands (`status`
+-- shows them beside the dates, whose states judge days): `periods` is the first days of
+-- the model's periods in the span, as JSON. A partition is recorded in partition_models
+-- by its period's first day:
+--   missing      no partition built
+--   provisional  built before its period ended (`apply --allow-partial`)
+--   stale        built by another version of the model
+--   computed     built by the version now, after its period ended
+{% import "system/dialect.sql" as d %}
+SELECT s.value AS ds,
+       CASE WHEN pm.version IS NULL THEN 'missing'
+            WHEN pm.provisional THEN 'provisional'
+            WHEN pm.version <> {{ model.version }} THEN 'stale'
+            ELSE 'computed' END AS state
+FROM {{ d.dates(periods) }} AS s
+LEFT JOIN partition_models AS pm
+       ON pm.ds = s.value AND pm.model = {{ "models/" ~ model.name }}
+ORDER BY s.value
