@@ -435,6 +435,24 @@ impl Pipeline {
         sources.chain(lookups).collect()
     }
 
+    /// The sources whose notes of day `ds` a cascaded date takes: those every reader of
+    /// which it rebuilds on that very day.
+    fn date_sources(&self, parts: &[DatePart], ds: &str) -> Vec<Noted<'_>> {
+        let rebuilt = |m: &Model| parts.iter().any(|p| p.model == m.name && p.ds == ds);
+        self.recorded_sources()
+            .into_iter()
+            .filter(|noted| {
+                self.computed_models()
+                    .into_iter()
+                    .filter(|m| {
+                        m.sources.iter().any(|s| s.table == noted.table)
+                            || m.lookups.iter().any(|l| l.table == noted.table)
+                    })
+                    .all(rebuilt)
+            })
+            .collect()
+    }
+
     /// A dated source as the date states read its notes, with the widest window a model
     /// reads it through (a 7-day rolling model over orders: a late order marks the seven
     /// dates that read its day).
@@ -671,7 +689,16 @@ impl Pipeline {
             (None, None) => self.computed_models(),
         };
         let parts = self.parts_value(vars, &models);
-        let first = context! { models => to_value(&models), parts => parts };
+        let first = match vars.parts {
+            // A cascaded date takes a source's notes of its day only when it rebuilds, on
+            // that day, every model that reads the source: a date that builds only a week or
+            // a rolling day must leave them for the day's own models.
+            Some(own) => context! {
+                models => to_value(&models), parts => parts,
+                sources => to_value(&self.date_sources(own, vars.ds)),
+            },
+            None => context! { models => to_value(&models), parts => parts },
+        };
         let maps = [alike.clone(), this_date, first];
         minijinja::value::merge_maps(maps)
     }

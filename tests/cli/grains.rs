@@ -1126,3 +1126,33 @@ fn status_shows_the_weeks_and_months_by_state() {
         &["weekly_revenue   2026-W06..2026-W08  computed  3 weeks"],
     );
 }
+
+#[test]
+fn a_date_that_builds_only_a_week_leaves_the_days_late_rows_changed() {
+    let g = Grains::with_orders(3418);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let amount = 1_000;
+    g.sb.insert_orders(&[OrderRow {
+        order_id: "late-sunday".into(),
+        order_date: "2026-02-15".into(),
+        amount,
+        created_at: "2031-01-01 00:00:00".into(),
+    }]);
+    let sunday = g.revenue("daily_revenue")["2026-02-15"];
+    // 2026-02-11's cascade builds the week and rolling7 in 2026-02-15's transaction, not
+    // daily_revenue of 2026-02-15: that day's late order must stay noted.
+    let (_, run) = g.apply(0, &["--interval", "2026-02-11", "--as-of", AS_OF]);
+    assert!(!g.built_by(run)["daily_revenue"].contains(&"2026-02-15".to_string()));
+    assert_eq!(g.revenue("daily_revenue")["2026-02-15"], sunday);
+    let (_, heal) = g.apply(
+        0,
+        &["--interval", FULL, "--as-of", AS_OF, "--only", "changed"],
+    );
+    assert_eq!(
+        g.built_by(heal).get("daily_revenue"),
+        Some(&vec!["2026-02-15".to_string()]),
+        "the late day is still changed, and healed"
+    );
+    assert_eq!(g.revenue("daily_revenue")["2026-02-15"], sunday + amount);
+    g.assert_roll_ups_add_up();
+}
