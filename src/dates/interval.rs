@@ -212,9 +212,12 @@ pub fn parse_hour(text: &str, what: &str) -> Result<Option<chrono::NaiveDateTime
     Ok(Some(hour))
 }
 
-/// The local hours an interval names when an end of it is an hour: [start, end), an hour
-/// end taking its whole hour and a day end its whole day. None: an interval of days.
-pub fn hour_span(text: &str) -> Result<Option<(chrono::NaiveDateTime, chrono::NaiveDateTime)>> {
+/// The instants an interval names when an end of it is an hour, in `zone`: [start, end),
+/// an hour end taking its whole hour (the instant an hour after its start: a skipped hour
+/// is the next that exists, a repeated one the first) and a day end its whole day. None:
+/// an interval of days.
+pub fn hour_span(text: &str, zone: Tz) -> Result<Option<(DateTime<Utc>, DateTime<Utc>)>> {
+    use crate::dates::period::{local, midnight};
     let (a, b) = text.trim().split_once("..").unwrap_or((text, text));
     let (from, to) = (
         parse_hour(a, "interval start")?,
@@ -224,10 +227,13 @@ pub fn hour_span(text: &str) -> Result<Option<(chrono::NaiveDateTime, chrono::Na
         return Ok(None);
     }
     let days = Interval::parse(text)?;
-    let start = from.unwrap_or_else(|| days.start.and_hms_opt(0, 0, 0).expect("midnight"));
+    let start = match from {
+        Some(h) => local(h, zone),
+        None => midnight(days.start, zone),
+    };
     let end = match to {
-        Some(h) => h + chrono::Duration::hours(1),
-        None => days.end.and_hms_opt(0, 0, 0).expect("midnight") + chrono::Duration::days(1),
+        Some(h) => local(h, zone) + chrono::Duration::hours(1),
+        None => midnight(days.end.succ_opt().unwrap_or(days.end), zone),
     };
     match start < end {
         true => Ok(Some((start, end))),
@@ -393,25 +399,42 @@ mod tests {
         assert_eq!(at("2026-Q4"), "2026-10-01..2026-12-31");
         assert_eq!(at("2026-W06..2026-Q1"), "2026-02-02..2026-03-31");
         assert_eq!(at("2026-02-09T05..2026-02-10T01"), "2026-02-09..2026-02-10");
-        let span = |t| {
-            let (a, b) = hour_span(t).unwrap().unwrap();
-            format!("{a}..{b}")
+        let in_zone = |t, zone: Tz| {
+            let (a, b) = hour_span(t, zone).unwrap().unwrap();
+            format!(
+                "{}..{}",
+                a.format("%Y-%m-%d %H:%M"),
+                b.format("%Y-%m-%d %H:%M")
+            )
         };
-        assert_eq!(
-            span("2026-02-09T05"),
-            "2026-02-09 05:00:00..2026-02-09 06:00:00"
-        );
+        let span = |t| in_zone(t, Tz::UTC);
+        assert_eq!(span("2026-02-09T05"), "2026-02-09 05:00..2026-02-09 06:00");
         assert_eq!(
             span("2026-02-09T22..2026-02-10"),
-            "2026-02-09 22:00:00..2026-02-11 00:00:00"
+            "2026-02-09 22:00..2026-02-11 00:00"
         );
-        assert_eq!(hour_span("2026-02-09..2026-02-10").unwrap(), None);
+        assert_eq!(hour_span("2026-02-09..2026-02-10", Tz::UTC).unwrap(), None);
+        // Berlin, in UTC: the skipped 02:00 is the 03:00 that follows; the repeated 02:00
+        // its first time.
+        let berlin: Tz = "Europe/Berlin".parse().unwrap();
+        assert_eq!(
+            in_zone("2026-03-29T02", berlin),
+            "2026-03-29 01:00..2026-03-29 02:00"
+        );
+        assert_eq!(
+            in_zone("2026-03-29T01..2026-03-29T03", berlin),
+            "2026-03-29 00:00..2026-03-29 02:00"
+        );
+        assert_eq!(
+            in_zone("2026-10-25T02", berlin),
+            "2026-10-25 00:00..2026-10-25 01:00"
+        );
         for bad in [
             "2026-02-09T24",
             "2026-02-09T5",
             "2026-02-09T05..2026-02-09T04",
         ] {
-            assert!(hour_span(bad).is_err(), "{bad}");
+            assert!(hour_span(bad, Tz::UTC).is_err(), "{bad}");
         }
         for bad in [
             "2027-W53",

@@ -169,14 +169,17 @@ impl Request {
     /// The local hours the run asks for, as instants: an interval with an hour end, or
     /// `--as-of` an hour (the hour that ends then). None: whole days.
     pub fn hours(&self, zone: Tz) -> Result<Option<(DateTime<Utc>, DateTime<Utc>)>> {
-        let span = match (&self.interval, &self.as_of) {
-            (Some(text), _) => hour_span(text)?,
-            (None, Some(as_of)) => {
-                parse_hour(as_of, "--as-of")?.map(|at| (at - chrono::Duration::hours(1), at))
-            }
-            (None, None) => None,
-        };
-        Ok(span.map(|(a, b)| (local(a, zone), local(b, zone))))
+        let hour = chrono::Duration::hours(1);
+        match (&self.interval, &self.as_of) {
+            (Some(text), _) => hour_span(text, zone),
+            // The hour that ends at `at`: on the night the clocks go forward the hour before
+            // 03:00 is 01:00's; where 02:00 comes twice, both.
+            (None, Some(as_of)) => Ok(parse_hour(as_of, "--as-of")?.map(|at| {
+                let end = local(at, zone);
+                (local(at - hour, zone).min(end - hour), end)
+            })),
+            (None, None) => Ok(None),
+        }
     }
 
     /// Whether `--as-of` names an hour that is not a midnight: a run of that hour, which

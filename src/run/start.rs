@@ -57,10 +57,9 @@ pub fn prepare<'a>(
         (None, None) => unreachable!("a new run is asked for without --run"),
     };
     // Hours asked for that have all ended are not a day in progress.
-    let hours_ended = asked
-        .request
-        .hours(asked.zone)?
-        .is_some_and(|(_, end)| end <= asked.now);
+    let hours = asked.request.hours(asked.zone)?;
+    refuse_hours_without_hourly_models(pipeline, asked.request, hours.is_some())?;
+    let hours_ended = hours.is_some_and(|(_, end)| end <= asked.now);
     let unfinished = unfinished_day(interval, (asked.now, asked.zone), asked.request);
     if let Some(day) = unfinished.filter(|_| !hours_ended) {
         // A scheduler passing the day that has just begun is the mistake to stop. By hand,
@@ -80,6 +79,31 @@ pub fn prepare<'a>(
         reserved,
         interval,
     })
+}
+
+/// Hours name partitions of hourly models: a pipeline without one has no partition an hour
+/// could mean (its days would be computed while they are in progress, silently).
+fn refuse_hours_without_hourly_models(
+    pipeline: &Pipeline,
+    request: &crate::run::Request,
+    hours: bool,
+) -> Result<()> {
+    let hourly = pipeline
+        .models
+        .iter()
+        .any(|m| m.grain == crate::dates::period::Grain::Hour);
+    if !hours || hourly {
+        return Ok(());
+    }
+    let (flag, text) = match (&request.interval, &request.as_of) {
+        (Some(i), _) => ("--interval", i.as_str()),
+        (None, Some(a)) => ("--as-of", a.as_str()),
+        (None, None) => ("--interval", ""),
+    };
+    Err(Error::bad(format!(
+        "{flag} {text} names an hour, and this pipeline has no hourly model (`-- grain: hour`); \
+         name days instead (2026-02-09, or 2026-02-09..2026-02-11); nothing was written"
+    )))
 }
 
 /// A new run's interval. For `--only` without `--interval`, the dates the database knows

@@ -1156,3 +1156,57 @@ fn a_date_that_builds_only_a_week_leaves_the_days_late_rows_changed() {
     assert_eq!(g.revenue("daily_revenue")["2026-02-15"], sunday + amount);
     g.assert_roll_ups_add_up();
 }
+
+#[test]
+fn an_hourly_schedule_over_the_spring_night_misses_no_hour() {
+    let g = Grains::new(&[("hourly_ticks", hourly_ticks())]);
+    std::fs::write(
+        g.sb.path().join("sqlrun.toml"),
+        "timezone = \"Europe/Berlin\"\n",
+    )
+    .unwrap();
+    // What a scheduler passes each hour that night: 03:00 follows 01:00 on the clock.
+    for at in [
+        "2026-03-29T01",
+        "2026-03-29T03",
+        "2026-03-29T04",
+        "2026-03-29T05",
+    ] {
+        g.apply(0, &["--as-of", at, "--select", "hourly_ticks"]);
+    }
+    assert_eq!(
+        column(&g.sb.rows("SELECT hour FROM hourly_ticks ORDER BY hour")),
+        hours("2026-03-28 23:00:00", 4),
+        "23:00, 00:00, 01:00 and 02:00 UTC: midnight to 05:00 in Berlin, no gap"
+    );
+    // The repeated 02:00 in October: the run at 03:00 builds both.
+    g.apply(0, &["--as-of", "2026-10-25T03", "--select", "hourly_ticks"]);
+    assert_eq!(
+        g.sb.count(
+            "SELECT count(*) FROM hourly_ticks WHERE hour >= '2026-10-25 00:00:00' AND hour < '2026-10-25 02:00:00'"
+        ),
+        2
+    );
+}
+
+#[test]
+fn hours_are_refused_for_a_pipeline_without_an_hourly_model() {
+    let g = Grains::with_orders(3419);
+    for args in [
+        &["--as-of", "2026-02-10T06"][..],
+        &[
+            "--interval",
+            "2026-02-09T00..2026-02-09T05",
+            "--as-of",
+            AS_OF,
+        ],
+    ] {
+        let refused = g.sqlrun(2, &[&["apply"][..], args].concat());
+        contains_all(&refused.stderr, &["names an hour", "no hourly model"]);
+    }
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM runs"),
+        0,
+        "nothing written"
+    );
+}
