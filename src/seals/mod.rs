@@ -16,6 +16,7 @@ use minijinja::context;
 use serde::Serialize;
 
 use crate::dates::interval::{contiguous, contiguous_by, fmt_date, parse_date, Interval};
+use crate::dates::period::Grain;
 use crate::db::{Db, RowShape, TxKind};
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
@@ -140,6 +141,11 @@ fn plan(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal) -> Result<Sealing> {
             SealAction::Reissue | SealAction::Unseal => d.sealed,
         };
         for (name, &(computed, covered)) in models.iter().zip(&d.models) {
+            // An hourly model is not sealed: its rows are keyed by their hour, and a
+            // sealed date replaces them whole (seal a daily model over them instead).
+            if pipeline.model(name).is_some_and(|m| m.grain == Grain::Hour) {
+                continue;
+            }
             let sends = match r.action {
                 SealAction::Seal => computed && !covered,
                 SealAction::Reissue => computed,

@@ -1210,3 +1210,83 @@ fn hours_are_refused_for_a_pipeline_without_an_hourly_model() {
         "nothing written"
     );
 }
+
+#[test]
+fn checks_of_a_week_read_it_on_its_first_day_and_hourly_checks_are_refused() {
+    let g = Grains::with_orders(3420);
+    let checks = std::path::Path::new(&g.tpl).join("checks");
+    std::fs::create_dir_all(&checks).unwrap();
+    std::fs::write(
+        checks.join("weekly_one_row.sql"),
+        "-- name: weekly_one_row\n-- version: 1\n-- model: weekly_revenue\n-- severity: error\n\
+         {% import \"system/checks.sql\" as check %}\n{{ check.row_count(min=1, max=1) }}\n",
+    )
+    .unwrap();
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    // Only the weeks' first days hold their rows: no other day fails the check.
+    let run = g.sqlrun(0, &["check", "--interval", "2026-02-09..2026-02-15"]);
+    assert!(!run.stdout.contains("weekly_one_row"), "{}", run.stdout);
+    g.sqlrun(0, &["seal", "--interval", "2026-02-10", "--reason", "r"]);
+    // A week that lost its row is found on its Monday.
+    g.sb.exec("DELETE FROM weekly_revenue WHERE ds = '2026-02-16'");
+    let run = g.sqlrun(1, &["check", "--interval", "2026-02-16..2026-02-22"]);
+    contains_all(&run.stdout, &["2026-02-16", "weekly_one_row"]);
+
+    let h = Grains::new(&[("hourly_ticks", hourly_ticks())]);
+    let checks = std::path::Path::new(&h.tpl).join("checks");
+    std::fs::create_dir_all(&checks).unwrap();
+    std::fs::write(
+        checks.join("hourly_positive.sql"),
+        "-- name: hourly_positive\n-- version: 1\n-- model: hourly_ticks\n-- severity: error\n\
+         {% import \"system/checks.sql\" as check %}\n{{ check.accepted_range(\"n\", min=1) }}\n",
+    )
+    .unwrap();
+    let refused = h.sqlrun(2, &["apply", "--interval", "2026-02-09"]);
+    contains_all(
+        &refused.stderr,
+        &["checks/hourly_positive.sql", "hourly model"],
+    );
+}
+
+#[test]
+fn an_hourly_model_is_not_sealed_its_rows_are_replaced_on_a_sealed_day() {
+    let kind = if is_sqlite() { "TEXT" } else { "TIMESTAMPTZ" };
+    let hourly = format!(
+        "-- name: hourly_orders\n-- version: 1\n-- grain: hour\n-- key: hour\n-- date_column: hour\n\
+         -- values: n\n-- sources: orders(order_date, key order_id)\n\
+         -- create: CREATE TABLE hourly_orders (hour {kind} NOT NULL, n BIGINT NOT NULL, run_id BIGINT NOT NULL, PRIMARY KEY (hour))\n\
+         SELECT {{{{ period_start }}}} AS hour, count(*) AS n FROM orders_latest WHERE order_date = {{{{ ds }}}}\n"
+    );
+    let g = Grains::new(&[("hourly_orders", hourly)]);
+    g.sb.insert_orders(&Orders::new(3421, FIRST, DAYS, false).rows);
+    let day = ["--interval", "2026-02-09", "--as-of", AS_OF];
+    g.apply(0, &day);
+    g.sqlrun(0, &["seal", "--interval", "2026-02-09", "--reason", "r"]);
+    let n = g.sb.count("SELECT max(n) FROM hourly_orders");
+    g.sb.insert_orders(&[OrderRow {
+        order_id: "late-h".into(),
+        order_date: "2026-02-09".into(),
+        amount: 10,
+        created_at: "2031-01-01 00:00:00".into(),
+    }]);
+    g.apply(0, &day);
+    g.apply(0, &day);
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM hourly_orders_corrections"),
+        0
+    );
+    assert_eq!(g.sb.count("SELECT count(*) FROM hourly_orders"), 24);
+    assert_eq!(
+        g.sb.count("SELECT min(n) FROM hourly_orders"),
+        n + 1,
+        "replaced"
+    );
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM daily_revenue_corrections"),
+        1
+    );
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM seal_coverage WHERE model = 'hourly_orders'"),
+        0
+    );
+}
