@@ -295,23 +295,28 @@ fn read_text(
     }
 }
 
-/// The span partition `p` of `model` reads through its windows (of models, or of a dated
-/// source's days): the first upstream period and the last; `p` itself without a window.
+/// The span partition `p` of `model` reads through its windows and across grains (of
+/// models, or of a dated source's days): the first upstream period and the last; `p`
+/// itself when it reads only its own grain without a window. A day over hours gets the
+/// instants of its local midnights.
 pub fn window(pipeline: &Pipeline, model: &Model, p: Period, tz: Tz) -> (Period, Period) {
-    let spans = model
-        .reads
-        .iter()
-        .filter(|r| r.window != (0, 0))
-        .filter_map(|r| {
-            // A dated source's periods are its days.
-            let theirs = match r.source {
-                true => Grain::Day,
-                false => pipeline.models.iter().find(|m| m.name == r.from)?.grain,
-            };
-            reads(p, r, theirs, tz)
-        });
+    let spans = model.reads.iter().filter_map(|r| {
+        // A dated source's periods are its days.
+        let theirs = match r.source {
+            true => Grain::Day,
+            false => pipeline.models.iter().find(|m| m.name == r.from)?.grain,
+        };
+        // A read of its own grain without a window reads its own period.
+        let plain = r.window == (0, 0) && theirs == model.grain;
+        (!plain).then(|| reads(p, r, theirs, tz)).flatten()
+    });
+    // By instants: periods of different grains do not order by their own Ord.
     spans
-        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+        .reduce(|(a, b), (c, d)| {
+            let first = if c.begins(tz) < a.begins(tz) { c } else { a };
+            let last = if d.ends(tz) > b.ends(tz) { d } else { b };
+            (first, last)
+        })
         .unwrap_or((p, p))
 }
 

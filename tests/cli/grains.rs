@@ -1290,3 +1290,40 @@ fn an_hourly_model_is_not_sealed_its_rows_are_replaced_on_a_sealed_day() {
         0
     );
 }
+
+#[test]
+fn a_day_over_hours_reads_its_local_day() {
+    let daily_ticks = "-- name: daily_ticks\n-- version: 1\n-- key: ds\n-- values: n\n\
+        -- depends_on: hourly_ticks\n\
+        -- create: CREATE TABLE daily_ticks (ds DATE NOT NULL, n BIGINT NOT NULL, run_id BIGINT NOT NULL, PRIMARY KEY (ds))\n\
+        SELECT {{ ds }} AS ds, coalesce(sum(n), 0) AS n FROM hourly_ticks\n\
+        WHERE hour >= {{ window_start }} AND hour < {{ window_end }}\n"
+        .to_string();
+    let g = Grains::new(&[
+        ("hourly_ticks", hourly_ticks()),
+        ("daily_ticks", daily_ticks),
+    ]);
+    std::fs::write(
+        g.sb.path().join("sqlrun.toml"),
+        "timezone = \"Europe/Berlin\"\n",
+    )
+    .unwrap();
+    g.apply(
+        0,
+        &[
+            "--interval",
+            "2026-03-28..2026-03-30",
+            "--as-of",
+            "2026-04-01",
+        ],
+    );
+    assert_eq!(
+        g.sb.rows("SELECT ds, n FROM daily_ticks ORDER BY ds"),
+        [
+            ["2026-03-28", "24"],
+            ["2026-03-29", "23"],
+            ["2026-03-30", "24"]
+        ]
+        .map(|r| r.map(String::from).to_vec())
+    );
+}
