@@ -698,7 +698,7 @@ impl Pipeline {
             // that day, every model that reads the source: a date that builds only a week or
             // a rolling day must leave them for the day's own models.
             Some(own) => context! {
-                models => to_value(&models), parts => parts,
+                models => to_value(&models), parts => parts, cascaded => true,
                 sources => to_value(&self.date_sources(own, vars.ds)),
             },
             None => context! { models => to_value(&models), parts => parts },

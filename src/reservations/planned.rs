@@ -50,6 +50,13 @@ pub struct CheckedReserve {
 }
 
 pub fn check(request: &ReserveRequest, zone: Tz) -> Result<CheckedReserve> {
+    // A reservation holds dates, and `apply --run` builds them whole: hours would be lost.
+    if crate::dates::interval::hour_span(&request.interval, zone)?.is_some() {
+        return Err(Error::bad(format!(
+            "reserve --interval {}: a reservation holds whole dates, and `apply --run` builds them whole; name days (2026-02-09..2026-02-11), or run the hours with `sqlrun apply --interval {}`",
+            request.interval, request.interval
+        )));
+    }
     Ok(CheckedReserve {
         interval: Interval::parse(&request.interval)?,
         zone,

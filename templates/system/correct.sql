@@ -17,8 +17,9 @@
 -- partition_models still holds the version that built it (record_date.sql follows).
 -- Version 7: the stored rows are found by the partition column's value, `period_start`
 -- (a date, or an hour's first instant). Version 8: cause `upstream` for a model whose
--- inputs (`depends_on`, in the span it reads) this run rebuilt on an earlier date, and
--- whose own sources and version did not change: a month corrected because a day was.
+-- inputs (`depends_on`, in the span it reads) this run rebuilt, on an earlier date or
+-- earlier in this date's transaction (a cascaded date's parts), and whose own sources
+-- and version did not change: a month corrected because a day was.
 -- Undo (version 6): for a model in `restored` (`sqlrun undo RUN`), what the date is
 -- recomputed to is the rows RUN replaced (system/undo_rows.sql), not its SELECT: a sealed
 -- date gets corrections back to them, never an overwrite.
@@ -50,7 +51,9 @@ cause AS (
                 WHEN late.n > 0 THEN 'late_rows'
                 WHEN built.v {{ d.differs() }} {{ model.version }} THEN 'new_version'
 {% if model.depends_on %}
-                WHEN EXISTS (SELECT 1 FROM partition_models AS up
+{% set up = namespace(here=false) %}
+{% if cascaded is defined %}{% for p in parts if p.model.name in model.depends_on %}{% set up.here = true %}{% endfor %}{% endif %}
+                WHEN {% if up.here %}1 = 1 OR {% endif %}EXISTS (SELECT 1 FROM partition_models AS up
                               WHERE up.run_id = {{ run_id }}
                                 AND up.ds >= {{ window_start }} AND up.ds < {{ window_end }}
                                 AND up.model IN ({% for m in model.depends_on %}{% if not loop.first %}, {% endif %}{{ "models/" ~ m }}{% endfor %})) THEN 'upstream'

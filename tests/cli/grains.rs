@@ -978,6 +978,11 @@ fn hour_intervals_and_an_hourly_regular_run() {
         let (refused, _) = g.apply(2, &["--interval", bad]);
         contains_all(&refused.stderr, &[bad, "2026-02-09T05"]);
     }
+    let reserve = g.sqlrun(
+        2,
+        &["reserve", "--interval", "2026-03-30T05..2026-03-30T08"],
+    );
+    contains_all(&reserve.stderr, &["whole dates", "sqlrun apply --interval"]);
     let (refused, _) = g.apply(2, &["--as-of", "2026-03-30T25"]);
     contains_all(&refused.stderr, &["--as-of", "00..23"]);
     assert_eq!(g.sb.count("SELECT count(*) FROM runs"), runs);

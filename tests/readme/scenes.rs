@@ -125,6 +125,7 @@ pub const SCENES: &[Scene] = &[
             Sqlrun(&["new", "."]),
             Insert("sqlrun.toml", "templates = ", "timezone = \"Europe/Berlin\""),
             File("models/hourly_ticks.sql", HOURLY),
+            Sqlrun(&["init"]),
         ]],
     },
     Scene {
