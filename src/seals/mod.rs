@@ -122,7 +122,8 @@ fn plan(db: &mut Db, pipeline: &Pipeline, r: &CheckedSeal) -> Result<Sealing> {
     // A dead holder does not count as holding: its dates are reclaimed first (and the
     // reclaim is rolled back with everything else if the event is refused).
     let reclaimed = take::sweep(db, pipeline, &Identity::current(), None)?;
-    let found = seal_check(db, pipeline, r.interval)?;
+    let mut found = seal_check(db, pipeline, r.interval)?;
+    held_periods(db, pipeline, &mut found)?;
     let models = pipeline
         .models
         .iter()
@@ -322,6 +323,7 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
     )?;
     let mut shapes = vec![
         RowShape::of::<NewSeal, _>(&queries::INSERT_SEAL_EVENT, d),
+        RowShape::of::<Holder, _>(&queries::HOLDER_BETWEEN, d),
         RowShape::numbered::<SealCheckColumns, ModelColumns, _>(
             check.as_str(),
             d,
@@ -332,6 +334,41 @@ pub fn row_shapes(pipeline: &Pipeline) -> Result<Vec<RowShape>> {
     shapes.extend(verify::row_shapes(pipeline)?);
     shapes.extend(numbers::row_shapes(pipeline)?);
     Ok(shapes)
+}
+
+/// A date that is the first day of a week's or a month's partition is held too while a
+/// run holds a day of that period: its cascade builds the partition there, and reads the
+/// first day's seal before (a seal meanwhile would be overwritten).
+fn held_periods(db: &mut Db, pipeline: &Pipeline, found: &mut [SealCheck]) -> Result<()> {
+    let tz = chrono_tz::Tz::UTC; // dates, not instants: the zone moves no first day
+    let grains: std::collections::BTreeSet<Grain> = (pipeline.models.iter())
+        .map(|m| m.grain)
+        .filter(|g| !matches!(g, Grain::Day | Grain::Hour))
+        .collect();
+    for d in found.iter_mut().filter(|d| d.blocked_by.is_none()) {
+        let day = parse_date(&d.ds, "date")?;
+        for grain in &grains {
+            let p = crate::dates::period::Period::of_date(*grain, day, tz);
+            if p.first_day(tz) != day {
+                continue;
+            }
+            let span = [
+                (":first", d.ds.as_str().into()),
+                (":last", fmt_date(p.last_day(tz)).into()),
+            ];
+            let holder: Option<Holder> = db.row_as(&queries::HOLDER_BETWEEN, &span)?;
+            if let Some(h) = holder {
+                d.blocked_by = Some(h.run_id);
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[derive(serde::Deserialize)]
+struct Holder {
+    run_id: i64,
 }
 
 /// Why the event is refused, each reason with what to do about it (none: it may go).

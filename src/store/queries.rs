@@ -45,6 +45,7 @@ queries! {
     HELD_BY_RUN => "held_by_run.sql",
     OWN_DATE => "own_date.sql" | "postgres/own_date.sql",
     HOLDER_OF_DATE => "holder_of_date.sql",
+    HOLDER_BETWEEN => "holder_between.sql",
     RELEASABLE_OF_RUN => "releasable_of_run.sql" | "postgres/releasable_of_run.sql",
     LIVE_RUNS => "live_runs.sql" | "postgres/live_runs.sql",
     TEMPLATE_VERSION => "template_version.sql",

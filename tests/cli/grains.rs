@@ -1332,3 +1332,48 @@ fn a_day_over_hours_reads_its_local_day() {
         .map(|r| r.map(String::from).to_vec())
     );
 }
+
+#[test]
+fn a_week_cannot_be_sealed_while_a_run_holds_the_date_that_rebuilds_it() {
+    let g = Grains::with_orders(3422);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    // A run that rebuilds 2026-02-15, and with it the week of 2026-02-09 (in 02-15's
+    // transaction), held right after it reserved.
+    let mut cmd = g.sb.cmd(&[
+        "--templates",
+        &g.tpl,
+        "apply",
+        "--interval",
+        "2026-02-15",
+        "--as-of",
+        AS_OF,
+    ]);
+    cmd.env("SQLRUN_STOP_AT", "reserved")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn sqlrun");
+    assert!(stopped_itself(&mut child), "the run stopped once reserved");
+    let holder = g.sb.last_run_id();
+    let refused = g.sb.run(&[
+        "--templates",
+        &g.tpl,
+        "seal",
+        "--interval",
+        "2026-02-09",
+        "--reason",
+        "r",
+    ]);
+    // SAFETY: kill has no preconditions; the pid is our child's.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
+    let run = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_ne!(refused.code, 0, "{refused:?}");
+    contains_all(&refused.stderr, &["2026-02-09", &format!("run {holder}")]);
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM seals"),
+        0,
+        "nothing sealed"
+    );
+    // Once the run is done, the week seals.
+    g.sqlrun(0, &["seal", "--interval", "2026-02-09", "--reason", "r"]);
+}
