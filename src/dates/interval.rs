@@ -133,7 +133,7 @@ pub fn parse_date(text: &str, what: &str) -> Result<Date> {
             "is not written YYYY-MM-DD"
         };
         Error::BadInput(format!(
-            "{what} `{text}` {why}; write a date like 2026-02-09, or an interval like 2026-02-09..2026-02-11 (both ends included; a month 2026-02 or a year 2026 also)"
+            "{what} `{text}` {why}; write a date like 2026-02-09, or an interval like 2026-02-09..2026-02-11 (both ends included; a week 2026-W06, a month 2026-02, a quarter 2026-Q1 or a year 2026 also)"
         ))
     })
 }
@@ -194,7 +194,10 @@ fn parse_period(text: &str, what: &str) -> Result<Interval> {
 
 /// One hour, `YYYY-MM-DDTHH` (its local start), or None for text without a `T`.
 pub fn parse_hour(text: &str, what: &str) -> Result<Option<chrono::NaiveDateTime>> {
-    let Some((day, hour)) = text.trim().split_once(['T', 't']) else {
+    // Only `YYYY-MM-DDT...` is an hour: other text with a T ("last week") is no hour.
+    let text = text.trim();
+    let shaped = text.len() > 10 && matches!(text.as_bytes()[10], b'T' | b't');
+    let Some((day, hour)) = text.split_once(['T', 't']).filter(|_| shaped) else {
         return Ok(None);
     };
     let day = parse_date(day, what)?;
