@@ -67,6 +67,7 @@ fn current_checks(pipeline: &Pipeline) -> Vec<CurrentCheck> {
 struct InScope {
     name: String,
     version: i64,
+    grain: crate::dates::period::Grain,
 }
 
 /// The models a date computes, in the order of their names (`Pipeline::signature`'s).
@@ -77,6 +78,7 @@ fn scope(pipeline: &Pipeline) -> Vec<InScope> {
         .map(|m| InScope {
             name: format!("models/{}", m.name),
             version: m.version,
+            grain: m.grain,
         })
         .collect();
     scope.sort_by(|a, b| a.name.cmp(&b.name));

@@ -5,7 +5,8 @@
 -- apart. Imported as `c`, beside the dialect's `d`.
 -- Version 4: source_changed also reads, for a source a model reads through a window
 -- (`-- sources: orders(...) window -6..0`), the notes of the days that window reaches:
--- a late order marks every rolling date that reads its day.
+-- a late order marks every rolling date that reads its day; period_start, the first day
+-- of the week, month, quarter or year a date falls in.
 {% import "system/dialect.sql" as d %}
 {#- The statuses of a date whose rows a run built (run_partitions.status): a date that
     was replaced (success) or, sealed, compared (corrected, unchanged). #}
@@ -74,3 +75,5 @@
     source_changed): never computed, failed, or changed. #}
 {% macro needs_work(a) %}(NOT {{ a|ident }}.computed OR {{ a|ident }}.failed
             OR ({{ a|ident }}.computed AND {{ a|ident }}.source_changed)){% endmacro %}
+{#- The first day of the `grain` period (week, month, quarter, year) date `at` falls in. #}
+{% macro period_start(grain, at) %}{% if grain == "week" %}{{ d.iso_week_start(at) }}{% elif grain == "month" %}{{ d.month_start(at) }}{% elif grain == "quarter" %}{{ d.quarter_start(at) }}{% else %}{{ d.year_start(at) }}{% endif %}{% endmacro %}

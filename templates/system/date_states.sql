@@ -1,5 +1,5 @@
 -- name: date_states
--- version: 9
+-- version: 10
 --
 -- Each date of an interval and where it stands: the one answer that `status` (its
 -- calendar, list and JSON), `apply` (what it selects) and `apply --dry-run` (its plan)
@@ -7,6 +7,9 @@
 -- follows the interval's length, not the history's. (`status` without an interval asks
 -- known_span.sql for one first.)
 --
+-- Version 10: a week's, month's, quarter's or year's model has its rows on the period's
+-- first day alone: on the other days it stands `current` (partition_states.sql judges its
+-- partitions).
 -- `scope` is the models a run would compute (every model, or those --select names) with
 -- their versions now; a retired model is in no scope, so it makes no date stale or
 -- missing. Per model in scope, on each date (model_1, model_2, ...):
@@ -41,6 +44,8 @@
 -- a look back's window, beyond_window.sql counts by the same rule (common.sql's macros).
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
+{#- A date's own column, for the macros that take an expression. #}
+{% set at %}pd.ds{% endset %}
 {#- Whether any model in scope stands in one of `states` on the date. #}
 {#- Whether check result `k` is of a check as it is now: its name and version. #}
 {% macro current_check(k) %}({% for c in checks %}{% if not loop.first %} OR {% endif %}({{ k|ident }}.check_name = {{ c.name }} AND {{ k|ident }}.version = {{ c.version }}){% else %}1 = 0{% endfor %}){% endmacro %}
@@ -115,7 +120,8 @@ facts AS MATERIALIZED (
            (lp.status {{ d.same() }} 'failed') AS failed,
            {% for m in scope %}
            -- {{ m.name|ident }}: the version that built the date's rows
-           CASE WHEN lp.status = 'failed' AND lp.failed_model = {{ m.name }} THEN 'failed'
+           CASE {% if m.grain in ["week", "month", "quarter", "year"] %}WHEN pd.ds <> {{ common.period_start(m.grain, at) }} THEN 'current'
+                {% endif %}WHEN lp.status = 'failed' AND lp.failed_model = {{ m.name }} THEN 'failed'
                 ELSE (SELECT CASE WHEN v.version IS NULL THEN 'missing'
                                   WHEN v.version = {{ m.version }} THEN 'current'
                                   ELSE 'stale' END

@@ -1377,3 +1377,56 @@ fn a_week_cannot_be_sealed_while_a_run_holds_the_date_that_rebuilds_it() {
     // Once the run is done, the week seals.
     g.sqlrun(0, &["seal", "--interval", "2026-02-09", "--reason", "r"]);
 }
+
+#[test]
+fn days_between_a_periods_first_days_are_not_missing_its_partition() {
+    let mut models = four_models();
+    models.push((
+        "quarterly_revenue",
+        roll_up("quarterly_revenue", "quarter", "daily_revenue", ""),
+    ));
+    let g = Grains::new(&models);
+    g.sb.insert_orders(&Orders::new(3423, FIRST, DAYS, false).rows);
+    // A selection's run: no fallback to a run of every model for the days without a week.
+    g.apply(
+        0,
+        &[
+            "--interval",
+            FULL,
+            "--as-of",
+            "2026-04-01",
+            "--select",
+            "daily_revenue",
+        ],
+    );
+    let run = g.sqlrun(0, &["status", "--json", "--interval", FULL]);
+    let doc: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(doc["counts"]["missing"], 0, "{}", doc["counts"]);
+    assert_eq!(doc["counts"]["computed"], 59, "{}", doc["counts"]);
+    // The quarter's first day is judged by its partition: built, current. One built by an
+    // older version is stale there alone.
+    let models = |ds: &str| {
+        doc["dates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["ds"] == ds)
+            .unwrap()["models"]
+            .clone()
+    };
+    assert_eq!(models("2026-01-01")["quarterly_revenue"], "current");
+    assert_eq!(models("2026-02-10")["quarterly_revenue"], "current");
+    g.sb.exec("UPDATE partition_models SET version = 0 WHERE model = 'models/weekly_revenue' AND ds = '2026-02-09'");
+    let run = g.sqlrun(
+        0,
+        &["status", "--json", "--interval", "2026-02-08..2026-02-10"],
+    );
+    let doc: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let states: Vec<&str> = doc["dates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["models"]["weekly_revenue"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["current", "stale", "current"]);
+}

@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 8
+-- version: 9
 --
 -- PostgreSQL's spelling of the few things the system templates say differently on
 -- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come
@@ -35,6 +35,8 @@
 {% macro month_start(date) %}CAST(date_trunc('month', CAST({{ date }} AS timestamp)) AS date){% endmacro %}
 {# The Monday of the ISO week `date` falls in (date_trunc's 'week' is the ISO week). #}
 {% macro iso_week_start(date) %}CAST(date_trunc('week', CAST({{ date }} AS timestamp)) AS date){% endmacro %}
+{# The first day of the quarter `date` falls in (version 9). #}
+{% macro quarter_start(date) %}CAST(date_trunc('quarter', CAST({{ date }} AS timestamp)) AS date){% endmacro %}
 {# The first day of the year `date` falls in (the calendar year, not the ISO year). #}
 {% macro year_start(date) %}CAST(date_trunc('year', CAST({{ date }} AS timestamp)) AS date){% endmacro %}
 {# A UTC time written 'YYYY-MM-DD HH:MM:SS' (sessions run in UTC). #}

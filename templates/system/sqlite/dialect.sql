@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 8
+-- version: 9
 --
 -- SQLite's spelling of the few things the system templates say differently on each
 -- backend (postgres/dialect.sql has the same macros). Imported as `d`.
@@ -34,6 +34,8 @@
 {# The Monday of the ISO week `date` falls in (a Sunday belongs to the week before:
    'weekday 0' moves on to the Sunday that ends the week, or stays on one). #}
 {% macro iso_week_start(date) %}date({{ date }}, 'weekday 0', '-6 days'){% endmacro %}
+{# The first day of the quarter `date` falls in (version 9). #}
+{% macro quarter_start(date) %}date({{ date }}, 'start of month', printf('-%d months', (CAST(strftime('%m', {{ date }}) AS integer) - 1) % 3)){% endmacro %}
 {# The first day of the year `date` falls in (the calendar year, not the ISO year). #}
 {% macro year_start(date) %}date({{ date }}, 'start of year'){% endmacro %}
 {# A UTC time written 'YYYY-MM-DD HH:MM:SS', as the state store's times compare. #}
