@@ -130,6 +130,24 @@ impl Grains {
         g
     }
 
+    /// The project's time zone: Europe/Berlin (a sqlrun.toml in the sandbox).
+    fn in_berlin(&self) {
+        let toml = "timezone = \"Europe/Berlin\"\n";
+        std::fs::write(self.sb.path().join("sqlrun.toml"), toml).unwrap();
+    }
+
+    /// `apply ARGS` held right after it reserved its dates (`resume` lets it go on).
+    fn held_apply(&self, args: &[&str]) -> std::process::Child {
+        let all = [&["--templates", self.tpl.as_str(), "apply"][..], args].concat();
+        stopped_at(self.sb.cmd(&all), "reserved")
+    }
+
+    /// `status --json --interval I`, parsed.
+    fn status_json(&self, interval: &str) -> serde_json::Value {
+        let run = self.sqlrun(0, &["status", "--json", "--interval", interval]);
+        serde_json::from_str(run.stdout.trim()).unwrap()
+    }
+
     /// `sqlrun --templates DIR ARGS`, wanting exit `code`.
     fn sqlrun(&self, code: i32, args: &[&str]) -> Run {
         let mut all = vec!["--templates", &self.tpl];
@@ -492,11 +510,7 @@ fn hourly_partitions_follow_daylight_saving_in_berlin_and_utc() {
     };
 
     let berlin = Grains::new(&hourly);
-    std::fs::write(
-        berlin.sb.path().join("sqlrun.toml"),
-        "timezone = \"Europe/Berlin\"\n",
-    )
-    .unwrap();
+    berlin.in_berlin();
     let utc = Grains::new(&hourly);
     let spring = [
         "--interval",
@@ -544,23 +558,7 @@ fn two_runs_cascading_into_one_month_one_builds_it_the_other_exits_99() {
 
     // `sqlrun reserve` takes no --as-of (nor does it plan the cascade): the first run is an
     // apply held right after it reserved its dates, the month's anchor 02-28 among them.
-    let mut cmd = g.sb.cmd(&[
-        "--templates",
-        &g.tpl,
-        "apply",
-        "--interval",
-        "2026-02-02..2026-02-04",
-        "--as-of",
-        AS_OF,
-    ]);
-    cmd.env("SQLRUN_STOP_AT", "reserved")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn sqlrun");
-    assert!(
-        stopped_itself(&mut child),
-        "the first run stopped once reserved"
-    );
+    let child = g.held_apply(&["--interval", "2026-02-02..2026-02-04", "--as-of", AS_OF]);
     let holder = g.sb.last_run_id();
     let held = column(&g.sb.rows(&format!(
         "SELECT ds FROM reservations WHERE run_id = {holder} ORDER BY ds"
@@ -577,9 +575,7 @@ fn two_runs_cascading_into_one_month_one_builds_it_the_other_exits_99() {
     ]);
     let second_id = g.sb.last_run_id();
     let month_after_second = g.run_ids("monthly_revenue");
-    // SAFETY: kill has no preconditions; the pid is our child's.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
-    let first = Run::from(child.wait_with_output().unwrap());
+    let first = resume(child);
 
     assert!(
         held.contains(&"2026-02-28".to_string()),
@@ -937,11 +933,7 @@ fn a_late_order_marks_exactly_the_rolling_dates_of_a_source_window_changed() {
 #[test]
 fn hour_intervals_and_an_hourly_regular_run() {
     let g = Grains::new(&[("hourly_ticks", hourly_ticks())]);
-    std::fs::write(
-        g.sb.path().join("sqlrun.toml"),
-        "timezone = \"Europe/Berlin\"\n",
-    )
-    .unwrap();
+    g.in_berlin();
     let ticks = |run: i64| {
         column(&g.sb.rows(&format!(
             "SELECT hour FROM hourly_ticks WHERE run_id = {run} ORDER BY hour"
@@ -1076,11 +1068,7 @@ fn status_shows_the_weeks_and_months_by_state() {
         ],
     );
     let partitions = || -> Vec<(String, String, String, i64, String)> {
-        let run = g.sqlrun(
-            0,
-            &["status", "--json", "--interval", "2026-02-01..2026-02-28"],
-        );
-        let doc: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+        let doc = g.status_json("2026-02-01..2026-02-28");
         doc["partitions"]
             .as_array()
             .unwrap()
@@ -1165,11 +1153,7 @@ fn a_date_that_builds_only_a_week_leaves_the_days_late_rows_changed() {
 #[test]
 fn an_hourly_schedule_over_the_spring_night_misses_no_hour() {
     let g = Grains::new(&[("hourly_ticks", hourly_ticks())]);
-    std::fs::write(
-        g.sb.path().join("sqlrun.toml"),
-        "timezone = \"Europe/Berlin\"\n",
-    )
-    .unwrap();
+    g.in_berlin();
     // What a scheduler passes each hour that night: 03:00 follows 01:00 on the clock.
     for at in [
         "2026-03-29T01",
@@ -1308,11 +1292,7 @@ fn a_day_over_hours_reads_its_local_day() {
         ("hourly_ticks", hourly_ticks()),
         ("daily_ticks", daily_ticks),
     ]);
-    std::fs::write(
-        g.sb.path().join("sqlrun.toml"),
-        "timezone = \"Europe/Berlin\"\n",
-    )
-    .unwrap();
+    g.in_berlin();
     g.apply(
         0,
         &[
@@ -1339,20 +1319,7 @@ fn a_week_cannot_be_sealed_while_a_run_holds_the_date_that_rebuilds_it() {
     g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
     // A run that rebuilds 2026-02-15, and with it the week of 2026-02-09 (in 02-15's
     // transaction), held right after it reserved.
-    let mut cmd = g.sb.cmd(&[
-        "--templates",
-        &g.tpl,
-        "apply",
-        "--interval",
-        "2026-02-15",
-        "--as-of",
-        AS_OF,
-    ]);
-    cmd.env("SQLRUN_STOP_AT", "reserved")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn sqlrun");
-    assert!(stopped_itself(&mut child), "the run stopped once reserved");
+    let child = g.held_apply(&["--interval", "2026-02-15", "--as-of", AS_OF]);
     let holder = g.sb.last_run_id();
     let refused = g.sb.run(&[
         "--templates",
@@ -1363,9 +1330,7 @@ fn a_week_cannot_be_sealed_while_a_run_holds_the_date_that_rebuilds_it() {
         "--reason",
         "r",
     ]);
-    // SAFETY: kill has no preconditions; the pid is our child's.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
-    let run = Run::from(child.wait_with_output().unwrap());
+    let run = resume(child);
     assert_eq!(run.code, 0, "{run:?}");
     assert_ne!(refused.code, 0, "{refused:?}");
     contains_all(&refused.stderr, &["2026-02-09", &format!("run {holder}")]);
@@ -1399,8 +1364,7 @@ fn days_between_a_periods_first_days_are_not_missing_its_partition() {
             "daily_revenue",
         ],
     );
-    let run = g.sqlrun(0, &["status", "--json", "--interval", FULL]);
-    let doc: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let doc = g.status_json(FULL);
     assert_eq!(doc["counts"]["missing"], 0, "{}", doc["counts"]);
     assert_eq!(doc["counts"]["computed"], 59, "{}", doc["counts"]);
     // The quarter's first day is judged by its partition: built, current. One built by an
@@ -1417,11 +1381,7 @@ fn days_between_a_periods_first_days_are_not_missing_its_partition() {
     assert_eq!(models("2026-01-01")["quarterly_revenue"], "current");
     assert_eq!(models("2026-02-10")["quarterly_revenue"], "current");
     g.sb.exec("UPDATE partition_models SET version = 0 WHERE model = 'models/weekly_revenue' AND ds = '2026-02-09'");
-    let run = g.sqlrun(
-        0,
-        &["status", "--json", "--interval", "2026-02-08..2026-02-10"],
-    );
-    let doc: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let doc = g.status_json("2026-02-08..2026-02-10");
     let states: Vec<&str> = doc["dates"]
         .as_array()
         .unwrap()

@@ -874,3 +874,23 @@ pub fn stopped_itself(child: &mut std::process::Child) -> bool {
     }
     false
 }
+
+/// `cmd` started with `SQLRUN_STOP_AT=point`, once it stopped itself there (asserted).
+pub fn stopped_at(mut cmd: Command, point: &str) -> std::process::Child {
+    cmd.env("SQLRUN_STOP_AT", point)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn sqlrun");
+    assert!(
+        stopped_itself(&mut child),
+        "sqlrun stopped itself at {point}"
+    );
+    child
+}
+
+/// A child `stopped_at` a point goes on (SIGCONT); how it ended.
+pub fn resume(child: std::process::Child) -> Run {
+    // SAFETY: kill has no preconditions; the pid is our child's.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
+    Run::from(child.wait_with_output().unwrap())
+}

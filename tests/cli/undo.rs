@@ -359,23 +359,16 @@ fn bad_input_exits_2_says_what_works_and_writes_nothing() {
 #[test]
 fn a_partition_replaced_between_the_plan_and_the_reservation_is_not_overwritten() {
     let (sb, _, _, bad) = with_a_bad_run(367);
-    let mut cmd = sb.cmd(&["undo", &bad.to_string(), "--interval", "2026-03-03"]);
-    cmd.env("SQLRUN_STOP_AT", "reserved")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn sqlrun");
-    assert!(
-        stopped_itself(&mut child),
-        "the undo stopped itself once reserved"
+    let child = stopped_at(
+        sb.cmd(&["undo", &bad.to_string(), "--interval", "2026-03-03"]),
+        "reserved",
     );
     // What another run's replace of the 3rd leaves: its rows and its record.
     sb.exec(
         "UPDATE daily_revenue SET revenue = 7, run_id = 4242 WHERE ds = '2026-03-03'; \
          UPDATE partition_models SET run_id = 4242 WHERE ds = '2026-03-03'",
     );
-    // SAFETY: kill has no preconditions; the pid is our child's.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGCONT) }, 0);
-    let run = Run::from(child.wait_with_output().unwrap());
+    let run = resume(child);
     assert_eq!(run.code, 1, "{run:?}");
     contains_all(
         &run.stderr,
