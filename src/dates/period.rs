@@ -54,6 +54,14 @@ impl Grain {
 
     /// Whether every period of `self` lies in one period of `coarser` (days in weeks, months
     /// in years; not weeks in months: a week can straddle two).
+    /// `1 week`, `3 weeks`.
+    pub fn count(self, n: usize) -> String {
+        match n {
+            1 => format!("1 {self}"),
+            n => format!("{n} {self}s"),
+        }
+    }
+
     pub fn nests_in(self, coarser: Grain) -> bool {
         match (self, coarser) {
             (a, b) if a >= b => a == b,
@@ -236,6 +244,23 @@ fn add_months(day: Date, n: i64) -> Option<Date> {
     } else {
         day.checked_sub_months(months)
     }
+}
+
+/// Consecutive periods with the same key, as runs: first, last, how many, the key.
+pub fn runs<K: PartialEq>(
+    periods: impl IntoIterator<Item = (Period, K)>,
+) -> Vec<(Period, Period, usize, K)> {
+    let mut out: Vec<(Period, Period, usize, K)> = Vec::new();
+    for (p, key) in periods {
+        match out.last_mut() {
+            Some(last) if last.1.next() == p && last.3 == key => {
+                last.1 = p;
+                last.2 += 1;
+            }
+            _ => out.push((p, p, 1, key)),
+        }
+    }
+    out
 }
 
 /// The first instant of `day` in `tz` (where midnight is skipped, the first that exists).

@@ -199,14 +199,10 @@ fn cascade_text(cascade: &[Reach]) -> String {
     let rows: Vec<Vec<String>> = cascade
         .iter()
         .map(|r| {
-            let count = match r.count {
-                1 => format!("1 {}", r.grain),
-                n => format!("{n} {}s", r.grain),
-            };
             vec![
                 r.model.clone(),
                 range_text(&r.first, &r.last),
-                count,
+                r.grain.count(r.count),
                 r.why.clone(),
             ]
         })

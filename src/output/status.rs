@@ -197,15 +197,12 @@ fn partitions_text(partitions: &[PartitionRange]) -> String {
     let rows: Vec<Vec<String>> = partitions
         .iter()
         .map(|r| {
-            let range = match r.first == r.last {
-                true => r.first.clone(),
-                false => format!("{}..{}", r.first, r.last),
-            };
-            let count = match r.count {
-                1 => format!("1 {}", r.grain),
-                n => format!("{n} {}s", r.grain),
-            };
-            vec![r.model.clone(), range, r.state.to_string(), count]
+            vec![
+                r.model.clone(),
+                crate::output::apply::range_text(&r.first, &r.last),
+                r.state.to_string(),
+                r.grain.count(r.count),
+            ]
         })
         .collect();
     format!(

@@ -20,7 +20,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use crate::dates::interval::Date;
-use crate::dates::period::{Grain, Period};
+use crate::dates::period::{runs, Grain, Period};
 use crate::pipeline::grains::Read;
 use crate::pipeline::{Model, Pipeline};
 
@@ -216,17 +216,15 @@ pub fn reaches(pipeline: &Pipeline, cascade: &Cascade, tz: Tz) -> Vec<Reach> {
     let mut out = Vec::new();
     for (&i, periods) in &cascade.reached {
         let model = &pipeline.models[i];
-        for (first, last, count, why) in runs(periods.iter().map(|(p, w)| (*p, Some(w)))) {
+        for (first, last, count, why) in runs(periods.iter().map(|(p, w)| (*p, w))) {
             let why = match why {
-                Some(Why::Reads(from)) => {
-                    read_text(pipeline, cascade, model, (first, last), from, tz)
-                }
-                _ => "asked".to_string(),
+                Why::Reads(from) => read_text(pipeline, cascade, model, (first, last), from, tz),
+                Why::Asked => "asked".to_string(),
             };
             out.push(reach(model, (first, last), count, why, tz));
         }
         let waiting = cascade.not_ended.get(&i).into_iter().flatten();
-        for (first, last, count, _) in runs(waiting.map(|p| (*p, None))) {
+        for (first, last, count, _) in runs(waiting.map(|p| (*p, ()))) {
             let why = "not built: has not ended (--allow-partial builds it)".to_string();
             out.push(reach(model, (first, last), count, why, tz));
         }
@@ -249,23 +247,6 @@ fn reach(
         count,
         why,
     }
-}
-
-/// Consecutive periods with the same why: first, last, how many, why.
-fn runs<'a>(
-    periods: impl Iterator<Item = (Period, Option<&'a Why>)>,
-) -> Vec<(Period, Period, usize, Option<&'a Why>)> {
-    let mut out: Vec<(Period, Period, usize, Option<&Why>)> = Vec::new();
-    for (p, why) in periods {
-        match out.last_mut() {
-            Some(last) if last.1.next() == p && last.3 == why => {
-                last.1 = p;
-                last.2 += 1;
-            }
-            _ => out.push((p, p, 1, why)),
-        }
-    }
-    out
 }
 
 /// What of `from` the partitions `first..=last` read that the run rebuilds, as a range.

@@ -6,7 +6,7 @@ use chrono_tz::Tz;
 use minijinja::context;
 
 use crate::dates::interval::{fmt_date, Interval};
-use crate::dates::period::{midnight, Grain, Period};
+use crate::dates::period::{midnight, runs, Grain, Period};
 use crate::db::{Db, RowShape};
 use crate::error::Result;
 use crate::pipeline::{to_value, Model, Pipeline};
@@ -99,25 +99,17 @@ fn ranges(
     states: impl Iterator<Item = (Period, PartitionState)>,
     zone: Tz,
 ) -> Vec<PartitionRange> {
-    let mut out: Vec<PartitionRange> = Vec::new();
-    for (p, state) in states {
-        let label = p.label(zone);
-        match out.last_mut() {
-            Some(last) if last.state == state => {
-                last.last = label;
-                last.count += 1;
-            }
-            _ => out.push(PartitionRange {
-                model: model.name.clone(),
-                grain: model.grain,
-                first: label.clone(),
-                last: label,
-                count: 1,
-                state,
-            }),
-        }
-    }
-    out
+    runs(states)
+        .into_iter()
+        .map(|(first, last, count, state)| PartitionRange {
+            model: model.name.clone(),
+            grain: model.grain,
+            first: first.label(zone),
+            last: last.label(zone),
+            count,
+            state,
+        })
+        .collect()
 }
 
 /// The rows this module reads, for the test that prepares each against a real schema.
