@@ -2,7 +2,10 @@
 //! same commands a user runs. Fourteen regular runs, a backfill, the additive cumulative
 //! total beside the derived one; a broken model version that its checks refuse; then a
 //! seal, and a late voucher that the next regular run finds by itself (`--lookback`) and
-//! records as a correction.
+//! records as a correction; the week reissued; then the pipeline grows a level (a week, a
+//! 7-day window, a month) and the backfill, run again, reaches exactly what reads it.
+
+mod level;
 
 use std::path::Path;
 
@@ -51,8 +54,9 @@ pub fn run(given: &Settings, keep: Option<&Path>) -> Result<(String, serde_json:
 /// What `demo --keep DIR` leaves: the story's database, its last pipeline, and a project
 /// file naming both, so every command works in DIR as on the demo's last step.
 const KEPT_PROJECT: &str = "# Left by `sqlrun demo --keep`: the story's database and its pipeline \
-(version 4 of daily_revenue).\n# In this folder `sqlrun status`, `sqlrun runs`, `sqlrun seals` \
-and `sqlrun corrections` show what happened.\ndb = \"sqlrun.db\"\ntemplates = \"templates\"\n";
+(version 4 of\n# daily_revenue, and chapter 7's weekly_revenue, revenue_7d and monthly_revenue).\n\
+# In this folder `sqlrun status`, `sqlrun runs`, `sqlrun seals` and `sqlrun corrections`\n\
+# show what happened.\ndb = \"sqlrun.db\"\ntemplates = \"templates\"\n";
 
 fn kept(target: &Target, dir: &Path) -> Result<(String, serde_json::Value)> {
     if let Target::Postgres { .. } = target {
@@ -92,7 +96,11 @@ fn tell(
         Target::Sqlite(_) => "a scratch database that is deleted when it ends",
         Target::Postgres { .. } => "a scratch schema that is dropped when it ends",
     };
-    conn.execute(&queries::DEMO_ORDERS, &[])?;
+    let fourteen = [
+        (":start", "2026-02-01".into()),
+        (":end", "2026-02-14".into()),
+    ];
+    conn.execute(&queries::DEMO_ORDERS, &fourteen)?;
     let mut say = String::new();
     say.push_str(&format!("sqlrun demo, in {where_}\n\n"));
 
@@ -105,12 +113,17 @@ fn tell(
     };
     write_pipeline(&scratch.join("templates"), &fixed_model)?;
     let (sent, now, first) = late_voucher(&fixed, conn, &mut say)?;
+    // The additive total of chapter 3 goes on: what the regular run of chapter 5 wrote.
+    let additive = totals.after_second + last_run_total(conn)?;
     let reissued = reissue(&fixed, conn, first, &mut say)?;
+    let level = level::level_up(&fixed, conn, additive, &mut say)?;
     let summary = serde_json::json!({
         "first_seal": first, "reissue_seal": reissued,
         "regular_total": totals.derived, "backfill_total": totals.backfilled,
         "additive_after_backfill": totals.after_first, "derived_after_backfill": totals.derived_after,
         "sent_2026_02_03": sent, "now_2026_02_03": now, "kept_2026_02_14": kept,
+        "cascade_run": level.run_id, "cascade": level.reached,
+        "additive_month": level.additive, "monthly_revenue_2026_02": level.month,
     });
     Ok((say, summary))
 }
@@ -120,6 +133,7 @@ struct Totals {
     derived: i64,
     backfilled: i64,
     after_first: i64,
+    after_second: i64,
     derived_after: i64,
 }
 
@@ -191,6 +205,7 @@ fn backfill_twice(global: &Settings, conn: &mut Db, say: &mut String) -> Result<
         derived,
         backfilled,
         after_first,
+        after_second,
         derived_after,
     })
 }
@@ -444,7 +459,11 @@ fn apply_quietly(
 ) -> Result<(i64, Vec<(String, String)>)> {
     let request = request.with_defaults(&global.apply);
     let checked = request.check(global)?;
-    let (pipeline, mut db) = session(global.templates.as_deref(), &conn.target)?;
+    let (mut pipeline, mut db) = session(global.templates.as_deref(), &conn.target)?;
+    // `--select`, as `sqlrun apply` narrows the pipeline to it.
+    if !request.select.is_empty() {
+        pipeline.select(&request.select)?;
+    }
     let asked = checked.at(Clock::read(&mut db)?)?;
     let ran = run::apply(&conn.target, &pipeline, &mut db, &asked, &mut ())?;
     drop(db);
@@ -552,6 +571,7 @@ pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
         RowShape::of::<Revenue, _>(&queries::RUN_TOTAL, dialect),
         RowShape::of::<Revenue, _>(&queries::REVENUE_BETWEEN, dialect),
         RowShape::of::<LastRun, _>(&queries::LAST_RUN_ID, dialect),
+        RowShape::of::<level::Built, _>(&queries::PARTITIONS_OF_RUN, dialect),
     ]
 }
 

@@ -36,6 +36,7 @@ queries! {
     LIST_RUNS => "list_runs.sql",
     RUN_MILLIS => "run_millis.sql",
     RUN_PARTITIONS_OF_RUN => "run_partitions_of_run.sql",
+    PARTITIONS_OF_RUN => "partitions_of_run.sql",
     MODELS_REPLACED_BY_RUN => "models_replaced_by_run.sql",
     RUN_DATES_NOT_DONE => "run_dates_not_done.sql",
     RUN_EVENTS_OF_RUN => "run_events_of_run.sql",

@@ -1390,3 +1390,74 @@ fn days_between_a_periods_first_days_are_not_missing_its_partition() {
         .collect();
     assert_eq!(states, ["current", "stale", "current"]);
 }
+
+/// The demo's seventh chapter (the issue's §9): after February has ended, the story's
+/// backfill of three days reaches exactly their week, the nine rolling dates that read
+/// them and their month, and nothing else; the month derived from the days holds their
+/// sum while the additive total is off. On SQLite the kept story's rows are read too.
+#[test]
+fn the_demo_s_backfill_reaches_exactly_its_week_rolling_dates_and_month() {
+    let sb = Sandbox::empty();
+    let story: serde_json::Value = serde_json::from_str(&sb.ok(&["demo", "--json"]).stdout)
+        .expect("demo --json prints one document");
+    let expected = serde_json::json!({
+        "daily_revenue": 3, "weekly_revenue": 1, "revenue_7d": 9, "monthly_revenue": 1,
+    });
+    assert_eq!(story["cascade"], expected, "{story}");
+    // February: the fourteen days, the voucher, and the thirteen days of chapter 7.
+    assert_eq!(
+        story["monthly_revenue_2026_02"],
+        51_820_000 + 350_000 + 53_500_000
+    );
+    assert_eq!(story["additive_month"], 105_670_000 + 28_300_000, "{story}");
+    if is_postgres() {
+        return; // the demo's scratch schema is dropped; its numbers are checked above
+    }
+    let dir = sb.path().join("story");
+    sb.ok(&["demo", "--keep", &dir.display().to_string()]);
+    let conn = rusqlite::Connection::open(dir.join("sqlrun.db")).unwrap();
+    let one = |sql: &str| -> String {
+        conn.query_row(sql, [], |r| r.get::<_, String>(0))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    };
+    let run = story["cascade_run"].as_i64().unwrap();
+    let built = one(&format!(
+        "SELECT group_concat(model || ' ' || ds, ', ') FROM (SELECT model, ds FROM \
+         partition_models WHERE run_id = {run} ORDER BY model, ds)"
+    ));
+    let rolling: Vec<String> = (9..=17)
+        .map(|d| format!("models/revenue_7d 2026-02-{d:02}"))
+        .collect();
+    assert_eq!(
+        built,
+        format!(
+            "models/daily_revenue 2026-02-09, models/daily_revenue 2026-02-10, \
+             models/daily_revenue 2026-02-11, models/monthly_revenue 2026-02-01, {}, \
+             models/weekly_revenue 2026-02-09",
+            rolling.join(", ")
+        )
+    );
+    // Each table's own run_id says the same.
+    let own = one(&format!(
+        "SELECT (SELECT count(*) FROM daily_revenue WHERE run_id = {run}) || ' ' || \
+         (SELECT count(*) FROM weekly_revenue WHERE run_id = {run}) || ' ' || \
+         (SELECT count(*) FROM revenue_7d WHERE run_id = {run}) || ' ' || \
+         (SELECT count(*) FROM monthly_revenue WHERE run_id = {run})"
+    ));
+    assert_eq!(own, "3 1 9 1");
+    // Every week, rolling date and month equals the sum of its days as they are now.
+    let wrong = one(
+        "SELECT (SELECT count(*) FROM weekly_revenue w WHERE revenue <> (SELECT sum(revenue) \
+         FROM daily_revenue_current d WHERE d.ds BETWEEN w.ds AND date(w.ds, '+6 days'))) \
+         || ' ' || (SELECT count(*) FROM revenue_7d r WHERE revenue <> (SELECT \
+         coalesce(sum(revenue), 0) FROM daily_revenue_current d WHERE d.ds BETWEEN \
+         date(r.ds, '-6 days') AND r.ds)) || ' ' || (SELECT count(*) FROM monthly_revenue m \
+         WHERE revenue <> (SELECT sum(revenue) FROM daily_revenue_current d WHERE d.ds \
+         BETWEEN m.ds AND date(m.ds, '+1 month', '-1 day'))) || ' ' || (SELECT count(*) \
+         FROM weekly_revenue) || ' ' || (SELECT count(*) FROM revenue_7d)",
+    );
+    assert_eq!(
+        wrong, "0 0 0 3 28",
+        "wrong weeks, rolling dates, months; weeks; dates"
+    );
+}
