@@ -45,6 +45,7 @@ fn main() {
     let ten_years: BTreeSet<NaiveDate> = first.iter_days().take(3650).collect();
     let one_day: BTreeSet<NaiveDate> = [NaiveDate::from_ymd_opt(2021, 6, 15).unwrap()].into();
     let now: DateTime<Utc> = "2030-01-01T00:00:00Z".parse().unwrap();
+    let narrowed = sqlrun::pipeline::cascade::Narrowed::new();
     let ask = |pipeline, days| Ask {
         pipeline,
         zone: Tz::Europe__Berlin,
@@ -54,6 +55,7 @@ fn main() {
         partial: false,
         closing: None,
         hours: None,
+        narrowed: &narrowed,
     };
     let mut hourly_only = hourly;
     hourly_only.select(&["hourly_ticks".to_string()]).unwrap();

@@ -487,6 +487,9 @@ pub enum Only {
     Stale,
     /// Dates whose source rows changed since they were built (late data).
     Changed,
+    /// Partitions built before a partition they read was rebuilt (a week, a month, a
+    /// rolling day whose days changed under it): those alone are rebuilt.
+    Upstream,
 }
 
 impl From<Only> for OnlyFilter {
@@ -496,6 +499,7 @@ impl From<Only> for OnlyFilter {
             Only::Failed => OnlyFilter::Failed,
             Only::Stale => OnlyFilter::Stale,
             Only::Changed => OnlyFilter::Changed,
+            Only::Upstream => OnlyFilter::Upstream,
         }
     }
 }

@@ -21,6 +21,7 @@ pub fn glyph(state: State) -> char {
         State::Sealed => 'S',
         State::Corrected => 'C',
         State::Changed => '!',
+        State::Upstream => '^',
         State::Stale => '~',
         State::Missing => '.',
         State::Failed => 'X',
@@ -34,6 +35,7 @@ fn style(state: State) -> Style {
         State::Sealed => AnsiColor::Blue.on_default(),
         State::Corrected => AnsiColor::Blue.on_default().bold(),
         State::Changed => AnsiColor::Magenta.on_default().bold(),
+        State::Upstream => AnsiColor::Magenta.on_default(),
         State::Stale => AnsiColor::Yellow.on_default(),
         // A gap stays plain: the dot says it, and a dim one would vanish.
         State::Missing => Style::new(),
@@ -126,8 +128,11 @@ fn mark_lines<M: std::fmt::Display>(label: &str, marks: &BTreeMap<M, Vec<Interva
 /// The counts of the states beside their glyphs, four to a line: the legend too.
 fn counts_grid(counts: &BTreeMap<State, usize>, colour: bool) -> String {
     let width = counts.values().max().unwrap_or(&0).to_string().len();
+    // `upstream` arises only in a pipeline of other grains or windows: counted where a
+    // date is, so that the summary of every other pipeline keeps its two rows.
     let cells: Vec<String> = State::ALL
         .iter()
+        .filter(|g| **g != State::Upstream || counts.get(g).is_some_and(|n| *n > 0))
         .map(|g| {
             let n = counts.get(g).copied().unwrap_or(0);
             format!("{} {:<9} {n:>width$}", cell(*g, colour), g.as_str())

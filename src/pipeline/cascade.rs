@@ -72,7 +72,13 @@ pub struct Ask<'a> {
     /// Hours asked for (an interval with an hour end, `--as-of` an hour): of the days,
     /// only the partitions that lie within them.
     pub hours: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    /// Days taken for `upstream` alone (`--only upstream`, a look back): on each, only
+    /// the named models' partitions that start there are asked, not the day's others.
+    pub narrowed: &'a Narrowed,
 }
+
+/// Per day, the models whose partitions starting on it a run asks for, alone.
+pub type Narrowed = BTreeMap<Date, BTreeSet<String>>;
 
 /// Whether a pipeline needs the cascade at all: a model of another grain than the day, or
 /// one that reads a window. A pipeline of days alone is built as it always was: each date,
@@ -139,6 +145,11 @@ fn asked(model: &Model, ask: &Ask) -> BTreeSet<Period> {
             .is_none_or(|(from, to)| from <= p.begins(tz) && p.ends(tz) <= to)
     };
     let mut out: BTreeSet<Period> = asked_days(model, ask).into_iter().filter(inside).collect();
+    for (day, models) in ask.narrowed {
+        if models.contains(&model.name) {
+            out.extend(periods_from(model.grain, *day, tz));
+        }
+    }
     if let Some(day) = ask.closing.filter(|_| model.grain != Grain::Hour) {
         let p = Period::of_date(model.grain, day, tz);
         if p.last_day(tz) == day {
@@ -148,20 +159,15 @@ fn asked(model: &Model, ask: &Ask) -> BTreeSet<Period> {
     out
 }
 
-/// The periods of `model` whose days all lie in the days asked for (an hourly model: every
-/// hour of each day).
+/// The periods of `model` whose days all lie in the days asked for, for every model (not
+/// narrowed); an hourly model: every hour of each such day.
 fn asked_days(model: &Model, ask: &Ask) -> BTreeSet<Period> {
     let tz = ask.zone;
+    let whole = |d: &Date| ask.days.contains(d) && !ask.narrowed.contains_key(d);
     let mut out = BTreeSet::new();
-    for day in ask.days {
+    for day in ask.days.iter().filter(|d| whole(d)) {
         if model.grain == Grain::Hour {
-            let whole = Period::of_date(Grain::Day, *day, tz);
-            out.extend(Period::overlapping(
-                Grain::Hour,
-                whole.begins(tz),
-                whole.ends(tz),
-                tz,
-            ));
+            out.extend(periods_from(Grain::Hour, *day, tz));
             continue;
         }
         let p = Period::of_date(model.grain, *day, tz);
@@ -172,12 +178,24 @@ fn asked_days(model: &Model, ask: &Ask) -> BTreeSet<Period> {
         if first
             .iter_days()
             .take_while(|d| *d <= last)
-            .all(|d| ask.days.contains(&d))
+            .all(|d| whole(&d))
         {
             out.insert(p);
         }
     }
     out
+}
+
+/// The partitions of `grain` that start on `day`: its hours, or the period that holds it
+/// (a week's, a month's partition is recorded on its first day).
+fn periods_from(grain: Grain, day: Date, tz: Tz) -> Vec<Period> {
+    match grain {
+        Grain::Hour => {
+            let whole = Period::of_date(Grain::Day, day, tz);
+            Period::overlapping(Grain::Hour, whole.begins(tz), whole.ends(tz), tz)
+        }
+        _ => vec![Period::of_date(grain, day, tz)],
+    }
 }
 
 /// The partitions of a model of grain `own` that read the upstream period `q` through

@@ -11,10 +11,11 @@ use crate::reservations::state::DateState;
 use crate::text::words::{CheckMark, RunKind, RunStatus, SealMark, State};
 
 /// The states a summary lists as ranges, in its order.
-pub const NOTABLE: [State; 7] = [
+pub const NOTABLE: [State; 8] = [
     State::Missing,
     State::Failed,
     State::Changed,
+    State::Upstream,
     State::Stale,
     State::Held,
     State::Sealed,

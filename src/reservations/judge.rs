@@ -4,9 +4,10 @@
 use minijinja::context;
 
 use crate::dates::interval::{fmt_date, parse_date, Interval};
+use crate::dates::period::Grain;
 use crate::db::{Db, RowShape, Value};
 use crate::error::Result;
-use crate::pipeline::Pipeline;
+use crate::pipeline::{Model, Pipeline};
 use crate::reservations::state::Judged;
 pub use crate::reservations::state::{DateState, Reclaim, Skip};
 use crate::text::words::{
@@ -62,12 +63,50 @@ fn current_checks(pipeline: &Pipeline) -> Vec<CurrentCheck> {
         .collect()
 }
 
-/// A model in scope as `date_states.sql` takes it: `models/NAME` and its version now.
+/// A model in scope as `date_states.sql` takes it: `models/NAME`, its version now, its
+/// grain, and the models it reads (whose rebuilds make its partitions `upstream`).
 #[derive(serde::Serialize)]
-struct InScope {
+pub(super) struct InScope {
     name: String,
     version: i64,
-    grain: crate::dates::period::Grain,
+    grain: Grain,
+    reads: Vec<InRead>,
+}
+
+/// A model that a model reads, as `common.sql`'s `upstream` takes it: `models/NAME`, its
+/// grain, and the window in its periods.
+#[derive(serde::Serialize)]
+struct InRead {
+    from: String,
+    grain: Grain,
+    window: (i64, i64),
+}
+
+/// `model` as the state templates take it.
+pub(super) fn in_scope(pipeline: &Pipeline, model: &Model) -> InScope {
+    InScope {
+        name: format!("models/{}", model.name),
+        version: model.version,
+        grain: model.grain,
+        reads: reads_of(pipeline, model),
+    }
+}
+
+/// The models `model` reads, each with its grain (sources are judged `changed` instead).
+fn reads_of(pipeline: &Pipeline, model: &Model) -> Vec<InRead> {
+    model
+        .reads
+        .iter()
+        .filter(|r| !r.source)
+        .filter_map(|r| {
+            let from = pipeline.models.iter().find(|m| m.name == r.from)?;
+            Some(InRead {
+                from: format!("models/{}", from.name),
+                grain: from.grain,
+                window: r.window,
+            })
+        })
+        .collect()
 }
 
 /// The models a date computes, in the order of their names (`Pipeline::signature`'s).
@@ -75,11 +114,7 @@ fn scope(pipeline: &Pipeline) -> Vec<InScope> {
     let mut scope: Vec<InScope> = pipeline
         .computed_models()
         .iter()
-        .map(|m| InScope {
-            name: format!("models/{}", m.name),
-            version: m.version,
-            grain: m.grain,
-        })
+        .map(|m| in_scope(pipeline, m))
         .collect();
     scope.sort_by(|a, b| a.name.cmp(&b.name));
     scope
@@ -114,6 +149,7 @@ struct DateColumns {
     missing: bool,
     stale: bool,
     changed: bool,
+    upstream: bool,
     sealed: bool,
     state: State,
     reason: Reason,
@@ -174,6 +210,7 @@ fn date_state(r: DateColumns, models: Vec<InScopeColumns>, scope: &[InScope]) ->
             missing: r.missing,
             stale: r.stale,
             changed: r.changed,
+            upstream: r.upstream,
             sealed: r.sealed,
             state: r.state,
             reason: r.reason,

@@ -88,6 +88,7 @@ fn states_sql(pipeline: &Pipeline, model: &Model, periods: &[Period], zone: Tz) 
         "partition_states",
         context! {
             model => to_value(model),
+            scoped => to_value(&super::judge::in_scope(pipeline, model)),
             periods => serde_json::to_string(&firsts).expect("dates serialize"),
         },
     )

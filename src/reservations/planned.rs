@@ -103,6 +103,7 @@ fn cascaded_dates(pipeline: &Pipeline, r: &CheckedReserve) -> Vec<String> {
         partial: false,
         closing: None,
         hours: None,
+        narrowed: &cascade::Narrowed::new(),
     });
     plan.dates.keys().map(|d| fmt_date(*d)).collect()
 }

@@ -59,6 +59,9 @@ pub struct Judged {
     pub stale: bool,
     /// Computed, and a source it reads changed since (`--only changed`).
     pub changed: bool,
+    /// Computed, and a partition of it was built before a partition it reads was rebuilt
+    /// by another run (`--only upstream`).
+    pub upstream: bool,
     pub sealed: bool,
     /// The date in one word: the calendar's cell, status's `state`.
     pub state: State,
@@ -85,6 +88,7 @@ impl Default for Judged {
             missing: true,
             stale: false,
             changed: false,
+            upstream: false,
             sealed: false,
             state: State::Missing,
             reason: Reason::Missing,
@@ -125,13 +129,29 @@ impl DateState {
             Selection::Only(Some(OnlyFilter::Failed)) => j.failed,
             Selection::Only(Some(OnlyFilter::Stale)) => j.stale,
             Selection::Only(Some(OnlyFilter::Changed)) => j.changed,
+            Selection::Only(Some(OnlyFilter::Upstream)) => j.upstream,
             // Each date asked for; before them, the template's look back (a free date
             // that needs work).
             Selection::Lookback { .. } => !selection.looks_back_at(&self.ds) || j.lookback,
         }
     }
 
-    /// Missing, failed or changed: what a look back heals.
+    /// The models a run rebuilds on this date when its selection takes the date for
+    /// `upstream` alone (`--only upstream`, or a look back's older date that needs nothing
+    /// else): those standing upstream, and not the others. None: every model.
+    pub fn upstream_only(&self, selection: &Selection) -> Option<Vec<String>> {
+        let j = &self.judged;
+        let alone = match selection {
+            Selection::Only(only) => *only == Some(OnlyFilter::Upstream),
+            Selection::Lookback { .. } => {
+                selection.looks_back_at(&self.ds) && j.lookback_reason == Reason::Upstream
+            }
+        };
+        let upstream = j.models.iter().filter(|(_, s)| *s == ModelState::Upstream);
+        alone.then(|| upstream.map(|(name, _)| name.clone()).collect())
+    }
+
+    /// Missing, failed, changed or upstream: what a look back heals.
     pub fn needs_work(&self) -> bool {
         self.judged.needs_work
     }
@@ -142,6 +162,7 @@ impl DateState {
             Reason::Missing => "missing",
             Reason::Failed => "last attempt failed",
             Reason::Changed => "changed",
+            Reason::Upstream => "upstream (a partition it reads was rebuilt after it)",
             Reason::Stale => "stale",
             Reason::Current => "recompute",
         }

@@ -68,7 +68,12 @@ pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
                 .filter(|s| s.action.computes())
                 .map(|s| s.ds.clone())
                 .collect();
-            let planned = super::start::plan_cascade(pipeline, start, &days)?;
+            let taken: Vec<&DateState> = states.iter().filter(|s| days.contains(&s.ds)).collect();
+            let narrowed = match start.new_run() {
+                Some(r) => super::start::narrowed(&taken, &r.selection)?,
+                None => cascade::Narrowed::new(),
+            };
+            let planned = super::start::plan_cascade(pipeline, start, &days, &narrowed)?;
             cascade::reaches(pipeline, &planned, start.asked.zone)
         }
         false => Vec::new(),

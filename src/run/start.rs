@@ -307,9 +307,13 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
         // model versions are the current ones.
         crate::pipeline::models::record(db, pipeline, Some(run_id))?;
         let reclaimed = take::sweep(db, pipeline, &me, Some(run_id))?;
-        let (selected, looked_back) = match &start.request().undo {
+        let (selected, narrowed, looked_back) = match &start.request().undo {
             // An undo takes on the dates it puts back, no other of its interval.
-            Some(work) => (work.dates.keys().cloned().collect(), Vec::new()),
+            Some(work) => (
+                work.dates.keys().cloned().collect(),
+                cascade::Narrowed::new(),
+                Vec::new(),
+            ),
             None => select_dates(db, pipeline, start.interval, start.new_run(), run_id)?,
         };
         // In the same snapshot as the look back's own dates, so that the two cannot overlap
@@ -325,7 +329,9 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
         // would lock (so the release could free none of them).
         let lease = (db.dialect() == Dialect::Sqlite).then(take::lease_seconds);
         let cascade = match start.request().undo {
-            None if cascade::needed(pipeline) => Some(plan_cascade(pipeline, start, &selected)?),
+            None if cascade::needed(pipeline) => {
+                Some(plan_cascade(pipeline, start, &selected, &narrowed)?)
+            }
             _ => None,
         };
         // A cascade reserves the dates its partitions are built on: those asked for, and
@@ -351,7 +357,12 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
 /// The cascade of the dates a run takes on: every model's periods that lie in them, then
 /// what those feed downstream (unless `--no-downstream`), each only once its period has
 /// ended by `--as-of` (its midnight) or now, unless `--allow-partial`.
-pub fn plan_cascade(pipeline: &Pipeline, start: &Start, selected: &[String]) -> Result<Cascade> {
+pub fn plan_cascade(
+    pipeline: &Pipeline,
+    start: &Start,
+    selected: &[String],
+    narrowed: &cascade::Narrowed,
+) -> Result<Cascade> {
     let asked = start.asked;
     let days = selected
         .iter()
@@ -369,6 +380,7 @@ pub fn plan_cascade(pipeline: &Pipeline, start: &Start, selected: &[String]) -> 
         partial: asked.request.allow_partial_day,
         closing: regular.then_some(start.interval.end),
         hours: request.hours(asked.zone)?,
+        narrowed,
     }))
 }
 
@@ -449,7 +461,7 @@ fn select_dates(
     interval: Interval,
     new_run: Option<&NewRun>,
     run_id: i64,
-) -> Result<(Vec<String>, Vec<DateState>)> {
+) -> Result<(Vec<String>, cascade::Narrowed, Vec<DateState>)> {
     let Some(r) = new_run else {
         // A reserved run's own dates: those of its interval (a cascade's later dates,
         // which it holds too, are planned again from these).
@@ -458,24 +470,37 @@ fn select_dates(
             .into_iter()
             .filter(|d| parse_date(d, "date").is_ok_and(|d| interval.contains(d)))
             .collect();
-        return Ok((own, Vec::new()));
+        return Ok((own, cascade::Narrowed::new(), Vec::new()));
     };
     if matches!(r.selection, Selection::Only(None)) {
         // Every date asked for, whatever its state: nothing to judge (on PostgreSQL the
         // judging query costs a short run a tenth of its time, most of it planning).
-        return Ok((interval.dates().map(fmt_date).collect(), Vec::new()));
+        let every = interval.dates().map(fmt_date).collect();
+        return Ok((every, cascade::Narrowed::new(), Vec::new()));
     }
     let states = judge::date_states(db, pipeline, interval)?;
-    let selected = states
+    let taken: Vec<&DateState> = states
         .iter()
         .filter(|s| s.selected_by(&r.selection))
-        .map(|s| s.ds.clone())
         .collect();
+    let narrowed = narrowed(&taken, &r.selection)?;
+    let selected = taken.iter().map(|s| s.ds.clone()).collect();
     let looked_back = states
         .into_iter()
         .filter(|s| r.selection.looks_back_at(&s.ds) && s.needs_work())
         .collect();
-    Ok((selected, looked_back))
+    Ok((selected, narrowed, looked_back))
+}
+
+/// The dates taken for `upstream` alone, each with the models to rebuild there.
+pub fn narrowed(taken: &[&DateState], selection: &Selection) -> Result<cascade::Narrowed> {
+    let mut out = cascade::Narrowed::new();
+    for state in taken {
+        if let Some(models) = state.upstream_only(selection) {
+            out.insert(parse_date(&state.ds, "date")?, models.into_iter().collect());
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -100,13 +100,15 @@ vocabulary! {
         Stale => "stale",
         /// Dates whose source rows changed since they were built (late data).
         Changed => "changed",
+        /// Dates with a partition built before a partition it reads was rebuilt.
+        Upstream => "upstream",
     }
 }
 
 vocabulary! {
     /// A date's state in one word, the first that applies in this order of
-    /// `system/date_states.sql` (held, failed, missing, changed, corrected, sealed, stale,
-    /// computed): what the calendar's cell, `status --list` and `status --json` say of it.
+    /// `system/date_states.sql` (held, failed, missing, changed, upstream, corrected, sealed,
+    /// stale, computed): what the calendar's cell, `status --list` and `status --json` say of it.
     /// Listed here in the order the summary and the legend show them.
     State {
         /// Computed by the models' current versions, nothing else to say.
@@ -117,6 +119,9 @@ vocabulary! {
         Corrected => "corrected",
         /// A source row of the date changed after it was computed (late data).
         Changed => "changed",
+        /// A partition of it was built before a partition it reads was rebuilt, by
+        /// another run (a `--no-downstream` run, a run stopped before its cascade ended).
+        Upstream => "upstream",
         /// Computed by another version of a model in scope.
         Stale => "stale",
         /// Never computed, or a model in scope has no rows on it.
@@ -134,6 +139,8 @@ vocabulary! {
         Current => "current",
         /// Built by another version of the model.
         Stale => "stale",
+        /// Built before a partition it reads was rebuilt by another run.
+        Upstream => "upstream",
         /// The date has no rows of this model's (never computed, or computed before the
         /// model existed).
         Missing => "missing",
@@ -150,6 +157,8 @@ vocabulary! {
         Computed => "computed",
         /// Built before its period ended (`--allow-partial`): never sealed.
         Provisional => "provisional",
+        /// Built before a partition it reads was rebuilt by another run.
+        Upstream => "upstream",
         /// Built by another version of the model.
         Stale => "stale",
         /// Not built.
@@ -168,6 +177,8 @@ vocabulary! {
         Failed => "failed",
         /// A source it reads changed since it was built (late data).
         Changed => "changed",
+        /// A partition it reads was rebuilt after it, by another run.
+        Upstream => "upstream",
         /// Built by an older version of a model.
         Stale => "stale",
         /// Up to date: computed again because the interval asks for it.

@@ -1,5 +1,5 @@
 -- name: common
--- version: 4
+-- version: 5
 --
 -- What several system templates say alike, said once here so that it cannot drift
 -- apart. Imported as `c`, beside the dialect's `d`.
@@ -7,6 +7,8 @@
 -- (`-- sources: orders(...) window -6..0`), the notes of the days that window reaches:
 -- a late order marks every rolling date that reads its day; period_start, the first day
 -- of the week, month, quarter or year a date falls in.
+-- Version 5: upstream, whether a partition was built before a partition it reads was
+-- rebuilt by another run (the `upstream` state), with the spans each read reaches.
 {% import "system/dialect.sql" as d %}
 {#- The statuses of a date whose rows a run built (run_partitions.status): a date that
     was replaced (success) or, sealed, compared (corrected, unchanged). #}
@@ -77,3 +79,30 @@
             OR ({{ a|ident }}.computed AND {{ a|ident }}.source_changed)){% endmacro %}
 {#- The first day of the `grain` period (week, month, quarter, year) date `at` falls in. #}
 {% macro period_start(grain, at) %}{% if grain == "week" %}{{ d.iso_week_start(at) }}{% elif grain == "month" %}{{ d.month_start(at) }}{% elif grain == "quarter" %}{{ d.quarter_start(at) }}{% else %}{{ d.year_start(at) }}{% endif %}{% endmacro %}
+
+{#- A date `n` periods of `grain` after `at` (a period's first day; an hour's model
+    records its partitions by day, so an hour counts as a day here). #}
+{% macro shift(grain, at, n) %}{% if grain in ["day", "hour"] %}{{ d.days_after(at, n) }}{% elif grain == "week" %}{{ d.days_after(at, n * 7) }}{% elif grain == "month" %}{{ d.months_after(at, n) }}{% elif grain == "quarter" %}{{ d.months_after(at, n * 3) }}{% else %}{{ d.months_after(at, n * 12) }}{% endif %}{% endmacro %}
+{#- The first day of the `grain` period that date `at` falls in (a day: itself). #}
+{% macro start_of(grain, at) %}{% if grain in ["day", "hour"] %}{{ at }}{% else %}{{ period_start(grain, at) }}{% endif %}{% endmacro %}
+{#- What the partition of grain `own` that starts on `at` reads through read `r` (`from`,
+    its `grain`, `window` [a, b]): the read model's periods from a before the first one it
+    overlaps to b after the last one, as the half-open span of their first days. The rule
+    of src/pipeline/cascade.rs, which plans the cascade; tests/cli/grains.rs holds the
+    two to the same partitions. #}
+{% macro read_from(r, at) %}{{ shift(r.grain, start_of(r.grain, at), r.window[0]) }}{% endmacro %}
+{% macro read_to(own, r, at) %}{% set last_day %}{{ d.days_before(shift(own, at, 1), 1) }}{% endset %}{{ shift(r.grain, start_of(r.grain, last_day), r.window[1] + 1) }}{% endmacro %}
+{#- Whether model `m`'s partition that starts on date `at` (`m`: its `name`, `grain` and
+    the models it `reads`) was built before a partition it reads was built again by
+    another run: what a `--no-downstream` run, a `--select` of the days alone, or a run
+    stopped before its cascade ended leaves behind. Judged by partition_models' built_at
+    (record_date.sql, version 8); a partition recorded before that column is not judged. #}
+{% macro upstream(m, at) %}{% if m.reads %}EXISTS (SELECT 1 FROM partition_models AS mine
+                WHERE mine.ds = {{ at }} AND mine.model = {{ m.name }}
+                  AND mine.built_at IS NOT NULL
+                  AND ({% for r in m.reads %}{% if not loop.first %} OR {% endif %}EXISTS (SELECT 1 FROM partition_models AS i
+                              WHERE i.model = {{ r.from }}
+                                AND i.ds >= {{ read_from(r, at) }}
+                                AND i.ds < {{ read_to(m.grain, r, at) }}
+                                AND i.run_id <> mine.run_id
+                                AND i.built_at > mine.built_at){% endfor %})){% else %}(1 = 0){% endif %}{% endmacro %}

@@ -1,5 +1,5 @@
 -- name: date_states
--- version: 10
+-- version: 11
 --
 -- Each date of an interval and where it stands: the one answer that `status` (its
 -- calendar, list and JSON), `apply` (what it selects) and `apply --dry-run` (its plan)
@@ -10,11 +10,16 @@
 -- Version 10: a week's, month's, quarter's or year's model has its rows on the period's
 -- first day alone: on the other days it stands `current` (partition_states.sql judges its
 -- partitions).
+-- Version 11: upstream. A model's partition built before a partition it reads was built
+-- again, by another run (common.sql's upstream: a `--no-downstream` run, a `--select` of
+-- the days alone, a run stopped before its cascade ended) stands `upstream`; so does the
+-- date, and a look back heals it (needs_work), as `--only upstream` selects it.
 -- `scope` is the models a run would compute (every model, or those --select names) with
 -- their versions now; a retired model is in no scope, so it makes no date stale or
 -- missing. Per model in scope, on each date (model_1, model_2, ...):
 --   failed   the date's latest attempt failed in this model's statement
 --   missing  no rows of it (never computed, or computed before the model existed)
+--   upstream built, and a partition it reads was rebuilt after it by another run
 --   current  built by the version in scope
 --   stale    built by another version
 -- Of the date:
@@ -31,16 +36,17 @@
 --   result of a check since removed or re-versioned stays in check_results, as history,
 --   and marks nothing.
 -- `state`, the date in one word (the calendar's cell, status --list, status --json), is
--- the first that applies of: held, failed, missing, changed, corrected, sealed, stale (a
+-- the first that applies of: held, failed, missing, changed, upstream, corrected, sealed,
+-- stale (a
 -- model built by another version; one with no rows is missing instead), computed. A seal
 -- goes before stale: its numbers went out, and a newer version changes them only as a
 -- correction (what --only stale still selects it for).
 -- `reason`, why apply would compute it (its plan), is the first of: missing, failed,
--- changed, stale, current. `action`, what apply does to it when no other run holds it:
+-- changed, upstream, stale, current. `action`, what apply does to it when no other run holds it:
 -- correct_if_changed (sealed), compute (missing), recompute.
--- What selects it: --only missing|failed|stale|changed the date-level facts of those
--- names; --lookback N the newest date (`end`) always, an older one only when it needs
--- work (never computed, failed or changed) and no run holds it. What needs work before
+-- What selects it: --only missing|failed|stale|changed|upstream the date-level facts of
+-- those names; --lookback N the newest date (`end`) always, an older one only when it
+-- needs work (never computed, failed, changed or upstream) and no run holds it. What needs work before
 -- a look back's window, beyond_window.sql counts by the same rule (common.sql's macros).
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
@@ -123,6 +129,7 @@ facts AS MATERIALIZED (
            CASE {% if m.grain in ["week", "month", "quarter", "year"] %}WHEN pd.ds <> {{ common.period_start(m.grain, at) }} THEN 'current'
                 {% endif %}WHEN lp.status = 'failed' AND lp.failed_model = {{ m.name }} THEN 'failed'
                 ELSE (SELECT CASE WHEN v.version IS NULL THEN 'missing'
+                                  WHEN {{ common.upstream(m, at) }} THEN 'upstream'
                                   WHEN v.version = {{ m.version }} THEN 'current'
                                   ELSE 'stale' END
                         FROM (SELECT coalesce(
@@ -155,20 +162,22 @@ judged AS (
            (f.computed AND {{ any_model(["stale", "missing"]) }}) AS stale,
            (f.computed AND {{ any_model(["stale"]) }}) AS behind,
            (f.computed AND f.source_changed) AS changed,
+           (f.computed AND {{ any_model(["upstream"]) }}) AS upstream,
            (f.held_by IS NOT NULL) AS held,
-           -- what a look back heals: never computed, failed or changed
-           {{ common.needs_work("f") }} AS needs_work
+           -- what a look back heals: never computed, failed, changed or upstream
+           ({{ common.needs_work("f") }} OR (f.computed AND {{ any_model(["upstream"]) }})) AS needs_work
     FROM facts AS f
 )
 SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
        j.last_status, j.last_error, j.sealed_at, j.sealed_by, j.corrections, j.held_by,
        j.held_since, j.held_until, j.holder_kind, j.holder_by, j.holder_status,
        j.source_changed, j.failed_model, j.checks,
-       j.computed, j.failed, j.missing, j.stale, j.changed, j.sealed,
+       j.computed, j.failed, j.missing, j.stale, j.changed, j.upstream, j.sealed,
        CASE WHEN j.held THEN 'held'
             WHEN j.failed THEN 'failed'
             WHEN j.missing THEN 'missing'
             WHEN j.changed THEN 'changed'
+            WHEN j.upstream THEN 'upstream'
             WHEN j.corrections > 0 THEN 'corrected'
             WHEN j.sealed THEN 'sealed'
             WHEN j.behind THEN 'stale'
@@ -176,6 +185,7 @@ SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
        CASE WHEN j.missing THEN 'missing'
             WHEN j.failed THEN 'failed'
             WHEN j.changed THEN 'changed'
+            WHEN j.upstream THEN 'upstream'
             WHEN j.stale THEN 'stale'
             ELSE 'current' END AS reason,
        CASE WHEN j.sealed THEN 'correct_if_changed'
@@ -186,6 +196,7 @@ SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
        CASE WHEN NOT j.computed THEN 'missing'
             WHEN j.failed THEN 'failed'
             WHEN j.changed THEN 'changed'
+            WHEN j.upstream THEN 'upstream'
             WHEN j.stale THEN 'stale'
             ELSE 'current' END AS lookback_reason,
        (j.ds = {{ end }}

@@ -1,5 +1,5 @@
 -- name: partition_states
--- version: 1
+-- version: 2
 --
 -- Where each partition of one model of a grain coarser than the day stands (`status`
 -- shows them beside the dates, whose states judge days): `periods` is the first days of
@@ -7,12 +7,17 @@
 -- by its period's first day:
 --   missing      no partition built
 --   provisional  built before its period ended (`apply --allow-partial`)
+--   upstream     built before a partition it reads was rebuilt by another run (version 2;
+--                common.sql's upstream, as date_states.sql judges it on the first day)
 --   stale        built by another version of the model
 --   computed     built by the version now, after its period ended
 {% import "system/dialect.sql" as d %}
+{% import "system/common.sql" as common %}
+{% set at %}s.value{% endset %}
 SELECT s.value AS ds,
        CASE WHEN pm.version IS NULL THEN 'missing'
             WHEN pm.provisional THEN 'provisional'
+            WHEN {{ common.upstream(scoped, at) }} THEN 'upstream'
             WHEN pm.version <> {{ model.version }} THEN 'stale'
             ELSE 'computed' END AS state
 FROM {{ d.dates(periods) }} AS s

@@ -1,5 +1,5 @@
 -- name: record_date
--- version: 7
+-- version: 8
 --
 -- The date's record, in the same transaction as its rows: which run computed it
 -- and how it ended (a sealed date: corrected if any model wrote a correction in
@@ -15,25 +15,28 @@
 -- Version 6: one partition_models row per partition the date built (`parts`: a model and
 -- the first day of its period), and a sealed date is corrected when any of them wrote
 -- a correction. Version 7: a part built before its period ended (`--allow-partial`) is
--- recorded provisional; a later build of it, after, makes it final.
+-- recorded provisional; a later build of it, after, makes it final. Version 8: when each
+-- partition was built (`built_at`, the clock to the millisecond): a partition built before
+-- a partition it reads stands `upstream` (date_states.sql).
 {% import "system/dialect.sql" as d %}
 {% for part in parts %}
 {% with model = part.model, ds = part.ds %}
 {% if model.name in restored %}
-INSERT INTO partition_models (ds, model, version, run_id)
+INSERT INTO partition_models (ds, model, version, run_id, built_at)
 SELECT {{ ds }}, {{ "models/" ~ model.name }},
        coalesce((SELECT rp.version FROM replaced_partitions AS rp
                   WHERE rp.model = {{ "models/" ~ model.name }} AND rp.ds = {{ ds }}
                     AND rp.replaced_by = {{ undo_of }}),
                 {{ model.version }}),
-       {{ run_id }}
+       {{ run_id }}, {{ d.instant() }}
 WHERE 1 = 1
-ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id;
-{% else %}
-INSERT INTO partition_models (ds, model, version, run_id, provisional)
-VALUES ({{ ds }}, {{ "models/" ~ model.name }}, {{ model.version }}, {{ run_id }}, {% if part.provisional %}TRUE{% else %}FALSE{% endif %})
 ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id,
-    provisional = excluded.provisional;
+    built_at = excluded.built_at;
+{% else %}
+INSERT INTO partition_models (ds, model, version, run_id, provisional, built_at)
+VALUES ({{ ds }}, {{ "models/" ~ model.name }}, {{ model.version }}, {{ run_id }}, {% if part.provisional %}TRUE{% else %}FALSE{% endif %}, {{ d.instant() }})
+ON CONFLICT (ds, model) DO UPDATE SET version = excluded.version, run_id = excluded.run_id,
+    provisional = excluded.provisional, built_at = excluded.built_at;
 {% endif %}
 {% endwith %}
 {% endfor %}

@@ -1461,3 +1461,161 @@ fn the_demo_s_backfill_reaches_exactly_its_week_rolling_dates_and_month() {
         "wrong weeks, rolling dates, months; weeks; dates"
     );
 }
+
+/// A late order on 2026-02-10, rebuilt with `--no-downstream`: the day and its own
+/// rolling day are new; the week, the month and the six rolling days after it that read
+/// the day were built before it. Returns the sandbox and the late amount.
+fn day_rebuilt_alone(seed: u64) -> (Grains, i64) {
+    let g = Grains::with_orders(seed);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let amount = 98_765;
+    g.sb.insert_orders(&[OrderRow {
+        order_id: "late-1".into(),
+        order_date: "2026-02-10".into(),
+        amount,
+        created_at: "2031-01-01 00:00:00".into(),
+    }]);
+    g.apply(
+        0,
+        &[
+            "--interval",
+            "2026-02-10",
+            "--as-of",
+            AS_OF,
+            "--no-downstream",
+        ],
+    );
+    (g, amount)
+}
+
+/// The dates `status --json` gives `state` over February, as ranges.
+fn february_in(g: &Grains, state: &str) -> serde_json::Value {
+    g.status_json("2026-02-01..2026-02-28")["ranges"][state].clone()
+}
+
+/// The partitions a late day rebuilt alone leaves `upstream`: the week and the month that
+/// hold it, and the rolling days after it that read it.
+fn upstream_of_the_late_day() -> BTreeMap<String, Vec<String>> {
+    plan(&[
+        ("monthly_revenue", vec!["2026-02-01".into()]),
+        ("rolling7", days("2026-02-11", "2026-02-16")),
+        ("weekly_revenue", vec!["2026-02-09".into()]),
+    ])
+}
+
+#[test]
+fn a_day_rebuilt_without_its_cascade_leaves_its_readers_upstream_and_only_upstream_heals_them() {
+    let (g, amount) = day_rebuilt_alone(3420);
+    // Judged by partition_models' built_at: each partition that reads the day (by its
+    // first day) stands `upstream`, and nothing else does.
+    assert_eq!(
+        february_in(&g, "upstream"),
+        serde_json::json!(["2026-02-01", "2026-02-09", "2026-02-11..2026-02-16"])
+    );
+    let status = g.status_json("2026-02-01..2026-02-28");
+    let partitions: Vec<(String, String)> = status["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["state"] == "upstream")
+        .map(|p| (p["model"].to_string(), p["first"].to_string()))
+        .collect();
+    assert_eq!(
+        partitions,
+        [
+            ("\"monthly_revenue\"".into(), "\"2026-02\"".into()),
+            ("\"weekly_revenue\"".into(), "\"2026-W07\"".into())
+        ]
+    );
+    let week_before = g.revenue("weekly_revenue")["2026-02-09"];
+
+    // `--only upstream` rebuilds exactly those partitions, not the days they read.
+    let (_, run) = g.apply(
+        0,
+        &["--interval", FULL, "--as-of", AS_OF, "--only", "upstream"],
+    );
+    assert_eq!(
+        g.built_by(run),
+        upstream_of_the_late_day(),
+        "partition_models"
+    );
+    assert_eq!(
+        g.written_by(run),
+        upstream_of_the_late_day(),
+        "the tables' run_id"
+    );
+    assert_eq!(
+        g.revenue("weekly_revenue")["2026-02-09"],
+        week_before + amount,
+        "the week now holds the late order"
+    );
+    g.assert_roll_ups_add_up();
+    assert_eq!(february_in(&g, "upstream"), serde_json::json!([]));
+}
+
+#[test]
+fn a_look_back_heals_upstream_partitions_and_rebuilds_nothing_else_old() {
+    let (g, _) = day_rebuilt_alone(3421);
+    // The regular run of 2026-03-01 (yesterday 02-28, the last day of February) looking
+    // back 28 days: the upstream partitions are rebuilt; the days they read are not.
+    let (_, run) = g.apply(0, &["--as-of", AS_OF, "--lookback", "28"]);
+    let mut want = upstream_of_the_late_day();
+    want.insert("daily_revenue".into(), vec!["2026-02-28".into()]);
+    want.get_mut("rolling7").unwrap().push("2026-02-28".into());
+    assert_eq!(g.built_by(run), want, "partition_models");
+    g.assert_roll_ups_add_up();
+    assert_eq!(february_in(&g, "upstream"), serde_json::json!([]));
+}
+
+/// A day model that reads this month's and last month's totals (`window -1..0` in months).
+fn versus_last_month() -> String {
+    "\
+-- name: versus_last_month
+-- version: 1
+-- key: ds
+-- values: revenue
+-- depends_on: monthly_revenue window -1..0
+-- create: CREATE TABLE versus_last_month (ds DATE NOT NULL, revenue BIGINT NOT NULL,
+--     run_id BIGINT NOT NULL, PRIMARY KEY (ds))
+SELECT {{ ds }} AS ds, coalesce(sum(revenue), 0) AS revenue
+FROM monthly_revenue WHERE ds >= {{ window_start }} AND ds < {{ window_end }}
+"
+    .to_string()
+}
+
+/// The rule that judges `upstream` (common.sql) reads the partitions the cascade's rule
+/// (cascade.rs) does, here for a window counted in months: January rebuilt alone leaves
+/// February's days upstream, which read it as last month, and no other date.
+#[test]
+fn upstream_follows_a_window_counted_in_the_read_model_s_periods() {
+    let g = Grains::new(&[
+        (
+            "monthly_revenue",
+            roll_up("monthly_revenue", "month", "daily_revenue", ""),
+        ),
+        ("versus_last_month", versus_last_month()),
+    ]);
+    g.sb.insert_orders(&Orders::new(3422, FIRST, DAYS, false).rows);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    assert_eq!(february_in(&g, "upstream"), serde_json::json!([]));
+    g.apply(
+        0,
+        &["--interval", "2026-01", "--as-of", AS_OF, "--no-downstream"],
+    );
+    assert_eq!(
+        g.status_json(FULL)["ranges"]["upstream"],
+        serde_json::json!(["2026-02-01..2026-02-28"])
+    );
+    let (_, run) = g.apply(
+        0,
+        &["--interval", FULL, "--as-of", AS_OF, "--only", "upstream"],
+    );
+    assert_eq!(
+        g.built_by(run),
+        plan(&[("versus_last_month", days("2026-02-01", "2026-02-28"))])
+    );
+    assert_eq!(
+        g.status_json(FULL)["ranges"]["upstream"],
+        serde_json::json!([])
+    );
+}

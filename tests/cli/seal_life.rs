@@ -755,6 +755,7 @@ fn downgrade_to_schema_10(sb: &Sandbox, models: &[&str]) {
          DROP TABLE source_declarations;\n\
          ALTER TABLE partition_sources DROP COLUMN noted_at;\n\
          ALTER TABLE partition_models DROP COLUMN provisional;\n\
+         ALTER TABLE partition_models DROP COLUMN built_at;\n\
          DELETE FROM sqlrun_schema_history WHERE version >= 11;\n",
     );
     for m in models {

@@ -1,5 +1,5 @@
 -- name: dialect
--- version: 9
+-- version: 10
 --
 -- PostgreSQL's spelling of the few things the system templates say differently on
 -- each backend (sqlite/dialect.sql has the same macros). Imported as `d`. Times come
@@ -7,6 +7,9 @@
 {% macro now() %}now(){% endmacro %}
 {# The moment itself: now() is when the transaction began. #}
 {% macro clock() %}clock_timestamp(){% endmacro %}
+{# The moment itself, as precise as the clock (version 10: sqlite/dialect.sql's to the
+   millisecond). #}
+{% macro instant() %}clock_timestamp(){% endmacro %}
 {% macro from_now(seconds) %}(now() + {{ seconds }} * interval '1 second'){% endmacro %}
 {# The moment `seconds` seconds ago (history's retention). #}
 {% macro ago(seconds) %}(now() - {{ seconds }} * interval '1 second'){% endmacro %}
@@ -31,6 +34,8 @@
 {% macro days_before(ds, days) %}(CAST({{ ds }} AS date) - CAST({{ days }} AS integer)){% endmacro %}
 {# The date `days` days after `date` (a negative number counts back). #}
 {% macro days_after(date, days) %}(CAST({{ date }} AS date) + CAST({{ days }} AS integer)){% endmacro %}
+{# The date `months` months after `date` (version 10; a negative number counts back). #}
+{% macro months_after(date, months) %}CAST(CAST({{ date }} AS date) + CAST({{ months }} AS integer) * interval '1 month' AS date){% endmacro %}
 {# The first day of the month `date` falls in. #}
 {% macro month_start(date) %}CAST(date_trunc('month', CAST({{ date }} AS timestamp)) AS date){% endmacro %}
 {# The Monday of the ISO week `date` falls in (date_trunc's 'week' is the ISO week). #}

@@ -1,11 +1,14 @@
 -- name: dialect
--- version: 9
+-- version: 10
 --
 -- SQLite's spelling of the few things the system templates say differently on each
 -- backend (postgres/dialect.sql has the same macros). Imported as `d`.
 {% macro now() %}datetime('now'){% endmacro %}
 {# The moment itself (postgres/dialect.sql: now() is when its transaction began). #}
 {% macro clock() %}datetime('now'){% endmacro %}
+{# The moment itself to the millisecond (version 10: when a partition was built, which
+   two runs a second apart must not tie on). Compares as text with clock()'s. #}
+{% macro instant() %}strftime('%Y-%m-%d %H:%M:%f', 'now'){% endmacro %}
 {% macro from_now(seconds) %}datetime('now', {{ "+" ~ seconds ~ " seconds" }}){% endmacro %}
 {# The moment `seconds` seconds ago (history's retention). #}
 {% macro ago(seconds) %}datetime('now', {{ "-" ~ seconds ~ " seconds" }}){% endmacro %}
@@ -29,6 +32,9 @@
 {% macro days_before(ds, days) %}date({{ ds }}, {{ "-" ~ days ~ " days" }}){% endmacro %}
 {# The date `days` days after `date` (a negative number counts back). #}
 {% macro days_after(date, days) %}date({{ date }}, {{ ("+" if days >= 0 else "") ~ days ~ " days" }}){% endmacro %}
+{# The date `months` months after `date`, a first of a month (version 10: whole months
+   from a month's, quarter's or year's first day; a negative number counts back). #}
+{% macro months_after(date, months) %}date({{ date }}, {{ ("+" if months >= 0 else "") ~ months ~ " months" }}){% endmacro %}
 {# The first day of the month `date` falls in. #}
 {% macro month_start(date) %}date({{ date }}, 'start of month'){% endmacro %}
 {# The Monday of the ISO week `date` falls in (a Sunday belongs to the week before:
