@@ -14,7 +14,7 @@ use crate::output::report::{self, ModelCalendar, Page};
 use crate::output::Output;
 use crate::pipeline::Model;
 use crate::reservations::holders::Identity;
-use crate::reservations::{judge, take};
+use crate::reservations::{judge, partitions, take};
 use crate::run::history::{self, Record};
 use crate::seals::corrections::{self, Feed, FeedShape};
 use crate::seals::numbers;
@@ -50,16 +50,7 @@ pub fn run(ctx: &Context, request: ReportRequest, out: &Output) -> Result<Exit> 
         .iter()
         .map(|m| m.name.clone())
         .collect();
-    let dead = take::dead_holders(&mut opened.db, &Identity::current(), None)?;
-    let mut calendars = Vec::new();
-    if let Some(span) = span {
-        for name in &names {
-            // The model's calendar is what `status --select MODEL` says of each date.
-            opened.pipeline.select(std::slice::from_ref(name))?;
-            let states = judge::date_states(&mut opened.db, &opened.pipeline, span)?;
-            calendars.push(ModelCalendar::new(name.clone(), span, states, &dead));
-        }
-    }
+    let calendars = calendars(&mut opened, &names, span)?;
     let mut all_runs = history::newest_runs(&mut opened.db, u32::MAX)?;
     with_millis(&mut opened.db, &mut all_runs)?;
     let all_seals = history::newest_seal_events(&mut opened.db, u32::MAX)?;
@@ -75,9 +66,12 @@ pub fn run(ctx: &Context, request: ReportRequest, out: &Output) -> Result<Exit> 
     };
     let corrections = corrections::list(&mut opened.db, &opened.pipeline, &feed)?;
     let models: Vec<&Model> = opened.pipeline.computed_models().into_iter().collect();
-    let numbers = match span {
-        Some(span) => numbers::of_models(&mut opened.db, &opened.pipeline, &models, span)?,
-        None => Vec::new(),
+    let (numbers, grains) = match span {
+        Some(span) => (
+            numbers::of_models(&mut opened.db, &opened.pipeline, &models, span)?,
+            partitions::partition_cells(&mut opened.db, &opened.pipeline, span, settings.timezone)?,
+        ),
+        None => (Vec::new(), Vec::new()),
     };
     let html = report::page(&Page {
         database: opened.target.to_string(),
@@ -89,10 +83,30 @@ pub fn run(ctx: &Context, request: ReportRequest, out: &Output) -> Result<Exit> 
         seals: &seals,
         corrections: &corrections,
         numbers: &numbers,
+        grains: &grains,
     });
     write(&request.html, &html)?;
     report::written(&request.html, html.len(), span, out)?;
     Ok(Exit::Done)
+}
+
+/// Each model's calendar: what `status --select MODEL` says of each date of the span.
+fn calendars(
+    opened: &mut super::open::Opened,
+    names: &[String],
+    span: Option<Interval>,
+) -> Result<Vec<ModelCalendar>> {
+    let Some(span) = span else {
+        return Ok(Vec::new());
+    };
+    let dead = take::dead_holders(&mut opened.db, &Identity::current(), None)?;
+    let mut calendars = Vec::new();
+    for name in names {
+        opened.pipeline.select(std::slice::from_ref(name))?;
+        let states = judge::date_states(&mut opened.db, &opened.pipeline, span)?;
+        calendars.push(ModelCalendar::new(name.clone(), span, states, &dead));
+    }
+    Ok(calendars)
 }
 
 /// Each run's `took_ms`, where its runner measured it, for its `Took` to the millisecond.

@@ -45,7 +45,8 @@ pub fn run(ctx: &Context, request: StatusRequest, out: &Output) -> Result<Exit> 
         return Ok(Exit::Done);
     };
     let states = judge::date_states(db, pipeline, span)?;
-    let partitions = partitions::partition_ranges(db, pipeline, span, settings.timezone)?;
+    let cells = partitions::partition_cells(db, pipeline, span, settings.timezone)?;
+    let partitions = partitions::partition_ranges(&cells, settings.timezone);
     // A holder that is gone still holds its dates until the next writer reclaims them; say so.
     let dead = take::dead_holders(db, &Identity::current(), None)?;
     let view = StatusView {
@@ -60,6 +61,7 @@ pub fn run(ctx: &Context, request: StatusRequest, out: &Output) -> Result<Exit> 
             dead: &dead,
             sources: &sources,
             partitions: &partitions,
+            cells: &cells,
         },
         out,
     )?;

@@ -8,6 +8,7 @@ pub mod check;
 pub mod corrections;
 pub mod diff;
 pub mod generate;
+pub mod grains;
 pub mod holds;
 pub mod init;
 pub mod load;

@@ -103,6 +103,8 @@ pub struct Page<'a> {
     pub corrections: &'a [ModelCorrections<'a>],
     /// Each model's numbers per date and week (none: no dates known).
     pub numbers: &'a [ModelNumbers<'a>],
+    /// The weeks, months, quarters and years of the models coarser than the day.
+    pub grains: &'a [crate::reservations::partitions::ModelPartitions],
 }
 
 pub fn page(p: &Page) -> String {
@@ -128,6 +130,7 @@ pub fn page(p: &Page) -> String {
         calendar(&mut html, c);
     }
     html.push_str("</section>\n");
+    super::grains::rows_html(&mut html, p.grains, esc);
     numbers(&mut html, p.numbers);
     runs(&mut html, p.runs);
     // Who holds a date does not depend on the model: any calendar's holders are all of them.
@@ -677,6 +680,7 @@ mod tests {
             seals: &[],
             corrections: &[],
             numbers: &[],
+            grains: &[],
         });
         assert_eq!(html.matches(" tabindex=0 title=\"").count(), 2 * 3653);
         assert!(html.len() < 1_000_000, "{} bytes", html.len());

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::output::calendar;
 use crate::output::Output;
 use crate::reservations::glance::{Summary, NOTABLE};
-use crate::reservations::partitions::PartitionRange;
+use crate::reservations::partitions::{ModelPartitions, PartitionRange};
 use crate::reservations::state::DateState;
 use crate::sources::freshness::Freshness;
 use crate::text::table::table;
@@ -118,6 +118,8 @@ pub struct Status<'a> {
     pub sources: &'a [Freshness],
     /// The partitions of the models coarser than the day, as ranges by state.
     pub partitions: &'a [PartitionRange],
+    /// The same partitions, each in its place (a calendar row per model and year).
+    pub cells: &'a [ModelPartitions],
 }
 
 pub fn status(found: &Status, out: &Output) -> Result<()> {
@@ -184,6 +186,9 @@ pub fn status(found: &Status, out: &Output) -> Result<()> {
         ))?;
     }
     if !found.partitions.is_empty() {
+        if !view.list {
+            out.text(&crate::output::grains::rows_text(found.cells))?;
+        }
         out.text(&partitions_text(found.partitions))?;
     }
     match found.sources.is_empty() {

@@ -30,14 +30,31 @@ struct PartitionRow {
     state: PartitionState,
 }
 
+/// One model coarser than the day: each of its partitions that start in a span, in
+/// order, with its state (a calendar row per year: `status`, `report --html`).
+#[derive(Debug, Clone)]
+pub struct ModelPartitions {
+    pub model: String,
+    pub grain: Grain,
+    pub cells: Vec<PartitionCell>,
+}
+
+/// One partition: its period, its label (`2026-W07`), where it stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionCell {
+    pub period: Period,
+    pub label: String,
+    pub state: PartitionState,
+}
+
 /// Each model of a grain coarser than the day that the pipeline computes, and its
-/// partitions that start in `span`, as ranges by state.
-pub fn partition_ranges(
+/// partitions that start in `span`, each with its state.
+pub fn partition_cells(
     db: &mut Db,
     pipeline: &Pipeline,
     span: Interval,
     zone: Tz,
-) -> Result<Vec<PartitionRange>> {
+) -> Result<Vec<ModelPartitions>> {
     let mut out = Vec::new();
     let coarse = pipeline
         .computed_models()
@@ -49,9 +66,23 @@ pub fn partition_ranges(
             continue;
         }
         let rows = states(db, pipeline, model, &periods, zone)?;
-        out.extend(ranges(model, periods.iter().copied().zip(rows), zone));
+        let cells = periods.iter().zip(rows).map(|(p, state)| PartitionCell {
+            period: *p,
+            label: p.label(zone),
+            state,
+        });
+        out.push(ModelPartitions {
+            model: model.name.clone(),
+            grain: model.grain,
+            cells: cells.collect(),
+        });
     }
     Ok(out)
+}
+
+/// The same partitions as ranges by state.
+pub fn partition_ranges(models: &[ModelPartitions], zone: Tz) -> Vec<PartitionRange> {
+    models.iter().flat_map(|m| ranges(m, zone)).collect()
 }
 
 /// The periods of `grain` whose first day lies in `span`.
@@ -95,15 +126,11 @@ fn states_sql(pipeline: &Pipeline, model: &Model, periods: &[Period], zone: Tz) 
 }
 
 /// Consecutive partitions in the same state, as ranges.
-fn ranges(
-    model: &Model,
-    states: impl Iterator<Item = (Period, PartitionState)>,
-    zone: Tz,
-) -> Vec<PartitionRange> {
-    runs(states)
+fn ranges(model: &ModelPartitions, zone: Tz) -> Vec<PartitionRange> {
+    runs(model.cells.iter().map(|c| (c.period, c.state)))
         .into_iter()
         .map(|(first, last, count, state)| PartitionRange {
-            model: model.name.clone(),
+            model: model.model.clone(),
             grain: model.grain,
             first: first.label(zone),
             last: last.label(zone),

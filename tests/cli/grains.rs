@@ -1619,3 +1619,35 @@ fn upstream_follows_a_window_counted_in_the_read_model_s_periods() {
         serde_json::json!([])
     );
 }
+
+/// `status` and `report --html` show the weeks and the months a cell each, in its place
+/// in the year: the late day rebuilt alone leaves its week and its month `^`.
+#[test]
+fn status_and_the_report_show_a_row_of_weeks_and_a_row_of_months() {
+    let (g, _) = day_rebuilt_alone(3423);
+    let text = g
+        .sqlrun(0, &["status", "--interval", "2026-01-01..2026-02-28"])
+        .stdout;
+    // Week 1 of 2026 starts on 2025-12-29, before the span: its place stays blank. The
+    // week of 2026-02-23 has not ended by --as-of 2026-03-01.
+    assert!(
+        text.contains(&format!("\n{:<15}  2026   #####^#.\n", "weekly_revenue")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("\n{:<15}  2026  #^\n", "monthly_revenue")),
+        "{text}"
+    );
+    let page = g.sb.path().join("report.html");
+    g.sqlrun(0, &["report", "--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let grains = &html[html.find("<section id=grains").expect("the section")..];
+    for cell in [
+        "title=\"2026-W07 upstream\"",
+        "title=\"2026-W06 computed\"",
+        "title=\"2026-02 upstream\"",
+        "title=\"2026-01 computed\"",
+    ] {
+        assert!(grains.contains(cell), "{cell} in {grains}");
+    }
+}
