@@ -106,7 +106,7 @@ pub const SCENES: &[Scene] = &[
     Scene {
         file: "docs/src/authoring/grains.md",
         name: "grains",
-        blocks: &["The cascade"],
+        blocks: &["The cascade", "Upstream: a cascade cut short"],
         setup: &[&[
             Sqlrun(&["new", "."]),
             File("models/weekly_revenue.sql", WEEKLY),
