@@ -15,6 +15,7 @@ pub mod source_map;
 pub mod sync;
 pub mod templates;
 pub mod versions;
+pub mod waits;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;

@@ -2,6 +2,7 @@
 //! the session of the worker that took it; how each ended is told to the observer as it
 //! comes, on the calling thread.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
@@ -12,14 +13,14 @@ use super::undo::UndoWork;
 use super::workers::{self, Halt, Step};
 use super::Progress;
 use crate::dates::clock::Clock;
-use crate::dates::interval::fmt_date;
+use crate::dates::interval::{fmt_date, Date};
 use crate::dates::period::Period;
 use crate::db::{Commit, Db, DbError, DbErrorKind, Dialect, RowShape, TxKind, Value};
 use crate::error::{failed_message, Failure};
 use crate::error::{Error, Result};
 use crate::pipeline::cascade::Cascade;
-use crate::pipeline::ready;
 use crate::pipeline::templates::Bound;
+use crate::pipeline::{ready, waits};
 use crate::pipeline::{DatePart, DateUndo, DateVars, Owner, PartitionKey, Pipeline};
 use crate::reservations::state::Selection;
 use crate::reservations::take;
@@ -55,15 +56,41 @@ pub fn compute_dates(
     progress: &mut dyn Progress,
 ) -> (Vec<DateOutcome>, Vec<Stop>) {
     progress.dates(work.len());
+    let waits = match worker.cascade {
+        Some((cascade, zone)) => places(work, &waits::waits(worker.pipeline, cascade, zone)),
+        None => Vec::new(),
+    };
     let ended = workers::each_date(
         sessions,
-        work,
+        (work, &waits),
         worker.signal,
         |db: &mut &mut Db, ds, halt: &Halt| worker.date(db, ds, halt),
         |date| progress.date_done(date),
     );
     progress.dates_done();
     ended
+}
+
+/// Per date of `work` (by place), the places of the earlier dates of `work` it waits for.
+/// A date the run does not build (another run holds it) is nothing to wait for.
+fn places(work: &[String], waits: &BTreeMap<Date, BTreeSet<Date>>) -> Vec<Vec<usize>> {
+    let place: HashMap<&str, usize> = work
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.as_str(), i))
+        .collect();
+    let mut out = vec![Vec::new(); work.len()];
+    for (date, before) in waits {
+        let Some(&i) = place.get(fmt_date(*date).as_str()) else {
+            continue;
+        };
+        out[i] = before
+            .iter()
+            .filter_map(|e| place.get(fmt_date(*e).as_str()).copied())
+            .filter(|&e| e < i)
+            .collect();
+    }
+    out
 }
 
 /// A date's transaction: committed with how the date ended, or the run stops at it (the
@@ -671,4 +698,30 @@ pub(super) fn record_failure(
         db.run_script(&script.sql, &script.params)?;
         record_checks(db, pipeline, run_id, ds, failures)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDate;
+
+    fn d(s: &str) -> Date {
+        NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
+    }
+
+    #[test]
+    fn a_date_waits_only_for_earlier_dates_the_run_builds() {
+        let work: Vec<String> = ["2026-02-01", "2026-02-03", "2026-02-04"]
+            .map(String::from)
+            .into();
+        let waits = BTreeMap::from([
+            // 2026-02-02 is another run's: nothing to wait for.
+            (
+                d("2026-02-04"),
+                BTreeSet::from([d("2026-02-01"), d("2026-02-02"), d("2026-02-03")]),
+            ),
+            (d("2026-02-02"), BTreeSet::from([d("2026-02-01")])),
+        ]);
+        assert_eq!(places(&work, &waits), [vec![], vec![], vec![0, 1]]);
+    }
 }

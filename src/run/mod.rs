@@ -187,19 +187,9 @@ pub fn apply(
         cascade: begun.cascade.as_ref().map(|c| (c, asked.zone)),
     };
     // A cascade's dates read each other's partitions (a month its days, a rolling day the
-    // days before it): they go one after the other, on the run's own session.
-    let sessions = match worker.cascade {
-        Some(_) => {
-            if !others.is_empty() {
-                progress.note(&format!(
-                    "--jobs {}: this pipeline's weeks, months and rolling days read other dates' partitions, so its dates go one at a time, in order, on one session",
-                    asked.jobs
-                ));
-            }
-            vec![&mut *db]
-        }
-        None => std::iter::once(&mut *db).chain(&mut others).collect(),
-    };
+    // days before it): its workers take them in order, each once the dates it reads have
+    // ended (each_date::compute_dates).
+    let sessions = std::iter::once(&mut *db).chain(&mut others).collect();
     let (dates, stops) = each_date::compute_dates(sessions, &work, &worker, progress);
     signal.finishing();
     drop(others);

@@ -15,10 +15,10 @@ use crate::templates::copy_templates;
 /// The orders of every test: 59 days from 2026-01-01 (January and February).
 const FIRST: &str = "2026-01-01";
 const DAYS: i64 = 59;
-const FULL: &str = "2026-01-01..2026-02-28";
+pub(crate) const FULL: &str = "2026-01-01..2026-02-28";
 /// The day after the orders: every day, week and month they touch has ended, but the
 /// week of 2026-02-23 (it ends 2026-03-01, exclusive end 03-02).
-const AS_OF: &str = "2026-03-01";
+pub(crate) const AS_OF: &str = "2026-03-01";
 
 /// The tables of the four-model pipeline, each with its columns but run_id.
 const TABLES: [(&str, &str); 4] = [
@@ -86,7 +86,7 @@ SELECT {{{{ period_start }}}} AS hour, 1 AS n
 
 /// weekly_revenue, monthly_revenue and rolling7 over daily_revenue, as the brief's
 /// working pipeline has them.
-fn four_models() -> Vec<(&'static str, String)> {
+pub(crate) fn four_models() -> Vec<(&'static str, String)> {
     vec![
         (
             "weekly_revenue",
@@ -111,20 +111,20 @@ fn pipeline(sb: &Sandbox, models: &[(&str, String)]) -> String {
 }
 
 /// A sandbox with a pipeline folder.
-struct Grains {
-    sb: Sandbox,
+pub(crate) struct Grains {
+    pub(crate) sb: Sandbox,
     tpl: String,
 }
 
 impl Grains {
-    fn new(models: &[(&str, String)]) -> Self {
+    pub(crate) fn new(models: &[(&str, String)]) -> Self {
         let sb = Sandbox::new();
         let tpl = pipeline(&sb, models);
         Grains { sb, tpl }
     }
 
     /// The four-model pipeline over the seeded orders of January and February.
-    fn with_orders(seed: u64) -> Self {
+    pub(crate) fn with_orders(seed: u64) -> Self {
         let g = Self::new(&four_models());
         g.sb.insert_orders(&Orders::new(seed, FIRST, DAYS, false).rows);
         g
@@ -156,7 +156,7 @@ impl Grains {
     }
 
     /// `apply ARGS`, wanting exit `code`; returns the run and its id (the newest run).
-    fn apply(&self, code: i32, args: &[&str]) -> (Run, i64) {
+    pub(crate) fn apply(&self, code: i32, args: &[&str]) -> (Run, i64) {
         let mut all = vec!["apply"];
         all.extend_from_slice(args);
         let run = self.sqlrun(code, &all);
@@ -164,7 +164,7 @@ impl Grains {
     }
 
     /// Model name -> dates, from partition_models, of the partitions run `run` built.
-    fn built_by(&self, run: i64) -> BTreeMap<String, Vec<String>> {
+    pub(crate) fn built_by(&self, run: i64) -> BTreeMap<String, Vec<String>> {
         let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in self.sb.rows(&format!(
             "SELECT model, ds FROM partition_models WHERE run_id = {run} ORDER BY model, ds"
@@ -176,7 +176,7 @@ impl Grains {
     }
 
     /// Table -> dates whose rows carry run_id `run`, in the four tables.
-    fn written_by(&self, run: i64) -> BTreeMap<String, Vec<String>> {
+    pub(crate) fn written_by(&self, run: i64) -> BTreeMap<String, Vec<String>> {
         TABLES
             .iter()
             .filter(|(table, _)| self.sb.table_exists(table))
@@ -191,7 +191,7 @@ impl Grains {
     }
 
     /// Every row of the four tables, without run_id.
-    fn tables(&self) -> BTreeMap<&'static str, Vec<Vec<String>>> {
+    pub(crate) fn tables(&self) -> BTreeMap<&'static str, Vec<Vec<String>>> {
         TABLES
             .iter()
             .map(|(table, cols)| {
@@ -207,7 +207,7 @@ impl Grains {
     }
 
     /// ds -> revenue of a table.
-    fn revenue(&self, table: &str) -> BTreeMap<String, i64> {
+    pub(crate) fn revenue(&self, table: &str) -> BTreeMap<String, i64> {
         self.sb
             .rows(&format!("SELECT ds, revenue FROM {table}"))
             .into_iter()
@@ -226,7 +226,7 @@ impl Grains {
 
     /// Every row of weekly_revenue, monthly_revenue and rolling7 equals the sum of its
     /// days in daily_revenue, summed here.
-    fn assert_roll_ups_add_up(&self) {
+    pub(crate) fn assert_roll_ups_add_up(&self) {
         let daily = self.revenue("daily_revenue");
         let sum = |from: NaiveDate, until: NaiveDate| -> i64 {
             daily
@@ -266,11 +266,11 @@ impl Grains {
 /// The days a roll-up's row reads, from its date: [from, until).
 type Span = fn(NaiveDate) -> (NaiveDate, NaiveDate);
 
-fn date(ds: &str) -> NaiveDate {
+pub(crate) fn date(ds: &str) -> NaiveDate {
     NaiveDate::parse_from_str(ds, "%Y-%m-%d").unwrap_or_else(|_| panic!("{ds:?} is no date"))
 }
 
-fn iso(d: NaiveDate) -> String {
+pub(crate) fn iso(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()
 }
 

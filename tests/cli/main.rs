@@ -27,6 +27,7 @@ mod gate;
 mod glance;
 mod golden;
 mod grains;
+mod grains_jobs;
 mod history;
 mod jobs;
 mod late;

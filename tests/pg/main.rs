@@ -45,6 +45,8 @@ mod glance;
 mod golden;
 #[path = "../cli/grains.rs"]
 mod grains;
+#[path = "../cli/grains_jobs.rs"]
+mod grains_jobs;
 #[path = "../cli/history.rs"]
 mod history;
 #[path = "../cli/jobs.rs"]
