@@ -122,6 +122,7 @@ mod tests {
             partial: false,
             closing: None,
             hours: None,
+            narrowed: &crate::pipeline::cascade::Narrowed::new(),
         });
         waits(p, &cascade, Tz::UTC)
     }
