@@ -33,6 +33,8 @@ pub struct Plan {
     pub not_ready: Vec<(String, String)>,
     /// For a pipeline of other grains or windows: the partitions per model, with why.
     pub cascade: Vec<Reach>,
+    /// The same cascade by date (what `apply --diff` computes).
+    pub planned: Option<cascade::Cascade>,
 }
 
 /// The plan, read in the transaction the caller rolls back.
@@ -61,23 +63,13 @@ pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
         .then(|| plan_sql(db, pipeline, &states, &steps, own_run))
         .transpose()?;
     let not_ready = not_ready_dates(db, pipeline, &states, &steps)?;
-    let cascade = match cascade::needed(pipeline) {
-        true => {
-            let days: Vec<String> = steps
-                .iter()
-                .filter(|s| s.action.computes())
-                .map(|s| s.ds.clone())
-                .collect();
-            let taken: Vec<&DateState> = states.iter().filter(|s| days.contains(&s.ds)).collect();
-            let narrowed = match start.new_run() {
-                Some(r) => super::start::narrowed(&taken, &r.selection)?,
-                None => cascade::Narrowed::new(),
-            };
-            let planned = super::start::plan_cascade(pipeline, start, &days, &narrowed)?;
-            cascade::reaches(pipeline, &planned, start.asked.zone)
-        }
-        false => Vec::new(),
+    let planned = match cascade::needed(pipeline) {
+        true => Some(plan_cascade(start, pipeline, &states, &steps)?),
+        false => None,
     };
+    let cascade = planned.as_ref().map_or_else(Vec::new, |c| {
+        cascade::reaches(pipeline, c, start.asked.zone)
+    });
     Ok(Plan {
         interval,
         run_id: own_run,
@@ -87,7 +79,28 @@ pub fn plan(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Plan> {
         checks: pipeline.computed_checks().into_iter().cloned().collect(),
         not_ready,
         cascade,
+        planned,
     })
+}
+
+/// The cascade of the dates the plan computes (each narrowed as the run would narrow it).
+fn plan_cascade(
+    start: &Start,
+    pipeline: &Pipeline,
+    states: &[DateState],
+    steps: &[Step],
+) -> Result<cascade::Cascade> {
+    let days: Vec<String> = steps
+        .iter()
+        .filter(|s| s.action.computes())
+        .map(|s| s.ds.clone())
+        .collect();
+    let taken: Vec<&DateState> = states.iter().filter(|s| days.contains(&s.ds)).collect();
+    let narrowed = match start.new_run() {
+        Some(r) => super::start::narrowed(&taken, &r.selection)?,
+        None => cascade::Narrowed::new(),
+    };
+    super::start::plan_cascade(pipeline, start, &days, &narrowed)
 }
 
 /// The dates the plan computes whose sources are not ready, with why (as the run would

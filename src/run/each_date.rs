@@ -332,11 +332,11 @@ fn compute_date(
 }
 
 /// A run's cascade and the zone of its periods, if the pipeline needs one.
-type Cascaded<'a> = Option<(&'a Cascade, Tz)>;
+pub(super) type Cascaded<'a> = Option<(&'a Cascade, Tz)>;
 
 /// The partitions date `ds` builds in a cascaded run, each with the seal of its own first
 /// day (a month's is its 1st, read here; the date's own, `start`, was read already).
-fn date_parts(
+pub(super) fn date_parts(
     db: &mut Db,
     pipeline: &Pipeline,
     cascade: Cascaded,

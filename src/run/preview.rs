@@ -17,19 +17,22 @@
 //! preview: on PostgreSQL a pipeline change that another run brings in would wait for them,
 //! and on SQLite the WAL could not be checkpointed past it.)
 
+use std::collections::BTreeMap;
+
 use minijinja::context;
 use serde::Serialize;
 
 use super::diff::{self, Change, ModelDiff, Partition};
 use super::dry_run;
-use super::each_date::{date_start, failure_message, DateStart};
+use super::each_date::{date_parts, date_start, failure_message, Cascaded, DateStart};
 use super::request::Asked;
 use super::{start, Progress};
 use crate::dates::interval::Interval;
+use crate::dates::period::Grain;
 use crate::db::{Db, Row, Target, TxKind};
 use crate::error::{Error, Failure, Result};
 use crate::exit::Exit;
-use crate::pipeline::{ready, to_value, DateVars, Pipeline};
+use crate::pipeline::{ready, to_value, DatePart, DateVars, Pipeline};
 use crate::reservations::take;
 use crate::run::plan::{Action, Reason, Step};
 use crate::seals::verify;
@@ -109,12 +112,15 @@ pub fn preview(
     asked: &Asked,
     progress: &mut dyn Progress,
 ) -> Result<Preview> {
-    // A preview computes each day's models at the day: a week, a month or a rolling
-    // window would be previewed over one day, numbers that mean nothing. Refused until the
-    // preview follows the cascade.
-    if crate::pipeline::cascade::needed(pipeline) {
+    // An hourly model's temporary rows would be told apart by the hour, its bookkeeping
+    // by the day: refused rather than previewed wrong.
+    if pipeline
+        .computed_models()
+        .iter()
+        .any(|m| m.grain == Grain::Hour)
+    {
         return Err(crate::Error::bad(
-            "apply --diff does not preview a pipeline of other grains or windows yet (its weeks, months and rolling days are built by the cascade); `apply --dry-run` shows the partitions a run would build, and `sqlrun diff RUN` what a run changed",
+            "apply --diff does not preview a pipeline with an hourly model yet; `apply --dry-run` shows the partitions a run would build, and `sqlrun diff RUN` what a run changed",
         ));
     }
     let start = start::prepare(db, pipeline, asked, &mut |line| progress.note(line))?;
@@ -133,7 +139,20 @@ pub fn preview(
         .zip(&models)
         .map(|(m, d)| context! { model => to_value(m), measures => d.measures_value() })
         .collect();
-    let extra = context! { schema => schema_of(&db.target), previewed => previewed };
+    let slots: BTreeMap<&str, minijinja::Value> = pipeline
+        .computed_models()
+        .into_iter()
+        .zip(&models)
+        .enumerate()
+        .map(|(i, (m, d))| {
+            (
+                m.name.as_str(),
+                context! { n => i + 1, measures => d.measures_value() },
+            )
+        })
+        .collect();
+    let extra =
+        context! { schema => schema_of(&db.target), previewed => previewed, slots => slots };
     let setup = pipeline.render_system("preview_setup", extra.clone())?;
     let names: Vec<&str> = pipeline
         .computed_models()
@@ -147,9 +166,9 @@ pub fn preview(
         pipeline,
         extra: &extra,
         models: &names,
+        cascade: plan.planned.as_ref().map(|c| (c, asked.zone)),
     };
-    let dates = plan
-        .steps
+    let dates = steps(&plan)
         .iter()
         .map(|step| cx.date(db, step, &mut models))
         .collect::<Result<Vec<_>>>();
@@ -162,6 +181,29 @@ pub fn preview(
         models,
         dates,
     })
+}
+
+/// The dates a preview goes through: the plan's, and with a cascade the later dates it
+/// builds weeks, months and rolling days on, as the run would (a recompute each).
+fn steps(plan: &dry_run::Plan) -> Vec<Step> {
+    let mut steps = plan.steps.clone();
+    let Some(cascade) = &plan.planned else {
+        return steps;
+    };
+    for day in cascade.dates.keys() {
+        let ds = crate::dates::interval::fmt_date(*day);
+        if !steps.iter().any(|s| s.ds == ds) {
+            steps.push(Step {
+                ds,
+                action: Action::Recompute,
+                reason: None,
+                held_by: None,
+                holder: None,
+            });
+        }
+    }
+    steps.sort_by(|a, b| a.ds.cmp(&b.ds));
+    steps
 }
 
 /// Where the pipeline's own tables are, as the preview's SQL names them past its
@@ -180,6 +222,16 @@ struct DateCx<'a> {
     extra: &'a minijinja::Value,
     /// The models a date computes, by name.
     models: &'a [&'a str],
+    /// The run's cascade, by date, for a pipeline of other grains or windows.
+    cascade: Cascaded<'a>,
+}
+
+/// One partition a date computes, as its diff (`diff_N`, the N-th) is read back: the
+/// model, the first day of its period, and whether a seal covers it there.
+struct Slot {
+    model: String,
+    ds: String,
+    covered: bool,
 }
 
 /// How a date's transaction ends when it is not kept: rolled back, with why.
@@ -206,10 +258,12 @@ impl From<crate::db::Error> for NotKept {
     }
 }
 
-/// A date computed: what its script kept (the diffs) and its checks' findings.
+/// A date computed: what its script kept (the diffs), its checks' findings, and the
+/// partitions it computed.
 struct Computed {
     kept: Vec<(String, Vec<Row>)>,
     checks: Vec<Failure>,
+    slots: Vec<Slot>,
 }
 
 impl DateCx<'_> {
@@ -272,22 +326,24 @@ impl DateCx<'_> {
             Err(NotKept::Fault(e)) => return Err(e),
         };
         let written = date.outcome == Outcome::Computed;
-        for (n, model) in models.iter_mut().enumerate() {
-            let name = format!("diff_{}", n + 1);
+        for (k, slot) in computed.slots.iter().enumerate() {
+            let name = format!("diff_{}", k + 1);
             let row = computed
                 .kept
                 .iter()
                 .find(|(kept, _)| *kept == name)
                 .and_then(|(_, rows)| rows.first());
+            let Some(model) = models.iter_mut().find(|m| m.model == slot.model) else {
+                continue;
+            };
             let change = row.map_or_else(Change::default, |r| Change::from_row(r, &model.measures));
-            let covered = start.sealed && !start.uncovered.contains(&model.model);
             let partition = Partition {
-                ds: ds.to_string(),
-                before_from: match covered {
+                ds: slot.ds.clone(),
+                before_from: match slot.covered {
                     true => format!("{}_current", model.table),
                     false => model.table.clone(),
                 },
-                sealed: covered,
+                sealed: slot.covered,
                 change,
                 history: None,
                 pruned: Vec::new(),
@@ -312,6 +368,8 @@ impl DateCx<'_> {
         if let Some(why) = ready::not_ready(db, self.pipeline, ready.as_ref())? {
             return Err(NotKept::NotReady(why));
         }
+        let parts = date_parts(db, self.pipeline, self.cascade, ds, start)?;
+        let slots = self.slots(ds, start, parts.as_deref());
         let vars = DateVars {
             ds,
             run_id: 0,
@@ -320,7 +378,7 @@ impl DateCx<'_> {
             started_at: &start.at,
             lease_seconds: take::lease_seconds(),
             undo: None,
-            parts: None,
+            parts: parts.as_deref(),
         };
         let script = self
             .pipeline
@@ -331,7 +389,11 @@ impl DateCx<'_> {
             .and_then(|kept| {
                 let checks =
                     verify::counted_failures(db, self.pipeline, &kept, (ds, start.sealed), 0)?;
-                Ok(Computed { kept, checks })
+                Ok(Computed {
+                    kept,
+                    checks,
+                    slots,
+                })
             });
         match ran {
             Ok(c) if c.checks.iter().any(|f| f.severity == Severity::Error) => {
@@ -340,6 +402,32 @@ impl DateCx<'_> {
             Ok(c) => Ok(c),
             Err(e) if recoverable(&e) => Err(NotKept::Error(e)),
             Err(e) => Err(NotKept::Fault(e)),
+        }
+    }
+}
+
+impl DateCx<'_> {
+    /// The partitions a date computes, in the order of its script: the cascade's, or each
+    /// model at the date.
+    fn slots(&self, ds: &str, start: &DateStart, parts: Option<&[DatePart]>) -> Vec<Slot> {
+        match parts {
+            Some(parts) => parts
+                .iter()
+                .map(|p| Slot {
+                    model: p.model.clone(),
+                    ds: p.ds.clone(),
+                    covered: p.sealed && !p.uncovered.contains(&p.model),
+                })
+                .collect(),
+            None => self
+                .models
+                .iter()
+                .map(|m| Slot {
+                    model: m.to_string(),
+                    ds: ds.to_string(),
+                    covered: start.sealed && !start.uncovered.iter().any(|u| u == m),
+                })
+                .collect(),
         }
     }
 }

@@ -833,7 +833,7 @@ fn intervals_at_every_grain() {
 }
 
 #[test]
-fn dry_run_shows_the_cascade_and_a_preview_is_refused() {
+fn dry_run_shows_the_cascade_and_a_preview_follows_it() {
     let g = Grains::with_orders(3413);
     g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
     let before = g.tables();
@@ -858,14 +858,82 @@ fn dry_run_shows_the_cascade_and_a_preview_is_refused() {
         "{}",
         early.stdout
     );
-    let (diff, _) = g.apply(2, &[&back[..], &["--diff"]].concat());
-    contains_all(&diff.stderr, &["apply --diff", "--dry-run"]);
+    // A late order on 2026-02-10: the preview computes the cascade as the run would,
+    // writes nothing, and names each model's partitions that would change.
+    g.sb.insert_orders(&[OrderRow {
+        order_id: "late-7".into(),
+        order_date: "2026-02-10".into(),
+        amount: 4_321,
+        created_at: "2031-01-01 00:00:00".into(),
+    }]);
+    let (diff, _) = g.apply(0, &[&back[..], &["--diff"]].concat());
+    contains_all(
+        &diff.stdout,
+        &[
+            "daily_revenue: 1 of 3 dates would change",
+            "rolling7: 7 of 9 dates would change",
+            "weekly_revenue: 1 of 1 date would change",
+            "monthly_revenue: 1 of 1 date would change",
+        ],
+    );
     assert_eq!(
         g.sb.count("SELECT count(*) FROM runs"),
         runs,
         "no run recorded"
     );
     assert_eq!(g.tables(), before, "nothing written");
+    // The run then writes what the preview showed: the week's and the month's new sums.
+    g.apply(0, &back);
+    for (table, ds) in [
+        ("weekly_revenue", "2026-02-09"),
+        ("monthly_revenue", "2026-02-01"),
+    ] {
+        let after = g.revenue(table)[ds];
+        assert_eq!(after, g_before_plus(&before, table, ds, 4_321), "{table}");
+        let shown = sqlrun::text::numbers::thousands(after);
+        assert!(
+            diff.stdout.contains(&shown),
+            "{table} {shown} in:\n{}",
+            diff.stdout
+        );
+    }
+    g.assert_roll_ups_add_up();
+}
+
+/// A pipeline with an hourly model is not previewed (its temporary rows would be told
+/// apart by the hour, its bookkeeping by the day): exit 2, nothing written.
+#[test]
+fn a_preview_of_an_hourly_pipeline_is_refused() {
+    let g = Grains::new(&[("hourly_ticks", hourly_ticks())]);
+    g.sqlrun(0, &["init"]);
+    let refused = g.sqlrun(
+        2,
+        &[
+            "apply",
+            "--interval",
+            "2026-02-09",
+            "--as-of",
+            AS_OF,
+            "--diff",
+        ],
+    );
+    contains_all(&refused.stderr, &["hourly model", "--dry-run"]);
+    assert_eq!(
+        g.sb.count("SELECT count(*) FROM runs"),
+        0,
+        "no run recorded"
+    );
+}
+
+/// A table's revenue on `ds` in `tables` (as `Grains::tables` read it), plus `amount`.
+fn g_before_plus(
+    tables: &BTreeMap<&'static str, Vec<Vec<String>>>,
+    table: &str,
+    ds: &str,
+    amount: i64,
+) -> i64 {
+    let row = tables[table].iter().find(|r| r[0] == ds).expect("the row");
+    int(&row[1]) + amount
 }
 
 /// A 7-day rolling total over orders directly, through a source window.
