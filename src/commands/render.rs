@@ -43,7 +43,8 @@ pub fn run(ctx: &Context, request: RenderRequest, out: &Output) -> Result<Exit> 
         if !select.is_empty() {
             pipeline.select(&select)?;
         }
-        let rendered = render::date_unconnected(&pipeline, ds, model.as_deref())?;
+        let rendered =
+            render::date_unconnected(&pipeline, ds, (model.as_deref(), settings.timezone))?;
         show::rendered(&rendered, None, out)?;
         return Ok(Exit::Done);
     }
@@ -53,7 +54,12 @@ pub fn run(ctx: &Context, request: RenderRequest, out: &Output) -> Result<Exit> 
         refused,
         ..
     } = open(&settings, &select, Access::ReadDate(&ds))?;
-    let rendered = render::date(&mut db, &pipeline, ds, model.as_deref())?;
+    let rendered = render::date(
+        &mut db,
+        &pipeline,
+        ds,
+        (model.as_deref(), settings.timezone),
+    )?;
     show::rendered(&rendered, refused.as_ref(), out)?;
     match refused {
         Some(e) => Err(e),

@@ -20,6 +20,7 @@ pub mod waits;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
+use chrono_tz::Tz;
 use minijinja::context;
 use minijinja::value::Value;
 use serde::Serialize;
@@ -263,6 +264,14 @@ pub enum PartitionKey {
 }
 
 impl PartitionKey {
+    /// The partition column's value at the start of `period`.
+    pub fn of(period: crate::dates::period::Period) -> PartitionKey {
+        match period {
+            crate::dates::period::Period::Hour(_) => PartitionKey::Instant(period.key()),
+            crate::dates::period::Period::Days(..) => PartitionKey::Date(period.key()),
+        }
+    }
+
     /// As a template variable: a date is text (printed as a date), an instant a
     /// [`templates::Timestamp`].
     pub fn value(&self) -> Value {
@@ -760,11 +769,39 @@ impl Pipeline {
     }
 
     /// One model's SELECT for a date, as `render --date D MODEL` shows it.
-    pub fn render_model(&self, model: &Model, ds: &str, run_id: i64) -> Result<String> {
-        self.templates.render(
-            &model.template,
-            context! { model => to_value(model), ..time_vars(ds, run_id) },
-        )
+    /// A model's SELECT as the run renders it for the partition that holds day `ds`: a
+    /// day's, or for a week, a month, an hour or a window that partition's own period and
+    /// span (`render --date D MODEL`; an hourly model: the day's first hour).
+    pub fn render_model(&self, model: &Model, ds: &str, run_id: i64, zone: Tz) -> Result<String> {
+        let own = context! { run_id => run_id };
+        let vars = match self.model_part(model, ds, zone)? {
+            Some(part) => minijinja::value::merge_maps([part_value(model, &part), own]),
+            None => context! { model => to_value(model), ..time_vars(ds, run_id) },
+        };
+        self.templates.render(&model.template, vars)
+    }
+
+    /// The partition of `model` that holds day `ds`, for a model of another grain or with
+    /// a window (None: a day's, the day's variables say it).
+    fn model_part(&self, model: &Model, ds: &str, zone: Tz) -> Result<Option<DatePart>> {
+        use crate::dates::period::{Grain, Period};
+        let windowed = model.reads.iter().any(|r| r.window != (0, 0));
+        if model.grain == Grain::Day && !windowed {
+            return Ok(None);
+        }
+        let day = crate::dates::interval::parse_date(ds, "--date")?;
+        let period = Period::of_date(model.grain, day, zone);
+        let (from, to) = cascade::window(self, model, period, zone);
+        Ok(Some(DatePart {
+            model: model.name.clone(),
+            ds: crate::dates::interval::fmt_date(period.first_day(zone)),
+            start: PartitionKey::of(period),
+            end: PartitionKey::of(period.next()),
+            window: (PartitionKey::of(from), PartitionKey::of(to.next())),
+            provisional: false,
+            sealed: false,
+            uncovered: Vec::new(),
+        }))
     }
 
     /// The same with its values as parameters, as a date's SQL includes it.

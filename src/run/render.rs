@@ -2,6 +2,8 @@
 //! transaction, one model's SELECT, or one check's query), without running it; or, with
 //! `--dialect` naming the other backend, as that backend would run it.
 
+use chrono_tz::Tz;
+
 use crate::dates::clock::Clock;
 use crate::db::{Db, Dialect, RowShape};
 use crate::error::{Error, Result};
@@ -38,7 +40,7 @@ pub fn date<'a>(
     db: &mut Db,
     pipeline: &Pipeline,
     ds: String,
-    model: Option<&'a str>,
+    (model, zone): (Option<&'a str>, Tz),
 ) -> Result<Rendered<'a>> {
     let run_id = db.one_as::<NextRun, _>(&queries::NEXT_RUN_ID, &[])?.run_id;
     let start = crate::run::date_start(db, pipeline, &ds)?;
@@ -46,7 +48,7 @@ pub fn date<'a>(
     let (body, begin) = match model {
         Some(name) => match pipeline.check(name) {
             Some(check) => (pipeline.render_check(check, &ds, sealed)?, None),
-            None => (model_sql(pipeline, name, &ds, run_id)?, None),
+            None => (model_sql(pipeline, name, &ds, run_id, zone)?, None),
         },
         None => {
             let body = pipeline.review_date(&DateVars {
@@ -80,12 +82,12 @@ pub fn date<'a>(
 pub fn date_unconnected<'a>(
     pipeline: &Pipeline,
     ds: String,
-    model: Option<&'a str>,
+    (model, zone): (Option<&'a str>, Tz),
 ) -> Result<Rendered<'a>> {
     let (body, begin) = match model {
         Some(name) => match pipeline.check(name) {
             Some(check) => (pipeline.render_check(check, &ds, false)?, None),
-            None => (model_sql(pipeline, name, &ds, 0)?, None),
+            None => (model_sql(pipeline, name, &ds, 0, zone)?, None),
         },
         None => {
             let started_at = Clock::runner()
@@ -118,7 +120,7 @@ pub fn date_unconnected<'a>(
     })
 }
 
-fn model_sql(pipeline: &Pipeline, name: &str, ds: &str, run_id: i64) -> Result<String> {
+fn model_sql(pipeline: &Pipeline, name: &str, ds: &str, run_id: i64, zone: Tz) -> Result<String> {
     let model = pipeline.model(name).ok_or_else(|| {
         let names: Vec<&str> = pipeline.models.iter().map(|m| m.name.as_str()).collect();
         let checks: Vec<&str> = pipeline.checks.iter().map(|c| c.name.as_str()).collect();
@@ -132,5 +134,5 @@ fn model_sql(pipeline: &Pipeline, name: &str, ds: &str, run_id: i64) -> Result<S
             }
         ))
     })?;
-    pipeline.render_model(model, ds, run_id)
+    pipeline.render_model(model, ds, run_id, zone)
 }

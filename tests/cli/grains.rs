@@ -925,6 +925,31 @@ fn a_preview_of_an_hourly_pipeline_is_refused() {
     );
 }
 
+/// `render --date D MODEL` renders a week, a month or a rolling day as the run would for
+/// the partition that holds D: its own period and window, not the day's.
+#[test]
+fn render_a_model_shows_the_partition_that_holds_the_day() {
+    let g = Grains::new(&four_models());
+    g.sqlrun(0, &["init"]);
+    for (model, from, until) in [
+        ("weekly_revenue", "2026-02-09", "2026-02-16"),
+        ("monthly_revenue", "2026-02-01", "2026-03-01"),
+        ("rolling7", "2026-02-05", "2026-02-12"),
+    ] {
+        let sql = g
+            .sqlrun(0, &["render", "--date", "2026-02-11", model])
+            .stdout;
+        let filter = sql
+            .lines()
+            .find(|l| l.contains("WHERE ds >="))
+            .expect("its filter");
+        assert!(
+            filter.contains(from) && filter.contains(until),
+            "{model}: {from}..{until} in {filter}"
+        );
+    }
+}
+
 /// A table's revenue on `ds` in `tables` (as `Grains::tables` read it), plus `amount`.
 fn g_before_plus(
     tables: &BTreeMap<&'static str, Vec<Vec<String>>>,
