@@ -15,6 +15,11 @@ rolling total (docs/src/authoring/grains.md's models), over a year of orders (36
 
 Both start from a fresh copy of the built database (copied untimed). Target: cascaded at
 most 1.1x explicit.
+
+Then what judging the partitions costs `status` (no target): the year of the four models,
+where each date's weeks, months and rolling days are judged `upstream` or not
+(common.sql's upstream) and the weeks and months get their rows, against
+`status --select daily_revenue` on the same database (one model that reads no other).
 """
 
 import argparse
@@ -120,6 +125,18 @@ def main():
     compare("cascade", "a 3-day fix: cascaded against the same partitions by explicit intervals",
             [("cascaded (one run)", cascaded), ("explicit (four runs)", explicit)])
     ratio("cascade", "cascaded (one run)", "explicit (four runs)", target=1.1)
+
+    def status(*select):
+        def prepare():
+            argv = [bin_, "status", "--interval", "2025-01-01..2025-12-31", *select]
+            return ["sh", "-c", f"cd {base} && " + " ".join(argv)], None, None
+        return prepare
+
+    compare("cascade-status", "status of a year: four models, upstream judged, against "
+            "daily_revenue alone",
+            [("four models", status()), ("daily_revenue alone",
+                                         status("--select", "daily_revenue"))])
+    ratio("cascade-status", "four models", "daily_revenue alone")
 
 
 if __name__ == "__main__":
