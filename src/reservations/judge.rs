@@ -71,6 +71,16 @@ pub(super) struct InScope {
     version: i64,
     grain: Grain,
     reads: Vec<InRead>,
+    /// The tables whose change notes mark its partitions `changed`, each with the
+    /// window it reads it through.
+    noted: Vec<InNoted>,
+}
+
+/// A source or lookup a model reads, as `common.sql`'s `source_changed` takes it.
+#[derive(serde::Serialize)]
+struct InNoted {
+    table: String,
+    window: Option<(i64, i64)>,
 }
 
 /// A model that a model reads, as `common.sql`'s `upstream` takes it: `models/NAME`, its
@@ -89,7 +99,25 @@ pub(super) fn in_scope(pipeline: &Pipeline, model: &Model) -> InScope {
         version: model.version,
         grain: model.grain,
         reads: reads_of(pipeline, model),
+        noted: noted_of(model),
     }
+}
+
+/// The sources and lookups whose notes mark `model`'s partitions changed.
+fn noted_of(model: &Model) -> Vec<InNoted> {
+    let window = |table: &str| {
+        let read = model.reads.iter().find(|r| r.source && r.from == table);
+        read.map(|r| r.window).filter(|w| *w != (0, 0))
+    };
+    let sources = model.sources.iter().map(|s| InNoted {
+        table: s.table.clone(),
+        window: window(&s.table),
+    });
+    let lookups = model.lookups.iter().map(|l| InNoted {
+        table: l.table.clone(),
+        window: None,
+    });
+    sources.chain(lookups).collect()
 }
 
 /// The models `model` reads, each with its grain (sources are judged `changed` instead).
@@ -168,16 +196,22 @@ struct DateColumns {
 #[derive(serde::Deserialize)]
 struct InScopeColumns {
     model: ModelState,
+    /// A source it reads changed on the date since it was built.
+    changed: bool,
 }
 
 fn date_state(r: DateColumns, models: Vec<InScopeColumns>, scope: &[InScope]) -> DateState {
+    let name = |m: &InScope| m.name.trim_start_matches("models/").to_string();
+    let changed_models = scope
+        .iter()
+        .zip(&models)
+        .filter(|(_, state)| state.changed)
+        .map(|(m, _)| name(m))
+        .collect();
     let models = scope
         .iter()
         .zip(models)
-        .map(|(m, state)| {
-            let name = m.name.trim_start_matches("models/").to_string();
-            (name, state.model)
-        })
+        .map(|(m, state)| (name(m), state.model))
         .collect();
     DateState {
         ds: r.ds,
@@ -219,6 +253,7 @@ fn date_state(r: DateColumns, models: Vec<InScopeColumns>, scope: &[InScope]) ->
             lookback_reason: r.lookback_reason,
             lookback: r.lookback,
             models,
+            changed_models,
         },
     }
 }

@@ -77,6 +77,8 @@ pub struct Judged {
     pub lookback: bool,
     /// Each model in scope (its name without `models/`) and where it stands.
     pub models: Vec<(String, ModelState)>,
+    /// The models in scope a source they read (through their window) changed for.
+    pub changed_models: Vec<String>,
 }
 
 impl Default for Judged {
@@ -97,6 +99,7 @@ impl Default for Judged {
             lookback_reason: Reason::Missing,
             lookback: false,
             models: Vec::new(),
+            changed_models: Vec::new(),
         }
     }
 }
@@ -136,19 +139,31 @@ impl DateState {
         }
     }
 
-    /// The models a run rebuilds on this date when its selection takes the date for
-    /// `upstream` alone (`--only upstream`, or a look back's older date that needs nothing
-    /// else): those standing upstream, and not the others. None: every model.
-    pub fn upstream_only(&self, selection: &Selection) -> Option<Vec<String>> {
+    /// The models a run rebuilds on this date when its selection takes it for `upstream`
+    /// or `changed` alone (`--only upstream|changed`, or a look back's older date that needs
+    /// nothing else): those standing upstream, or whose sources changed, and not the
+    /// others. None: every model (also where a model is missing, failed or stale there).
+    pub fn narrowed_to(&self, selection: &Selection) -> Option<Vec<String>> {
         let j = &self.judged;
-        let alone = match selection {
-            Selection::Only(only) => *only == Some(OnlyFilter::Upstream),
-            Selection::Lookback { .. } => {
-                selection.looks_back_at(&self.ds) && j.lookback_reason == Reason::Upstream
-            }
-        };
         let upstream = j.models.iter().filter(|(_, s)| *s == ModelState::Upstream);
-        alone.then(|| upstream.map(|(name, _)| name.clone()).collect())
+        let upstream = upstream.map(|(name, _)| name.clone());
+        let changed = j.changed_models.iter().cloned();
+        let some: Vec<String> = match selection {
+            Selection::Only(Some(OnlyFilter::Upstream)) => upstream.collect(),
+            Selection::Only(Some(OnlyFilter::Changed)) => changed.collect(),
+            Selection::Lookback { .. }
+                if selection.looks_back_at(&self.ds)
+                    && matches!(j.lookback_reason, Reason::Changed | Reason::Upstream) =>
+            {
+                upstream.chain(changed).collect()
+            }
+            _ => return None,
+        };
+        let otherwise_current = j
+            .models
+            .iter()
+            .all(|(_, s)| matches!(s, ModelState::Current | ModelState::Upstream));
+        otherwise_current.then_some(some)
     }
 
     /// Missing, failed, changed or upstream: what a look back heals.

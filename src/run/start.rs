@@ -492,11 +492,12 @@ fn select_dates(
     Ok((selected, narrowed, looked_back))
 }
 
-/// The dates taken for `upstream` alone, each with the models to rebuild there.
+/// The dates taken for `upstream` or `changed` alone, each with the models to rebuild
+/// there.
 pub fn narrowed(taken: &[&DateState], selection: &Selection) -> Result<cascade::Narrowed> {
     let mut out = cascade::Narrowed::new();
     for state in taken {
-        if let Some(models) = state.upstream_only(selection) {
+        if let Some(models) = state.narrowed_to(selection) {
             out.insert(parse_date(&state.ds, "date")?, models.into_iter().collect());
         }
     }

@@ -13,7 +13,9 @@
 -- Version 11: upstream. A model's partition built before a partition it reads was built
 -- again, by another run (common.sql's upstream: a `--no-downstream` run, a `--select` of
 -- the days alone, a run stopped before its cascade ended) stands `upstream`; so does the
--- date, and a look back heals it (needs_work), as `--only upstream` selects it.
+-- date, and a look back heals it (needs_work), as `--only upstream` selects it; per
+-- model, `changed_N`: a source it reads changed (a date taken for upstream or changed
+-- alone rebuilds those models, not the others).
 -- `scope` is the models a run would compute (every model, or those --select names) with
 -- their versions now; a retired model is in no scope, so it makes no date stale or
 -- missing. Per model in scope, on each date (model_1, model_2, ...):
@@ -139,6 +141,9 @@ facts AS MATERIALIZED (
                                   WHERE t.run_id = pd.full_run AND t.kind = 'model'
                                     AND t.name = {{ m.name }})) AS version) AS v)
            END AS {{ ("model_" ~ loop.index)|ident }},
+           -- whether a source it reads (through its window) changed since: what
+           -- --only changed and a look back rebuild of the date, alone
+           {{ common.source_changed(m.noted, "pd") }} AS {{ ("changed_" ~ loop.index)|ident }},
            {% endfor %}
            (SELECT max(sm.seal_id) FROM sealed_models AS sm WHERE sm.ds = pd.ds) AS seal_id,
            (SELECT max(sm.version) FROM sealed_models AS sm WHERE sm.ds = pd.ds) AS seal_version,
@@ -202,7 +207,7 @@ SELECT j.ds, j.built_run, j.built_kind, j.built_at, j.built_models, j.last_run,
        (j.ds = {{ end }}
         OR (NOT j.held AND j.needs_work)) AS lookback,
        j.seal_id, j.seal_version, j.unsealed, j.reissued
-       {% for m in scope %}, j.{{ ("model_" ~ loop.index)|ident }}{% endfor %}
+       {% for m in scope %}, j.{{ ("model_" ~ loop.index)|ident }}, j.{{ ("changed_" ~ loop.index)|ident }}{% endfor %}
 
 FROM judged AS j
 ORDER BY j.ds

@@ -1001,6 +1001,12 @@ fn a_late_order_marks_exactly_the_rolling_dates_of_a_source_window_changed() {
         Some(&week),
         "the rolling dates that read 2026-02-10, and only those"
     );
+    // The later dates are changed for rolling7 alone: their days are not rebuilt.
+    assert_eq!(
+        g.built_by(run).get("daily_revenue"),
+        Some(&vec!["2026-02-10".to_string()]),
+        "the late day alone"
+    );
     let mut want = before.clone();
     for ds in &week {
         *want.get_mut(ds).unwrap() += amount;
