@@ -1801,3 +1801,44 @@ fn undo_skips_a_partition_rebuilt_since_and_rebuilds_what_reads_it() {
     assert_eq!(built["rolling7"], days("2026-02-09", "2026-02-17"));
     assert_eq!(february_in(&g, "upstream"), serde_json::json!([]));
 }
+
+/// The undo reserves the dates its cascade builds on, as `apply` does: the month's anchor
+/// 2026-02-28 and the rolling days' among them; a run beside it meets them held (exit 99).
+#[test]
+fn an_undo_holds_its_cascade_s_dates_and_a_run_beside_it_exits_99() {
+    let (g, before) = late_orders_after_the_full_build(3433);
+    let (_, run) = g.apply(
+        0,
+        &["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF],
+    );
+    let id = run.to_string();
+    let undo_cmd =
+        g.sb.cmd(&["--templates", g.tpl.as_str(), "undo", &id, "--reason", "r"]);
+    let child = stopped_at(undo_cmd, "reserved");
+    let undo = g.sb.last_run_id();
+    let held = column(&g.sb.rows(&format!(
+        "SELECT ds FROM reservations WHERE run_id = {undo} ORDER BY ds"
+    )));
+    let beside = g.sb.run(&[
+        "--templates",
+        &g.tpl,
+        "apply",
+        "--interval",
+        "2026-02-16..2026-02-18",
+        "--as-of",
+        AS_OF,
+    ]);
+    let undone = resume(child);
+
+    // The anchors: the days and rolling days where they end, the month on its last day
+    // (not its first: nothing is built there).
+    let mut anchors = days("2026-02-09", "2026-02-17");
+    anchors.push("2026-02-28".into());
+    assert_eq!(held, anchors);
+    assert_eq!(beside.code, 99, "the run beside it: {beside:?}");
+    contains_all(&beside.stderr, &["2026-02-28", &format!("run {undo}")]);
+    assert_eq!(undone.code, 0, "the undo: {undone:?}");
+    assert_eq!(g.tables()["monthly_revenue"], before["monthly_revenue"]);
+    assert_eq!(g.run_ids("monthly_revenue")["2026-02-01"], undo);
+    g.assert_roll_ups_add_up();
+}
