@@ -1842,3 +1842,58 @@ fn an_undo_holds_its_cascade_s_dates_and_a_run_beside_it_exits_99() {
     assert_eq!(g.run_ids("monthly_revenue")["2026-02-01"], undo);
     g.assert_roll_ups_add_up();
 }
+
+/// An hourly model goes back a local day at a time (its bookkeeping is per day), each hour
+/// by its own partition value: the hours RUN built get the rows RUN replaced, and the hours
+/// of that day RUN was not asked for keep theirs.
+#[test]
+fn undo_of_some_hours_puts_them_back_and_keeps_the_day_s_other_hours() {
+    let g = Grains::new(&[("hourly_ticks", hourly_ticks())]);
+    let only = ["--select", "hourly_ticks"];
+    let at = ["--as-of", "2026-02-11"];
+    let (_, day) = g.apply(0, &[&["--interval", "2026-02-09"][..], &at, &only].concat());
+    let ticks = || {
+        g.sb.rows("SELECT hour, n, run_id FROM hourly_ticks ORDER BY hour")
+            .into_iter()
+            .map(|r| (r[0].clone(), r[2].clone()))
+            .collect::<Vec<_>>()
+    };
+    // Three hours rebuilt on their own.
+    let (_, run) = g.apply(
+        0,
+        &[
+            &["--interval", "2026-02-09T10..2026-02-09T12"][..],
+            &at,
+            &only,
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        g.sb.count(&format!(
+            "SELECT count(*) FROM hourly_ticks WHERE run_id = {run}"
+        )),
+        3
+    );
+    g.sqlrun(0, &["undo", &run.to_string(), "--reason", "r"]);
+    let undo = g.sb.last_run_id();
+    let after = ticks();
+    assert_eq!(
+        after.len(),
+        24,
+        "every hour of the day still has its row: {after:?}"
+    );
+    assert_eq!(
+        column(&g.sb.rows("SELECT hour FROM hourly_ticks ORDER BY hour")),
+        hours("2026-02-09 00:00:00", 24)
+    );
+    assert!(
+        after.iter().all(|(_, r)| *r == undo.to_string()),
+        "{after:?}"
+    );
+    assert_eq!(
+        g.sb.count(&format!(
+            "SELECT count(*) FROM hourly_ticks WHERE run_id = {day}"
+        )),
+        0
+    );
+}
