@@ -25,19 +25,11 @@ pub struct UndoRequest {
 pub fn run(ctx: &Context, request: UndoRequest, out: &Output) -> Result<Exit> {
     let settings = ctx.settings(out)?;
     let mut opened = open(&settings, &[], Access::Open)?;
-    // An undo recomputes each date's models at the date: a week, a month or a rolling
-    // window would be rewritten over one day. Refused until undo follows the cascade.
-    if crate::pipeline::cascade::needed(&opened.pipeline) {
-        return Err(crate::Error::bad(format!(
-            "sqlrun undo {} refused: undo does not handle a pipeline of other grains or windows yet (its weeks, months and rolling days would be rewritten over single days); nothing was written. Put the data back as it was and rebuild with `sqlrun apply --interval ...`, whose cascade rebuilds what depends on it; `sqlrun diff {}` shows what that run changed",
-            request.run_id, request.run_id
-        )));
-    }
     let ask = UndoAsk {
         run_id: request.run_id,
         interval: request.interval.clone(),
     };
-    let plan = undo::plan(&mut opened.db, &opened.pipeline, &ask)?;
+    let plan = undo::plan(&mut opened.db, &opened.pipeline, &ask, settings.timezone)?;
     let span = match plan.span() {
         Some(span) if !request.dry_run => span,
         // Nothing left to put back, or only the plan asked for: said, nothing written.
@@ -47,8 +39,10 @@ pub fn run(ctx: &Context, request: UndoRequest, out: &Output) -> Result<Exit> {
         }
     };
     show::skipped(&plan, out);
+    show::rebuilt(&plan, out);
     // The run computes the models it puts back and those downstream of them (recorded
-    // as its selection); each date narrows that to its own (system/date.sql).
+    // as its selection); each date narrows that to its own (system/date.sql), or, in a
+    // pipeline of other grains or windows, to its cascade's parts (run::start::begin).
     opened.pipeline.select(&plan.models())?;
     let run_request = Request {
         interval: Some(span.to_string()),

@@ -9,10 +9,14 @@ use crate::run::undo::{Partition, Skipped, UndoPlan, Why};
 /// The plan: on stdout what goes back (or that nothing is left to undo), on stderr what
 /// is skipped; with `--json` one document.
 pub fn plan(plan: &UndoPlan, dry_run: bool, out: &Output) -> Result<()> {
-    out.json(&serde_json::json!({
+    let mut json = serde_json::json!({
         "undo_of": plan.run_id, "interval": plan.interval, "dry_run": dry_run,
         "restore": plan.restore, "skipped": plan.skipped,
-    }))?;
+    });
+    if !plan.rebuild.is_empty() {
+        json["rebuild"] = serde_json::json!(plan.rebuild);
+    }
+    out.json(&json)?;
     let mut text = String::new();
     if plan.is_empty() {
         text.push_str(&format!(
@@ -22,13 +26,21 @@ pub fn plan(plan: &UndoPlan, dry_run: bool, out: &Output) -> Result<()> {
         ));
     } else {
         text.push_str(&format!(
-            "undo of run {} would put back {} partition{}:",
+            "undo of run {} would put back {} partition{}{}:",
             plan.run_id,
             plan.restore.len(),
-            if plan.restore.len() == 1 { "" } else { "s" }
+            if plan.restore.len() == 1 { "" } else { "s" },
+            // Said only when there are some: a pipeline of days shows what it always did.
+            match plan.rebuild.len() {
+                0 => String::new(),
+                n => format!(" and rebuild {n} by their own SQL"),
+            }
         ));
         for p in &plan.restore {
             text.push_str(&format!("\n  {}", restored_line(plan.run_id, p)));
+        }
+        for p in &plan.rebuild {
+            text.push_str(&format!("\n  {}", rebuilt_line(plan.run_id, p)));
         }
     }
     out.text(&text)?;
@@ -43,20 +55,40 @@ pub fn skipped(plan: &UndoPlan, out: &Output) {
     }
 }
 
+/// Each partition rebuilt by its SQL instead of put back, on stderr, as the run starts.
+pub fn rebuilt(plan: &UndoPlan, out: &Output) {
+    for p in &plan.rebuild {
+        out.note(&rebuilt_line(plan.run_id, p));
+    }
+}
+
 fn restored_line(run_id: i64, p: &Partition) -> String {
     let rows = p.rows.unwrap_or(0);
     format!(
         "{} {}: back to the {} row{} run {run_id} replaced",
-        p.ds,
+        p.period.as_deref().unwrap_or(&p.ds),
         p.model.as_deref().unwrap_or("-"),
         rows,
         if rows == 1 { "" } else { "s" }
     )
 }
 
+/// A partition RUN built that is rebuilt by its SQL instead (it reads one replaced since).
+fn rebuilt_line(run_id: i64, p: &Partition) -> String {
+    format!(
+        "{} {}: rebuilt by its own SQL, not put back: it reads a partition of run {run_id} \
+         that was replaced since",
+        p.period.as_deref().unwrap_or(&p.ds),
+        p.model.as_deref().unwrap_or("-"),
+    )
+}
+
 fn skipped_line(run_id: i64, s: &Skipped) -> String {
     let what = match &s.partition.model {
-        Some(model) => format!("{} {model}", s.partition.ds),
+        Some(model) => format!(
+            "{} {model}",
+            s.partition.period.as_deref().unwrap_or(&s.partition.ds)
+        ),
         None => s.partition.ds.clone(),
     };
     let why = match s.why {

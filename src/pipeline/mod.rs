@@ -254,6 +254,9 @@ pub struct DatePart {
     pub provisional: bool,
     pub sealed: bool,
     pub uncovered: Vec<String>,
+    /// `sqlrun undo RUN`: its rows are those RUN replaced (system/undo_rows.sql), not its
+    /// SELECT's. Per part: a cascaded date may put back a month whose first day is another.
+    pub restored: bool,
 }
 
 /// A partition column's value: a date, or an hour's first instant (UTC text).
@@ -744,6 +747,7 @@ impl Pipeline {
                         provisional: false,
                         sealed: vars.sealed,
                         uncovered: vars.uncovered.to_vec(),
+                        restored: vars.undo.is_some_and(|u| u.restored.contains(&m.name)),
                     };
                     part_value(m, &part)
                 })
@@ -801,6 +805,7 @@ impl Pipeline {
             provisional: false,
             sealed: false,
             uncovered: Vec::new(),
+            restored: false,
         }))
     }
 
@@ -861,6 +866,7 @@ fn part_value(model: &Model, part: &DatePart) -> Value {
         provisional => part.provisional,
         sealed => part.sealed,
         uncovered => to_value(&part.uncovered),
+        restored => part.restored,
     };
     minijinja::value::merge_maps([day, own])
 }

@@ -14,7 +14,6 @@ use super::workers::{self, Halt, Step};
 use super::Progress;
 use crate::dates::clock::Clock;
 use crate::dates::interval::{fmt_date, Date};
-use crate::dates::period::Period;
 use crate::db::{Commit, Db, DbError, DbErrorKind, Dialect, RowShape, TxKind, Value};
 use crate::error::{failed_message, Failure};
 use crate::error::{Error, Result};
@@ -118,10 +117,9 @@ impl Worker<'_> {
     fn date(&self, db: &mut Db, ds: &str, halt: &Halt) -> Step<DateOutcome> {
         let clock = Instant::now();
         let mut started = None;
-        let undo = self.undo.and_then(|u| u.dates.get(ds));
         let result = compute_date(
             db,
-            (self.pipeline, &self.clock, undo, self.cascade),
+            (self.pipeline, &self.clock, self.undo, self.cascade),
             self.run_id,
             ds,
             &mut started,
@@ -275,17 +273,24 @@ pub fn row_shapes(dialect: Dialect) -> Vec<RowShape> {
 /// and `seal`, `seal --reissue` and `unseal` refuse held dates.
 fn compute_date(
     db: &mut Db,
-    (pipeline, clock, undo, cascade): (&Pipeline, &Clock, Option<&DateUndo>, Cascaded),
+    (pipeline, clock, work, cascade): (&Pipeline, &Clock, Option<&UndoWork>, Cascaded),
     run_id: i64,
     ds: &str,
     started: &mut Option<String>,
 ) -> Result<Attempt> {
+    let undo = work.map(|w| w.on(ds));
     let early = match db.dialect() {
         Dialect::Sqlite => {
             let start = date_start(db, pipeline, ds)?;
             *started = Some(start.at.clone());
-            let parts = date_parts(db, pipeline, cascade, ds, &start)?;
-            Some(Rendered::of(pipeline, (run_id, undo), ds, start, parts)?)
+            let parts = date_parts(db, pipeline, (cascade, work), ds, &start)?;
+            Some(Rendered::of(
+                pipeline,
+                (run_id, undo.as_ref()),
+                ds,
+                start,
+                parts,
+            )?)
         }
         Dialect::Postgres => None,
     };
@@ -294,17 +299,17 @@ fn compute_date(
             Ok(start) => start,
             Err(stop) => return Ok(Err(stop)),
         };
-        if let Some(undo) = undo {
-            super::undo::still_holds(db, undo, ds)?;
-        }
         let rendered = match &early {
             Some(rendered) => rendered,
             None => {
                 *started = Some(fenced_start.at.clone());
-                let parts = date_parts(db, pipeline, cascade, ds, &fenced_start)?;
-                &Rendered::of(pipeline, (run_id, undo), ds, fenced_start, parts)?
+                let parts = date_parts(db, pipeline, (cascade, work), ds, &fenced_start)?;
+                &Rendered::of(pipeline, (run_id, undo.as_ref()), ds, fenced_start, parts)?
             }
         };
+        if let Some(of) = work.map(|w| w.of) {
+            super::undo::still_holds(db, of, &rendered.restoring)?;
+        }
         pause::reached(pause::Point::InDate);
         let ended = rendered.build(db, pipeline, run_id, ds)?;
         // Once more, last: a worker's date commits only while the run's own session lives
@@ -339,7 +344,7 @@ pub(super) type Cascaded<'a> = Option<(&'a Cascade, Tz)>;
 pub(super) fn date_parts(
     db: &mut Db,
     pipeline: &Pipeline,
-    cascade: Cascaded,
+    (cascade, undo): (Cascaded, Option<&UndoWork>),
     ds: &str,
     start: &DateStart,
 ) -> Result<Option<Vec<DatePart>>> {
@@ -360,25 +365,18 @@ pub(super) fn date_parts(
         };
         let (from, to) = crate::pipeline::cascade::window(pipeline, model, part.period, zone);
         parts.push(DatePart {
-            model: model.name.clone(),
-            ds: first,
-            start: key_of(part.period),
-            end: key_of(part.period.next()),
-            window: (key_of(from), key_of(to.next())),
+            start: PartitionKey::of(part.period),
+            end: PartitionKey::of(part.period.next()),
+            window: (PartitionKey::of(from), PartitionKey::of(to.next())),
             provisional: part.period.ends(zone) > cascade.ended_by,
             sealed,
             uncovered,
+            restored: undo.is_some_and(|u| u.restores(&model.name, &first)),
+            model: model.name.clone(),
+            ds: first,
         });
     }
     Ok(Some(parts))
-}
-
-/// The partition column's value at the start of `period`.
-fn key_of(period: Period) -> PartitionKey {
-    match period {
-        Period::Hour(_) => PartitionKey::Instant(period.key()),
-        Period::Days(..) => PartitionKey::Date(period.key()),
-    }
 }
 
 /// A date's SQL, rendered for how it starts.
@@ -386,6 +384,9 @@ struct Rendered {
     start: DateStart,
     script: Bound,
     ready: Option<Bound>,
+    /// An undo's partitions put back on the date (model, first day), which must still
+    /// hold the undone run's rows when the date's transaction runs.
+    restoring: Vec<(String, String)>,
 }
 
 impl Rendered {
@@ -407,10 +408,20 @@ impl Rendered {
             parts: parts.as_deref(),
         })?;
         let ready = pipeline.bind_ready(ds)?;
+        let restoring = match (parts, undo) {
+            (Some(parts), _) => parts
+                .into_iter()
+                .filter(|p| p.restored)
+                .map(|p| (p.model, p.ds))
+                .collect(),
+            (None, Some(u)) => u.restored.iter().map(|m| (m.clone(), ds.into())).collect(),
+            (None, None) => Vec::new(),
+        };
         Ok(Rendered {
             start,
             script,
             ready,
+            restoring,
         })
     }
 

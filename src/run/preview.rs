@@ -368,7 +368,7 @@ impl DateCx<'_> {
         if let Some(why) = ready::not_ready(db, self.pipeline, ready.as_ref())? {
             return Err(NotKept::NotReady(why));
         }
-        let parts = date_parts(db, self.pipeline, self.cascade, ds, start)?;
+        let parts = date_parts(db, self.pipeline, (self.cascade, None), ds, start)?;
         let slots = self.slots(ds, start, parts.as_deref());
         let vars = DateVars {
             ds,

@@ -308,10 +308,11 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
         crate::pipeline::models::record(db, pipeline, Some(run_id))?;
         let reclaimed = take::sweep(db, pipeline, &me, Some(run_id))?;
         let (selected, narrowed, looked_back) = match &start.request().undo {
-            // An undo takes on the dates it puts back, no other of its interval.
+            // An undo takes on the dates it puts back, no other of its interval; with the
+            // cascade, exactly its partitions starting there, then what reads them.
             Some(work) => (
                 work.dates.keys().cloned().collect(),
-                cascade::Narrowed::new(),
+                work.narrowed()?,
                 Vec::new(),
             ),
             None => select_dates(db, pipeline, start.interval, start.new_run(), run_id)?,
@@ -328,11 +329,9 @@ pub fn begin(db: &mut Db, pipeline: &Pipeline, start: &Start) -> Result<Begun> {
         // release beside it is deleting (a serialization failure) or which that update
         // would lock (so the release could free none of them).
         let lease = (db.dialect() == Dialect::Sqlite).then(take::lease_seconds);
-        let cascade = match start.request().undo {
-            None if cascade::needed(pipeline) => {
-                Some(plan_cascade(pipeline, start, &selected, &narrowed)?)
-            }
-            _ => None,
+        let cascade = match cascade::needed(pipeline) {
+            true => Some(plan_cascade(pipeline, start, &selected, &narrowed)?),
+            false => None,
         };
         // A cascade reserves the dates its partitions are built on: those asked for, and
         // the later ones where the weeks, months and rolling days they feed are built.

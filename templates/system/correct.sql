@@ -1,5 +1,5 @@
 -- name: correct
--- version: 8
+-- version: 9
 --
 -- A sealed date keeps its rows as sent. Recompute the model and compare it, key by
 -- key, with the current values (the latest correction, else the sealed row). Each
@@ -23,10 +23,11 @@
 -- Undo (version 6): for a model in `restored` (`sqlrun undo RUN`), what the date is
 -- recomputed to is the rows RUN replaced (system/undo_rows.sql), not its SELECT: a sealed
 -- date gets corrections back to them, never an overwrite.
+-- Version 9: that is the part's own flag (`part.restored`), as in replace.sql v5.
 {% import "system/dialect.sql" as d %}
 {% import "system/common.sql" as common %}
 WITH recomputed AS (
-{% if model.name in restored %}
+{% if part.restored %}
 {% include "system/undo_rows.sql" %}
 {% else %}
 {% include model.template %}

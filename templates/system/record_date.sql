@@ -1,5 +1,5 @@
 -- name: record_date
--- version: 8
+-- version: 9
 --
 -- The date's record, in the same transaction as its rows: which run computed it
 -- and how it ended (a sealed date: corrected if any model wrote a correction in
@@ -17,11 +17,12 @@
 -- a correction. Version 7: a part built before its period ended (`--allow-partial`) is
 -- recorded provisional; a later build of it, after, makes it final. Version 8: when each
 -- partition was built (`built_at`, the clock to the millisecond): a partition built before
--- a partition it reads stands `upstream` (date_states.sql).
+-- a partition it reads stands `upstream` (date_states.sql). Version 9: a part put back
+-- by an undo is told by its own flag (`part.restored`, as in replace.sql v5).
 {% import "system/dialect.sql" as d %}
 {% for part in parts %}
 {% with model = part.model, ds = part.ds %}
-{% if model.name in restored %}
+{% if part.restored %}
 INSERT INTO partition_models (ds, model, version, run_id, built_at)
 SELECT {{ ds }}, {{ "models/" ~ model.name }},
        coalesce((SELECT rp.version FROM replaced_partitions AS rp

@@ -1,5 +1,5 @@
 -- name: replace
--- version: 4
+-- version: 5
 --
 -- Whole-partition replacement of one model for one date: keep the date's rows in the
 -- model's history, then delete them and insert what the model's SELECT says the date is
@@ -21,6 +21,9 @@
 -- rows RUN replaced), the rows come from its history (system/undo_rows.sql) instead of
 -- its SELECT; the prune comes last, after they are read, so that it cannot take them
 -- first. The undo keeps history too: an undo can itself be undone.
+-- Version 5: whether the rows come from history is the part's own flag (`part.restored`),
+-- not its model's name in the date's `restored`: a cascaded undo's date may put back a
+-- month whose first day is another date, beside days it rebuilds by their SELECT.
 {% import "system/dialect.sql" as d %}
 {% set model_name = "models/" ~ model.name %}
 INSERT INTO replaced_partitions (replaced_by, model, ds, run_id, version, row_count, replaced_at)
@@ -42,7 +45,7 @@ DELETE FROM {{ model.table|ident }} WHERE {{ model.date_column|ident }} = {{ per
 INSERT INTO {{ model.table|ident }} ({{ model.columns|idents }}, "run_id")
 SELECT {{ model.columns|idents }}, {{ run_id }}
 FROM (
-{% if model.name in restored %}
+{% if part.restored %}
 {% include "system/undo_rows.sql" %}
 {% else %}
 {% include model.template %}

@@ -1130,30 +1130,6 @@ fn a_provisional_month_is_recorded_and_never_sealed_until_built_again() {
 }
 
 #[test]
-fn undo_is_refused_for_a_pipeline_of_grains_and_writes_nothing() {
-    let g = Grains::with_orders(3416);
-    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
-    let (_, run) = g.apply(
-        0,
-        &["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF],
-    );
-    let before = g.tables();
-    let runs = g.sb.count("SELECT count(*) FROM runs");
-    let id = run.to_string();
-    let refused = g.sqlrun(2, &["undo", &id, "--reason", "r"]);
-    contains_all(
-        &refused.stderr,
-        &["undo", "grains or windows", "sqlrun apply"],
-    );
-    assert_eq!(g.tables(), before, "nothing written");
-    assert_eq!(
-        g.sb.count("SELECT count(*) FROM runs"),
-        runs,
-        "no run recorded"
-    );
-}
-
-#[test]
 fn status_shows_the_weeks_and_months_by_state() {
     let g = Grains::with_orders(3417);
     g.apply(
@@ -1749,4 +1725,274 @@ fn status_and_the_report_show_a_row_of_weeks_and_a_row_of_months() {
     ] {
         assert!(grains.contains(cell), "{cell} in {grains}");
     }
+}
+
+/// The full build, then late orders for 2026-02-09..02-11 (created after it): the tables
+/// as the full build left them, and the sandbox.
+fn late_orders_after_the_full_build(
+    seed: u64,
+) -> (Grains, BTreeMap<&'static str, Vec<Vec<String>>>) {
+    let g = Grains::with_orders(seed);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    let before = g.tables();
+    let late: Vec<OrderRow> = [
+        ("2026-02-09", 11_000),
+        ("2026-02-10", 22_000),
+        ("2026-02-11", 33_000),
+    ]
+    .iter()
+    .map(|(day, amount)| OrderRow {
+        order_id: format!("late-{day}"),
+        order_date: day.to_string(),
+        amount: *amount,
+        created_at: "2031-01-01 00:00:00".into(),
+    })
+    .collect();
+    g.sb.insert_orders(&late);
+    (g, before)
+}
+
+/// `undo RUN` on a cascaded backfill puts back every partition RUN built, the week, the
+/// month and the rolling days too, each from history; the undo's run built exactly RUN's
+/// partitions, and it can itself be undone.
+#[test]
+fn undo_of_a_cascaded_backfill_puts_back_every_partition_it_built_and_can_be_undone() {
+    let (g, before) = late_orders_after_the_full_build(3430);
+    let (_, run) = g.apply(
+        0,
+        &["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF],
+    );
+    assert_eq!(g.built_by(run), three_day_backfill());
+    let backfilled = g.tables();
+    assert_ne!(
+        backfilled, before,
+        "the late orders changed the backfill's numbers"
+    );
+    let id = run.to_string();
+
+    let dry = g.sqlrun(0, &["undo", &id, "--dry-run"]);
+    contains_all(
+        &dry.stdout,
+        &[
+            "would put back 14 partitions",
+            "2026-02-10 daily_revenue: back to",
+            "2026-W07 weekly_revenue: back to",
+            "2026-02 monthly_revenue: back to",
+            "2026-02-17 rolling7: back to",
+        ],
+    );
+    assert_eq!(g.tables(), backfilled, "a dry run writes nothing");
+
+    g.sqlrun(0, &["undo", &id, "--reason", "the late orders were a test"]);
+    let undo = g.sb.last_run_id();
+    assert_eq!(g.tables(), before, "every table as before the backfill");
+    assert_eq!(g.built_by(undo), three_day_backfill(), "partition_models");
+    assert_eq!(
+        g.written_by(undo),
+        three_day_backfill(),
+        "the tables' run_id"
+    );
+    g.assert_roll_ups_add_up();
+    assert_eq!(
+        g.sb.rows(&format!(
+            "SELECT kind, status FROM runs WHERE run_id = {undo}"
+        )),
+        [["undo".to_string(), "success".to_string()]]
+    );
+
+    // The undo undone: the backfill's numbers again.
+    g.sqlrun(
+        0,
+        &["undo", &undo.to_string(), "--reason", "they were real"],
+    );
+    let again = g.sb.last_run_id();
+    assert_eq!(g.tables(), backfilled, "back to the backfill's numbers");
+    assert_eq!(g.built_by(again), three_day_backfill());
+    g.assert_roll_ups_add_up();
+}
+
+/// RUN was `--no-downstream`: the undo puts its day back, and rebuilds by their own SQL
+/// the week, the month and the rolling days that read it (RUN left them upstream).
+#[test]
+fn undo_of_a_day_rebuilt_alone_rebuilds_what_reads_it_and_leaves_nothing_upstream() {
+    let (g, before) = late_orders_after_the_full_build(3431);
+    let (_, run) = g.apply(
+        0,
+        &[
+            "--interval",
+            "2026-02-10",
+            "--as-of",
+            AS_OF,
+            "--no-downstream",
+        ],
+    );
+    assert_eq!(
+        g.built_by(run),
+        plan(&[
+            ("daily_revenue", vec!["2026-02-10".into()]),
+            ("rolling7", vec!["2026-02-10".into()]),
+        ])
+    );
+    assert_ne!(february_in(&g, "upstream"), serde_json::json!([]));
+
+    g.sqlrun(0, &["undo", &run.to_string(), "--reason", "r"]);
+    let undo = g.sb.last_run_id();
+    assert_eq!(g.tables(), before, "every table as before RUN");
+    g.assert_roll_ups_add_up();
+    assert_eq!(
+        g.built_by(undo),
+        plan(&[
+            ("daily_revenue", vec!["2026-02-10".into()]),
+            ("monthly_revenue", vec!["2026-02-01".into()]),
+            ("rolling7", days("2026-02-10", "2026-02-16")),
+            ("weekly_revenue", vec!["2026-02-09".into()]),
+        ])
+    );
+    assert_eq!(february_in(&g, "upstream"), serde_json::json!([]));
+}
+
+/// A day of RUN's that a later run rebuilt is skipped and said; what reads it is rebuilt by
+/// its own SQL from what is there now (its old rows were computed from RUN's day), and the
+/// rest goes back.
+#[test]
+fn undo_skips_a_partition_rebuilt_since_and_rebuilds_what_reads_it() {
+    let (g, before) = late_orders_after_the_full_build(3432);
+    let (_, run) = g.apply(
+        0,
+        &["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF],
+    );
+    let (_, later) = g.apply(
+        0,
+        &[
+            "--interval",
+            "2026-02-10",
+            "--as-of",
+            AS_OF,
+            "--no-downstream",
+        ],
+    );
+    let kept_day = g.revenue("daily_revenue")["2026-02-10"];
+
+    let undone = g.sqlrun(0, &["undo", &run.to_string(), "--reason", "r"]);
+    let undo = g.sb.last_run_id();
+    contains_all(
+        &undone.stderr,
+        &[
+            &format!("skipped 2026-02-10 daily_revenue: replaced since by run {later}"),
+            "2026-W07 weekly_revenue: rebuilt by its own SQL",
+        ],
+    );
+    let daily = g.revenue("daily_revenue");
+    assert_eq!(daily["2026-02-10"], kept_day, "the later run's day stays");
+    assert_eq!(g.run_ids("daily_revenue")["2026-02-10"], later);
+    let old: BTreeMap<String, i64> = before["daily_revenue"]
+        .iter()
+        .map(|r| (r[0].clone(), int(&r[1])))
+        .collect();
+    for day in ["2026-02-09", "2026-02-11"] {
+        assert_eq!(daily[day], old[day], "{day} put back");
+    }
+    g.assert_roll_ups_add_up();
+    let built = g.built_by(undo);
+    assert_eq!(built["daily_revenue"], ["2026-02-09", "2026-02-11"]);
+    assert_eq!(built["weekly_revenue"], ["2026-02-09"]);
+    assert_eq!(built["monthly_revenue"], ["2026-02-01"]);
+    assert_eq!(built["rolling7"], days("2026-02-09", "2026-02-17"));
+    assert_eq!(february_in(&g, "upstream"), serde_json::json!([]));
+}
+
+/// The undo reserves the dates its cascade builds on, as `apply` does: the month's anchor
+/// 2026-02-28 and the rolling days' among them; a run beside it meets them held (exit 99).
+#[test]
+fn an_undo_holds_its_cascade_s_dates_and_a_run_beside_it_exits_99() {
+    let (g, before) = late_orders_after_the_full_build(3433);
+    let (_, run) = g.apply(
+        0,
+        &["--interval", "2026-02-09..2026-02-11", "--as-of", AS_OF],
+    );
+    let id = run.to_string();
+    let undo_cmd =
+        g.sb.cmd(&["--templates", g.tpl.as_str(), "undo", &id, "--reason", "r"]);
+    let child = stopped_at(undo_cmd, "reserved");
+    let undo = g.sb.last_run_id();
+    let held = column(&g.sb.rows(&format!(
+        "SELECT ds FROM reservations WHERE run_id = {undo} ORDER BY ds"
+    )));
+    let beside = g.sb.run(&[
+        "--templates",
+        &g.tpl,
+        "apply",
+        "--interval",
+        "2026-02-16..2026-02-18",
+        "--as-of",
+        AS_OF,
+    ]);
+    let undone = resume(child);
+
+    // The anchors: the days and rolling days where they end, the month on its last day
+    // (not its first: nothing is built there).
+    let mut anchors = days("2026-02-09", "2026-02-17");
+    anchors.push("2026-02-28".into());
+    assert_eq!(held, anchors);
+    assert_eq!(beside.code, 99, "the run beside it: {beside:?}");
+    contains_all(&beside.stderr, &["2026-02-28", &format!("run {undo}")]);
+    assert_eq!(undone.code, 0, "the undo: {undone:?}");
+    assert_eq!(g.tables()["monthly_revenue"], before["monthly_revenue"]);
+    assert_eq!(g.run_ids("monthly_revenue")["2026-02-01"], undo);
+    g.assert_roll_ups_add_up();
+}
+
+/// An hourly model goes back a local day at a time (its bookkeeping is per day), each hour
+/// by its own partition value: the hours RUN built get the rows RUN replaced, and the hours
+/// of that day RUN was not asked for keep theirs.
+#[test]
+fn undo_of_some_hours_puts_them_back_and_keeps_the_day_s_other_hours() {
+    let g = Grains::new(&[("hourly_ticks", hourly_ticks())]);
+    let only = ["--select", "hourly_ticks"];
+    let at = ["--as-of", "2026-02-11"];
+    let (_, day) = g.apply(0, &[&["--interval", "2026-02-09"][..], &at, &only].concat());
+    let ticks = || {
+        g.sb.rows("SELECT hour, n, run_id FROM hourly_ticks ORDER BY hour")
+            .into_iter()
+            .map(|r| (r[0].clone(), r[2].clone()))
+            .collect::<Vec<_>>()
+    };
+    // Three hours rebuilt on their own.
+    let (_, run) = g.apply(
+        0,
+        &[
+            &["--interval", "2026-02-09T10..2026-02-09T12"][..],
+            &at,
+            &only,
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        g.sb.count(&format!(
+            "SELECT count(*) FROM hourly_ticks WHERE run_id = {run}"
+        )),
+        3
+    );
+    g.sqlrun(0, &["undo", &run.to_string(), "--reason", "r"]);
+    let undo = g.sb.last_run_id();
+    let after = ticks();
+    assert_eq!(
+        after.len(),
+        24,
+        "every hour of the day still has its row: {after:?}"
+    );
+    assert_eq!(
+        column(&g.sb.rows("SELECT hour FROM hourly_ticks ORDER BY hour")),
+        hours("2026-02-09 00:00:00", 24)
+    );
+    assert!(
+        after.iter().all(|(_, r)| *r == undo.to_string()),
+        "{after:?}"
+    );
+    assert_eq!(
+        g.sb.count(&format!(
+            "SELECT count(*) FROM hourly_ticks WHERE run_id = {day}"
+        )),
+        0
+    );
 }
