@@ -5,9 +5,10 @@
 //!
 //! The rule: a model's header may say it (`-- additive: revenue, order_count`: exactly
 //! those, a list that may be empty); without that line, a value column adds up when it
-//! holds numbers (its table's type: integer or numeric) and its name does not say
+//! holds numbers (its table's type: integer or numeric), its name does not say
 //! otherwise (a word of it is one of `NOT_ADDITIVE`: `cumulative_revenue`,
-//! `days_with_orders`, `avg_amount`).
+//! `days_with_orders`, `avg_amount`), and its model reads no window (a 7-day rolling
+//! total counts each day seven times across dates).
 
 use super::templates::TemplateFile;
 use super::Model;
@@ -50,9 +51,10 @@ impl Model {
         if !matches!(kind, Kind::Integer | Kind::Number) {
             return false;
         }
+        let windowed = self.reads.iter().any(|r| r.window != (0, 0));
         match &self.additive {
             Some(listed) => listed.iter().any(|c| c == column),
-            None => !name_says_not_additive(column),
+            None => !windowed && !name_says_not_additive(column),
         }
     }
 }

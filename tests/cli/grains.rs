@@ -876,6 +876,10 @@ fn dry_run_shows_the_cascade_and_a_preview_follows_it() {
             "monthly_revenue: 1 of 1 date would change",
         ],
     );
+    // A rolling total counts each day in seven dates: its revenue is not summed.
+    let rolling = &diff.stdout[diff.stdout.find("rolling7:").unwrap()..];
+    let total = rolling.lines().find(|l| l.starts_with("total")).unwrap();
+    assert!(total.trim_end().ends_with('-'), "{total}");
     assert_eq!(
         g.sb.count("SELECT count(*) FROM runs"),
         runs,
