@@ -34,7 +34,9 @@ pub fn run(ctx: &Context, request: UndoRequest, out: &Output) -> Result<Exit> {
         Some(span) if !request.dry_run => span,
         // Nothing left to put back, or only the plan asked for: said, nothing written.
         _ => {
-            show::plan(&plan, request.dry_run, out)?;
+            let zone = settings.timezone;
+            let downstream = undo::downstream(&opened.pipeline, &plan, zone)?;
+            show::plan(&plan, &downstream, request.dry_run, out)?;
             return Ok(Exit::Done);
         }
     };

@@ -4,17 +4,21 @@
 
 use crate::error::Result;
 use crate::output::Output;
+use crate::pipeline::cascade::Reach;
 use crate::run::undo::{Partition, Skipped, UndoPlan, Why};
 
 /// The plan: on stdout what goes back (or that nothing is left to undo), on stderr what
 /// is skipped; with `--json` one document.
-pub fn plan(plan: &UndoPlan, dry_run: bool, out: &Output) -> Result<()> {
+pub fn plan(plan: &UndoPlan, downstream: &[Reach], dry_run: bool, out: &Output) -> Result<()> {
     let mut json = serde_json::json!({
         "undo_of": plan.run_id, "interval": plan.interval, "dry_run": dry_run,
         "restore": plan.restore, "skipped": plan.skipped,
     });
     if !plan.rebuild.is_empty() {
         json["rebuild"] = serde_json::json!(plan.rebuild);
+    }
+    if !downstream.is_empty() {
+        json["downstream"] = serde_json::json!(downstream);
     }
     out.json(&json)?;
     let mut text = String::new();
@@ -42,6 +46,7 @@ pub fn plan(plan: &UndoPlan, dry_run: bool, out: &Output) -> Result<()> {
         for p in &plan.rebuild {
             text.push_str(&format!("\n  {}", rebuilt_line(plan.run_id, p)));
         }
+        text.push_str(&downstream_text(downstream));
     }
     out.text(&text)?;
     skipped(plan, out);
@@ -106,4 +111,25 @@ fn skipped_line(run_id: i64, s: &Skipped) -> String {
         ),
     };
     format!("skipped {what}: {why}")
+}
+
+/// What reads a partition put back, rebuilt by its own SQL in the same run (the cascade).
+fn downstream_text(downstream: &[Reach]) -> String {
+    if downstream.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = downstream
+        .iter()
+        .map(|r| {
+            vec![
+                r.model.clone(),
+                crate::output::apply::range_text(&r.first, &r.last),
+                r.grain.count(r.count),
+                r.why.clone(),
+            ]
+        })
+        .collect();
+    let table = crate::text::table::aligned(&rows);
+    let lines: String = table.lines().map(|l| format!("\n  {l}")).collect();
+    format!("\nthen rebuild by their own SQL what reads them (the cascade):{lines}")
 }

@@ -78,6 +78,30 @@ impl UndoWork {
     }
 }
 
+/// With the cascade: what the undo would rebuild by its own SQL because it reads a
+/// partition put back (RUN was `--no-downstream`, or `--interval` leaves out a month that
+/// reads its days), as `--dry-run` shows a cascade. Empty for a pipeline of days.
+pub fn downstream(pipeline: &Pipeline, plan: &UndoPlan, zone: Tz) -> Result<Vec<cascade::Reach>> {
+    if !cascade::needed(pipeline) || plan.is_empty() {
+        return Ok(Vec::new());
+    }
+    let narrowed = plan.work().narrowed()?;
+    let days = narrowed.keys().copied().collect();
+    let planned = cascade::plan(&cascade::Ask {
+        pipeline,
+        zone,
+        days: &days,
+        downstream: true,
+        ended_by: chrono::Utc::now(),
+        partial: false,
+        closing: None,
+        hours: None,
+        narrowed: &narrowed,
+    });
+    let reaches = cascade::reaches(pipeline, &planned, zone);
+    Ok(reaches.into_iter().filter(|r| r.why != "asked").collect())
+}
+
 /// `sqlrun undo RUN [--interval I]` as asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoAsk {

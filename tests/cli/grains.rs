@@ -1839,6 +1839,17 @@ fn undo_of_a_day_rebuilt_alone_rebuilds_what_reads_it_and_leaves_nothing_upstrea
     );
     assert_ne!(february_in(&g, "upstream"), serde_json::json!([]));
 
+    // The plan names what the undo's cascade rebuilds by its own SQL.
+    let dry = g.sqlrun(0, &["undo", &run.to_string(), "--dry-run"]).stdout;
+    contains_all(
+        &dry,
+        &[
+            "then rebuild by their own SQL what reads them (the cascade):",
+            "monthly_revenue  2026-02",
+            "rolling7         2026-02-11..2026-02-16  6 days",
+            "weekly_revenue   2026-W07",
+        ],
+    );
     g.sqlrun(0, &["undo", &run.to_string(), "--reason", "r"]);
     let undo = g.sb.last_run_id();
     assert_eq!(g.tables(), before, "every table as before RUN");
