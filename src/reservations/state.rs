@@ -142,7 +142,8 @@ impl DateState {
     /// The models a run rebuilds on this date when its selection takes it for `upstream`
     /// or `changed` alone (`--only upstream|changed`, or a look back's older date that needs
     /// nothing else): those standing upstream, or whose sources changed, and not the
-    /// others. None: every model (also where a model is missing, failed or stale there).
+    /// others. None: every model (also where a model is missing, failed or stale there, or
+    /// where none is named).
     pub fn narrowed_to(&self, selection: &Selection) -> Option<Vec<String>> {
         let j = &self.judged;
         let upstream = j.models.iter().filter(|(_, s)| *s == ModelState::Upstream);
@@ -163,7 +164,9 @@ impl DateState {
             .models
             .iter()
             .all(|(_, s)| matches!(s, ModelState::Current | ModelState::Upstream));
-        otherwise_current.then_some(some)
+        // None named (a changed source that no model in scope reads): the whole date, as
+        // before, rather than a date that builds nothing and stays changed.
+        (otherwise_current && !some.is_empty()).then_some(some)
     }
 
     /// Missing, failed, changed or upstream: what a look back heals.
@@ -275,6 +278,55 @@ mod tests {
         assert!(!date("2026-11-25", false, false).selected_by(&window));
         assert!(window.looks_back_at("2026-11-27") && !window.looks_back_at("2026-11-28"));
         assert_eq!((window.lookback(), window.only()), (Some(3), None));
+    }
+
+    /// A computed date where `rolling7` stands upstream, `weekly` as `weekly`, and the
+    /// sources of `changed` changed.
+    fn judged(weekly: ModelState, changed: &[&str], reason: Reason) -> DateState {
+        DateState {
+            ds: "2026-02-11".into(),
+            judged: Judged {
+                computed: true,
+                missing: false,
+                lookback_reason: reason,
+                models: vec![
+                    ("daily".into(), ModelState::Current),
+                    ("rolling7".into(), ModelState::Upstream),
+                    ("weekly".into(), weekly),
+                ],
+                changed_models: changed.iter().map(|m| m.to_string()).collect(),
+                ..Judged::default()
+            },
+            ..DateState::default()
+        }
+    }
+
+    #[test]
+    fn a_date_taken_for_upstream_or_changed_alone_rebuilds_those_models_alone() {
+        let current = ModelState::Current;
+        let only = |f| Selection::Only(Some(f));
+        let date = judged(current, &["daily"], Reason::Changed);
+        assert_eq!(
+            date.narrowed_to(&only(OnlyFilter::Upstream)),
+            Some(vec!["rolling7".to_string()])
+        );
+        assert_eq!(
+            date.narrowed_to(&only(OnlyFilter::Changed)),
+            Some(vec!["daily".to_string()])
+        );
+        // A look back's older date: both; a date it was asked for: every model.
+        let window = lookback("2026-02-20", 14);
+        assert_eq!(
+            date.narrowed_to(&window),
+            Some(vec!["rolling7".to_string(), "daily".to_string()])
+        );
+        assert_eq!(date.narrowed_to(&lookback("2026-02-11", 14)), None);
+        assert_eq!(date.narrowed_to(&only(OnlyFilter::Stale)), None);
+        // Another model stale, or nothing named: the whole date.
+        let stale = judged(ModelState::Stale, &["daily"], Reason::Changed);
+        assert_eq!(stale.narrowed_to(&only(OnlyFilter::Changed)), None);
+        let unread = judged(current, &[], Reason::Changed);
+        assert_eq!(unread.narrowed_to(&only(OnlyFilter::Changed)), None);
     }
 
     #[test]
