@@ -78,11 +78,11 @@ fn restored_line(run_id: i64, p: &Partition) -> String {
     )
 }
 
-/// A partition RUN built that is rebuilt by its SQL instead (it reads one replaced since).
+/// A partition RUN built that is rebuilt by its SQL instead (it reads one that stays).
 fn rebuilt_line(run_id: i64, p: &Partition) -> String {
     format!(
         "{} {}: rebuilt by its own SQL, not put back: it reads a partition of run {run_id} \
-         that was replaced since",
+         that stays as it is (replaced since, or corrected on a date sealed then)",
         p.period.as_deref().unwrap_or(&p.ds),
         p.model.as_deref().unwrap_or("-"),
     )

@@ -342,17 +342,28 @@ pub fn plan(db: &mut Db, pipeline: &Pipeline, ask: &UndoAsk, zone: Tz) -> Result
 }
 
 /// Moves to `rebuild` each partition to put back that reads (through its windows, across
-/// grains) a partition of RUN that stays as it is (replaced since) or is rebuilt itself:
-/// the rows RUN replaced there were computed from inputs no longer there. Models come in
-/// dependency order, so one pass carries it downstream.
+/// grains) a partition of RUN that stays as it is (replaced since, or on a date sealed when
+/// RUN ran, whose corrections stand) or is rebuilt itself: the rows RUN replaced there
+/// were computed from inputs no longer there. Models come in dependency order, so one
+/// pass carries it downstream.
 fn demote(pipeline: &Pipeline, plan: &mut UndoPlan, zone: Tz) -> Result<()> {
     let mut gone: Vec<(String, Period)> = Vec::new();
     for s in &plan.skipped {
-        if let (Some(model), Why::ReplacedSince(_)) = (&s.partition.model, s.why) {
-            gone.push((
-                model.clone(),
-                period_of(pipeline, model, &s.partition.ds, zone)?,
-            ));
+        let ds = &s.partition.ds;
+        match (&s.partition.model, s.why) {
+            (Some(model), Why::ReplacedSince(_)) => {
+                gone.push((model.clone(), period_of(pipeline, model, ds, zone)?));
+            }
+            // Every partition that starts on a corrected date keeps its corrections.
+            (None, Why::Corrected) => {
+                for m in pipeline.computed_models() {
+                    let period = period_of(pipeline, &m.name, ds, zone)?;
+                    if fmt_date(period.first_day(zone)) == *ds {
+                        gone.push((m.name.clone(), period));
+                    }
+                }
+            }
+            _ => {}
         }
     }
     // By instants: an hourly model's partitions are kept per day, and periods of different

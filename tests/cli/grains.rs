@@ -2011,3 +2011,71 @@ fn undo_of_some_hours_puts_them_back_and_keeps_the_day_s_other_hours() {
         0
     );
 }
+
+/// A backfill that corrected a sealed week: its corrections stand when it is undone, so
+/// what RUN replaced beside them (the month, a rolling day past the seal) is rebuilt by
+/// its own SQL from the days as they are now rather than put back to numbers without the
+/// late order.
+#[test]
+fn undo_of_a_run_that_corrected_a_sealed_week_rebuilds_what_reads_the_corrections() {
+    // The roll-ups read the days as they are true now, corrections included.
+    let current = "daily_revenue_current";
+    let g = Grains::new(&[
+        (
+            "weekly_revenue",
+            roll_up("weekly_revenue", "week", current, ""),
+        ),
+        (
+            "monthly_revenue",
+            roll_up("monthly_revenue", "month", current, ""),
+        ),
+        ("rolling7", rolling7("daily_revenue window -6..0")),
+    ]);
+    g.sb.insert_orders(&Orders::new(3433, FIRST, DAYS, false).rows);
+    g.apply(0, &["--interval", FULL, "--as-of", AS_OF]);
+    g.sqlrun(
+        0,
+        &[
+            "seal",
+            "--interval",
+            "2026-02-09..2026-02-15",
+            "--reason",
+            "w7",
+        ],
+    );
+    g.sb.insert_orders(&[OrderRow {
+        order_id: "late-9".into(),
+        order_date: "2026-02-10".into(),
+        amount: 7_000,
+        created_at: "2031-01-01 00:00:00".into(),
+    }]);
+    let (_, run) = g.apply(0, &["--interval", "2026-02-10", "--as-of", AS_OF]);
+    let corrections = "SELECT count(*) FROM daily_revenue_corrections WHERE settled_by IS NULL";
+    assert_eq!(g.sb.count(corrections), 1);
+    let dry = g.sqlrun(0, &["undo", &run.to_string(), "--dry-run"]).stdout;
+    contains_all(
+        &dry,
+        &[
+            "2026-02 monthly_revenue: rebuilt by its own SQL",
+            "2026-02-16 rolling7: rebuilt by its own SQL",
+        ],
+    );
+    g.sqlrun(0, &["undo", &run.to_string(), "--reason", "r"]);
+    let undo = g.sb.last_run_id();
+    assert_eq!(
+        g.built_by(undo),
+        plan(&[
+            ("monthly_revenue", vec!["2026-02-01".into()]),
+            ("rolling7", vec!["2026-02-16".into()]),
+        ])
+    );
+    assert_eq!(g.sb.count(corrections), 1, "the correction stands");
+    let month_off = "SELECT count(*) FROM monthly_revenue AS m WHERE m.ds = '2026-02-01' \
+         AND m.revenue <> (SELECT sum(d.revenue) FROM daily_revenue_current AS d \
+         WHERE d.ds >= '2026-02-01' AND d.ds < '2026-03-01')";
+    assert_eq!(
+        g.sb.count(month_off),
+        0,
+        "the month holds the corrected days"
+    );
+}
