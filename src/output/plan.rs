@@ -196,6 +196,15 @@ fn cascade_text(cascade: &[Reach]) -> String {
     if cascade.is_empty() {
         return String::new();
     }
+    format!(
+        "\npartitions, per model (the cascade):\n{}",
+        reaches_table(cascade)
+    )
+}
+
+/// A cascade's reaches as aligned rows: model, range, how many, why (`--dry-run`, and
+/// what `undo --dry-run` rebuilds).
+pub fn reaches_table(cascade: &[Reach]) -> String {
     let rows: Vec<Vec<String>> = cascade
         .iter()
         .map(|r| {
@@ -207,7 +216,7 @@ fn cascade_text(cascade: &[Reach]) -> String {
             ]
         })
         .collect();
-    format!("\npartitions, per model (the cascade):\n{}", aligned(&rows))
+    aligned(&rows)
 }
 
 /// The dates whose sources are not ready (they would be skipped), and the checks each

@@ -118,18 +118,7 @@ fn downstream_text(downstream: &[Reach]) -> String {
     if downstream.is_empty() {
         return String::new();
     }
-    let rows: Vec<Vec<String>> = downstream
-        .iter()
-        .map(|r| {
-            vec![
-                r.model.clone(),
-                crate::output::apply::range_text(&r.first, &r.last),
-                r.grain.count(r.count),
-                r.why.clone(),
-            ]
-        })
-        .collect();
-    let table = crate::text::table::aligned(&rows);
+    let table = crate::output::plan::reaches_table(downstream);
     let lines: String = table.lines().map(|l| format!("\n  {l}")).collect();
     format!("\nthen rebuild by their own SQL what reads them (the cascade):{lines}")
 }

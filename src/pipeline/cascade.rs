@@ -77,6 +77,30 @@ pub struct Ask<'a> {
     pub narrowed: &'a Narrowed,
 }
 
+impl<'a> Ask<'a> {
+    /// The cascade of `days` (and of the `narrowed` partitions) as it stands now: every
+    /// downstream partition that has ended, none provisional, no regular run's closing
+    /// period (what `sqlrun reserve` holds, and what an undo's plan names).
+    pub fn now(
+        pipeline: &'a Pipeline,
+        zone: Tz,
+        days: &'a BTreeSet<Date>,
+        narrowed: &'a Narrowed,
+    ) -> Self {
+        Ask {
+            pipeline,
+            zone,
+            days,
+            downstream: true,
+            ended_by: Utc::now(),
+            partial: false,
+            closing: None,
+            hours: None,
+            narrowed,
+        }
+    }
+}
+
 /// Per day, the models whose partitions starting on it a run asks for, alone.
 pub type Narrowed = BTreeMap<Date, BTreeSet<String>>;
 

@@ -94,17 +94,8 @@ fn cascaded_dates(pipeline: &Pipeline, r: &CheckedReserve) -> Vec<String> {
     if !cascade::needed(pipeline) {
         return days.into_iter().map(fmt_date).collect();
     }
-    let plan = cascade::plan(&cascade::Ask {
-        pipeline,
-        zone: r.zone,
-        days: &days,
-        downstream: true,
-        ended_by: chrono::Utc::now(),
-        partial: false,
-        closing: None,
-        hours: None,
-        narrowed: &cascade::Narrowed::new(),
-    });
+    let none = cascade::Narrowed::new();
+    let plan = cascade::plan(&cascade::Ask::now(pipeline, r.zone, &days, &none));
     plan.dates.keys().map(|d| fmt_date(*d)).collect()
 }
 

@@ -87,17 +87,7 @@ pub fn downstream(pipeline: &Pipeline, plan: &UndoPlan, zone: Tz) -> Result<Vec<
     }
     let narrowed = plan.work().narrowed()?;
     let days = narrowed.keys().copied().collect();
-    let planned = cascade::plan(&cascade::Ask {
-        pipeline,
-        zone,
-        days: &days,
-        downstream: true,
-        ended_by: chrono::Utc::now(),
-        partial: false,
-        closing: None,
-        hours: None,
-        narrowed: &narrowed,
-    });
+    let planned = cascade::plan(&cascade::Ask::now(pipeline, zone, &days, &narrowed));
     let reaches = cascade::reaches(pipeline, &planned, zone);
     Ok(reaches.into_iter().filter(|r| r.why != "asked").collect())
 }

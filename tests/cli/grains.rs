@@ -163,6 +163,13 @@ impl Grains {
         (run, self.sb.last_run_id())
     }
 
+    /// The dates run `run` holds in `reservations`.
+    pub(crate) fn held_by(&self, run: i64) -> Vec<String> {
+        column(&self.sb.rows(&format!(
+            "SELECT ds FROM reservations WHERE run_id = {run} ORDER BY ds"
+        )))
+    }
+
     /// Model name -> dates, from partition_models, of the partitions run `run` built.
     pub(crate) fn built_by(&self, run: i64) -> BTreeMap<String, Vec<String>> {
         let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -560,9 +567,7 @@ fn two_runs_cascading_into_one_month_one_builds_it_the_other_exits_99() {
     // apply held right after it reserved its dates, the month's anchor 02-28 among them.
     let child = g.held_apply(&["--interval", "2026-02-02..2026-02-04", "--as-of", AS_OF]);
     let holder = g.sb.last_run_id();
-    let held = column(&g.sb.rows(&format!(
-        "SELECT ds FROM reservations WHERE run_id = {holder} ORDER BY ds"
-    )));
+    let held = g.held_by(holder);
 
     let second = g.sb.run(&[
         "--templates",
@@ -1930,9 +1935,7 @@ fn an_undo_holds_its_cascade_s_dates_and_a_run_beside_it_exits_99() {
         g.sb.cmd(&["--templates", g.tpl.as_str(), "undo", &id, "--reason", "r"]);
     let child = stopped_at(undo_cmd, "reserved");
     let undo = g.sb.last_run_id();
-    let held = column(&g.sb.rows(&format!(
-        "SELECT ds FROM reservations WHERE run_id = {undo} ORDER BY ds"
-    )));
+    let held = g.held_by(undo);
     let beside = g.sb.run(&[
         "--templates",
         &g.tpl,
